@@ -543,8 +543,10 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   std::string file = normalize_path(found);
   STACKIE_TRY_ASSIGN(stack, load_stack_file(file));
   STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
-  std::vector<std::string> block_path =
-      options.block_path.empty() ? default_block_path(options.env) : options.block_path;
+  std::vector<std::string> block_path;
+  for (const auto& dir :
+       options.block_path.empty() ? default_block_path(options.env) : options.block_path)
+    block_path.push_back(normalize_path(dir[0] == '/' ? dir : options.cwd + "/" + dir));
 
   std::vector<BlockSpec> specs;
   std::vector<GraphBlock> graph;
