@@ -57,16 +57,13 @@ Status merge_vars(BlockSpec& spec) {
     const auto& [name, value] = decl.vars[i];
     auto found = std::find_if(spec.vars.begin(), spec.vars.end(),
                               [&](const auto& entry) { return entry.first == name; });
-    if (found == spec.vars.end())
-      return error_at(decl.var_where[i], "unknown var '" + name + "' for block '" + decl.name +
-                                             "' (it declares: " +
-                                             (known.empty() ? std::string("none") : [&] {
-                                               std::string list;
-                                               for (const auto& k : known)
-                                                 list += (list.empty() ? "" : ", ") + k;
-                                               return list;
-                                             }()) +
-                                             ")" + did_you_mean(name, known));
+    if (found == spec.vars.end()) {
+      std::string declared;
+      for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
+      return error_at(decl.var_where[i],
+                      "unknown var '" + name + "' for block '" + decl.name + "' (it declares: " +
+                          (declared.empty() ? "none" : declared) + ")" + did_you_mean(name, known));
+    }
     found->second = value;
   }
   return {};
@@ -515,8 +512,6 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
     STACKIE_TRY_ASSIGN(def, load_block_def(file, decl.name));
     spec.def = std::move(def);
   } else if (!own) {
-    std::string searched;
-    for (const auto& dir : block_path) searched += (searched.empty() ? "" : ":") + dir;
     return error_at(decl.where, "unknown block '" + decl.name +
                                     "': not in the block catalog and no 'command' of its own" +
                                     did_you_mean(decl.name, catalog_names(block_path)));
