@@ -106,7 +106,7 @@ Result<std::vector<PathDecl>> parse_paths(const YamlNode& node) {
     path.name = key.text;
     path.where = key.where;
     path.kind = kind_key.text == "volume" ? PathDecl::Kind::volume : PathDecl::Kind::runtime;
-    STACKIE_TRY(check_name(sub, "a " + kind_key.text + " name"));
+    STACKIE_TRY(check_name(sub, kind_key.text + " name"));
     path.sub = sub.text;
     out.push_back(std::move(path));
   }
