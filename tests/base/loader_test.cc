@@ -201,7 +201,7 @@ TEST(Loader, ThreeBlockStackWithTheRealCatalog) {
   ASSERT_EQ(pg.init.size(), 1u);
   EXPECT_EQ(pg.init[0].if_not_exists, data + "/PG_VERSION");
   ASSERT_EQ(pg.init[0].then.size(), 3u);
-  EXPECT_EQ(pg.init[0].then[0].run.front(), "sh");
+  EXPECT_EQ(pg.init[0].then[0].run.front(), "/bin/sh");
   EXPECT_EQ(pg.init[0].then[1].append_path, data + "/postgresql.conf");
   EXPECT_NE(pg.init[0].then[1].append_text.find("unix_socket_directories = '" + run + "'"),
             std::string::npos);
