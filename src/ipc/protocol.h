@@ -27,20 +27,27 @@ using RequestId = std::int64_t;
 
 // Stable error codes (part of the protocol: clients branch on them, never on messages).
 namespace errc {
-inline constexpr std::string_view kBadRequest = "bad_request";  // not a valid request
-inline constexpr std::string_view kUnsupportedVersion = "unsupported_version";  // "v" is not 1
+// Not a valid request: not JSON, not an object, a field missing or of the wrong type.
+inline constexpr std::string_view kBadRequest = "bad_request";
+// "v" is present but not 1.
+inline constexpr std::string_view kUnsupportedVersion = "unsupported_version";
 inline constexpr std::string_view kUnknownMethod = "unknown_method";
-inline constexpr std::string_view kInvalidParams =
-    "invalid_params";                                       // a param missing/of a wrong type
-inline constexpr std::string_view kNotFound = "not_found";  // no such stack/block
-inline constexpr std::string_view kBusy =
-    "busy";  // a limit (connections, pending requests) or a conflicting operation
-inline constexpr std::string_view kTooLarge = "too_large";          // a line over the limit
-inline constexpr std::string_view kInvalidStack = "invalid_stack";  // the stack file does not load
-inline constexpr std::string_view kFailed =
-    "failed";  // the operation ran and failed (a block did not start)
-inline constexpr std::string_view kPermissionDenied = "permission_denied";  // peer of another uid
-inline constexpr std::string_view kShuttingDown = "shutting_down";  // the daemon is stopping
+// A param is missing or of the wrong type.
+inline constexpr std::string_view kInvalidParams = "invalid_params";
+// No such stack or block.
+inline constexpr std::string_view kNotFound = "not_found";
+// A limit (connections, pending requests) or a conflicting operation in progress.
+inline constexpr std::string_view kBusy = "busy";
+// A line over the size limit (the connection then closes).
+inline constexpr std::string_view kTooLarge = "too_large";
+// The stack file does not load (message: FILE:LINE:COL: ...).
+inline constexpr std::string_view kInvalidStack = "invalid_stack";
+// The operation ran and failed, e.g. a block did not start (data names it).
+inline constexpr std::string_view kFailed = "failed";
+// The peer runs as another uid.
+inline constexpr std::string_view kPermissionDenied = "permission_denied";
+// The daemon is stopping.
+inline constexpr std::string_view kShuttingDown = "shutting_down";
 inline constexpr std::string_view kInternal = "internal";
 }  // namespace errc
 
