@@ -6,8 +6,6 @@
 // The server never exits or stalls because of a client.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,17 +17,12 @@
 #include "error.h"
 #include "ipc/framing.h"
 #include "ipc/json.h"
+#include "ipc/peer_cred.h"
 #include "ipc/protocol.h"
 
 struct uv_loop_s;  // libuv's uv_loop_t; server.cc includes <uv.h>
 
 namespace stackie::ipc {
-
-struct PeerCredentials {
-  uid_t uid = static_cast<uid_t>(-1);
-  gid_t gid = static_cast<gid_t>(-1);
-  pid_t pid = -1;  // -1 where the platform does not tell (macOS getpeereid)
-};
 
 struct ServerLimits {
   std::size_t max_connections = 64;
@@ -86,9 +79,10 @@ class Session {
 
   friend bool operator==(const Session& a, const Session& b) { return a.call_ == b.call_; }
 
- private:
-  friend class Server;
+  // Made by the server (detail::Call is private to server.cc).
   explicit Session(std::shared_ptr<detail::Call> call) : call_(std::move(call)) {}
+
+ private:
   std::shared_ptr<detail::Call> call_;
 };
 
@@ -127,6 +121,7 @@ class Server {
   void close(std::function<void()> on_closed = {});
   bool closing() const;
 
+  // Open connections, those still draining included.
   std::size_t connection_count() const;
   // The path listen() bound (empty after listen_fd).
   const std::string& socket_path() const;
