@@ -84,7 +84,7 @@ const Json& Json::operator[](std::string_view key) const {
   return member ? *member : kNull;
 }
 
-const Json& Json::operator[](std::size_t index) const {
+const Json& Json::at(std::size_t index) const {
   const Array& elements = as_array();
   assert(index < elements.size());
   return elements[index];

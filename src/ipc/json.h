@@ -77,8 +77,13 @@ class Json {
   // Member or a shared null value: params["tail"].int_or(10). Never inserts.
   const Json& operator[](std::string_view key) const;
   const Json& operator[](const char* key) const { return (*this)[std::string_view(key)]; }
-  // Array element; asserts the index is in range.
-  const Json& operator[](std::size_t index) const;
+  // Array element; asserts the index is in range. (A template so that list[0] does not read
+  // as the null `const char*` key.)
+  template <std::integral I>
+  const Json& operator[](I index) const {
+    return at(static_cast<std::size_t>(index));
+  }
+  const Json& at(std::size_t index) const;
 
   // Object: replace the member's value or append it (turns a null into an object). Returns *this
   // so calls chain.

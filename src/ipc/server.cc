@@ -4,6 +4,7 @@
 // only weakly refers to its connection: a session outliving its client is a harmless no-op.
 #include "ipc/server.h"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -87,6 +88,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
   void start_reading();
   void stop_reading();
+  bool peer_hung_up() const;
+  // Bytes libuv still holds because the socket would not take them: what the limits count
+  // (what the kernel already took is the client's to read, not our memory).
+  std::size_t backlog() const {
+    return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream());
+  }
   void on_read(ssize_t nread, const uv_buf_t* buffer);
   void on_line(std::string_view line);
   void enqueue(std::string line);
@@ -107,7 +114,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   UvHandle<uv_timer_t> linger;  // only while closing with writes queued
   PeerCredentials peer;
   std::map<std::uint64_t, std::shared_ptr<detail::Call>> pending;  // unanswered
-  std::size_t queued_bytes = 0;
+  std::size_t queued_bytes = 0;  // handed to uv_write, not yet called back (the drain waits)
   bool reading = false;
   bool read_paused = false;  // stopped because the client does not read what we write
   bool peer_done = false;    // EOF: the client sends nothing more
@@ -174,6 +181,13 @@ void Connection::stop_reading() {
   reading = false;
 }
 
+bool Connection::peer_hung_up() const {
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(pipe.handle(), &fd) != 0) return true;
+  pollfd entry{fd, 0, 0};  // POLLHUP is reported whatever the events asked
+  return poll(&entry, 1, 0) < 0 || (entry.revents & (POLLHUP | POLLERR)) != 0;
+}
+
 void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
   auto self = shared_from_this();  // a handler may drop this connection
   if (nread == 0) return;
@@ -182,7 +196,14 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
       close_now();
       return;
     }
-    // Half-closed: the client may still wait for answers to what it sent.
+    // EOF is either a client that left (close) or one that only stopped sending and waits
+    // for its answers (shutdown(SHUT_WR), as `socat` does). Only the first hangs up both ways:
+    // then unanswered sessions must go dead now (a `logs -f` stopped by Ctrl-C), not at the
+    // next event that fails to write.
+    if (peer_hung_up()) {
+      close_now();
+      return;
+    }
     peer_done = true;
     stop_reading();
     if (pending.empty()) close_gracefully(false);
@@ -240,7 +261,7 @@ void Connection::enqueue(std::string line) {
   }
   queued_bytes += bytes;
   // Backpressure: a client that sends without reading is not read any further until it does.
-  if (queued_bytes > limits.max_write_queue && reading) {
+  if (backlog() > limits.max_write_queue && reading) {
     stop_reading();
     read_paused = true;
   }
@@ -257,7 +278,7 @@ void Connection::on_written(std::size_t bytes, int status) {
     if (queued_bytes == 0) close_now();
     return;
   }
-  if (read_paused && queued_bytes <= limits.max_write_queue / 2) {
+  if (read_paused && backlog() <= limits.max_write_queue / 2) {
     read_paused = false;
     start_reading();
   }
@@ -274,11 +295,11 @@ void Connection::answer(detail::Call& call, std::string line) {
   call.answered = true;
   pending.erase(call.serial);
   flush_skipped(call);
-  if (queued_bytes + line.size() > 2 * limits.max_write_queue) {
+  if (backlog() + line.size() > 2 * limits.max_write_queue) {
     if (server)
       server->log(LogLevel::warning, "ipc: dropped a client (" + describe(peer) +
                                          ") that does not read its replies (" +
-                                         std::to_string(queued_bytes) + " bytes queued)");
+                                         std::to_string(backlog()) + " bytes queued)");
     close_now();
     return;
   }
@@ -370,7 +391,7 @@ EventOutcome Session::event(std::string_view name, const Json& data) {
   if (!call_ || call_->answered) return EventOutcome::gone;
   auto connection = call_->connection.lock();
   if (!connection || connection->closing) return EventOutcome::gone;
-  if (connection->queued_bytes >= connection->limits.max_write_queue) {
+  if (connection->backlog() >= connection->limits.max_write_queue) {
     ++call_->skipped;
     return EventOutcome::skipped;
   }
