@@ -112,6 +112,10 @@ std::array<uint8_t, 32> sha256(std::string_view data);
 // name.
 std::string block_sid_for(std::string_view block_name);
 
+// argv as one Windows command line, quoted the way CommandLineToArgvW and the C runtime split it
+// back (backslashes double only before a quote). Pure, so it is tested on Linux.
+std::string windows_command_line(const std::vector<std::string>& argv);
+
 // The plan. Fails when the policy asks for what this backend cannot honour (extra handles).
 Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy);
 

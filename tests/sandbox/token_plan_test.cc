@@ -197,5 +197,19 @@ TEST(TokenPlan, IsDeterministic) {
   EXPECT_EQ(first->environment, second->environment);
 }
 
+// Each case is how CommandLineToArgvW / the MSVC runtime splits the line back into argv.
+TEST(TokenCommandLine, QuotesTheWayWindowsSplits) {
+  EXPECT_EQ(windows_command_line({"C:\\pg\\postgres.exe", "-D", "C:\\data"}),
+            "C:\\pg\\postgres.exe -D C:\\data");
+  EXPECT_EQ(windows_command_line({"C:\\Program Files\\x.exe", ""}),
+            "\"C:\\Program Files\\x.exe\" \"\"");
+  EXPECT_EQ(windows_command_line({"a\"b"}), "\"a\\\"b\"");
+  EXPECT_EQ(windows_command_line({"dir with\\"}), "\"dir with\\\\\"")
+      << "trailing backslashes double before the closing quote";
+  EXPECT_EQ(windows_command_line({"x\\\"y z"}), "\"x\\\\\\\"y z\"")
+      << "a backslash before a quote doubles, plus one for the quote";
+  EXPECT_EQ(windows_command_line({"a\\b c"}), "\"a\\b c\"") << "lone backslashes stay";
+}
+
 }  // namespace
 }  // namespace stackie
