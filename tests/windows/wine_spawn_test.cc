@@ -48,7 +48,8 @@ std::string self_path() {
 
 // --- child roles -------------------------------------------------------------------------------
 
-int child_env(const char* stray_handle) {
+int child_env(const char* stray_handle, const char* tricky_argument) {
+  std::printf("ARG=[%s]\n", tricky_argument);
   // The parent's inheritable event, by value. If the child inherited it, SetEvent signals the
   // parent's event; with the stdio-only handle list the value means nothing here (or names some
   // other object of ours, which SetEvent refuses unless it is an event we own).
@@ -127,8 +128,9 @@ void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std:
   ExitSignal exited;
   stackie::WindowsStdio stdio{GetStdHandle(STD_INPUT_HANDLE), write_end, write_end};
   const std::string stray_value = std::to_string(reinterpret_cast<uintptr_t>(stray));
-  auto child = stackie::spawn_restricted(plan, {self_path(), "child-env", stray_value}, stdio,
-                                         exited.callback());
+  const std::string tricky = "a \"quoted\" arg\\ with \\\" and trailing\\";
+  auto child = stackie::spawn_restricted(plan, {self_path(), "child-env", stray_value, tricky},
+                                         stdio, exited.callback());
   CloseHandle(write_end);
   check(child.ok(),
         "spawn_restricted child-env" + (child.ok() ? std::string() : ": " + child.error().message));
@@ -152,6 +154,8 @@ void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std:
         "the policy's own TEMP does not pass");
   check(output.find("USERPROFILE=<unset>") != std::string::npos,
         "the caller's environment does not pass (USERPROFILE unset)");
+  check(output.find("ARG=[" + tricky + "]") != std::string::npos,
+        "argv survives windows_command_line and the C runtime's split");
   check(WaitForSingleObject(stray, 0) == WAIT_TIMEOUT,
         "an inheritable handle outside the stdio list is not inherited");
   check(WaitForSingleObject(exited.event, 10000) == WAIT_OBJECT_0,
@@ -203,7 +207,7 @@ void test_job_kills_grandchild(const stackie::RestrictedTokenPlan& plan, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::string(argv[1]) == "child-env") return child_env(argv[2]);
+  if (argc >= 4 && std::string(argv[1]) == "child-env") return child_env(argv[2], argv[3]);
   if (argc >= 3 && std::string(argv[1]) == "child-tree") return child_tree(argv[2]);
   if (argc >= 2 && std::string(argv[1]) == "grandchild") {
     Sleep(60000);
