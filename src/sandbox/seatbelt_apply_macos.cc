@@ -22,7 +22,8 @@ Status seatbelt_apply_and_exec(const SandboxPolicy& policy, const std::vector<st
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
 
-  if (setsid() < 0) return system_error(errno, "setsid");
+  // Already a session leader (e.g. spawned detached) is fine: the daemon kills our group.
+  if (setsid() < 0 && getsid(0) != getpid()) return system_error(errno, "setsid");
   char* failure = nullptr;
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
