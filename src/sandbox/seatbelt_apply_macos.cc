@@ -25,15 +25,15 @@ Status seatbelt_apply_and_exec(const SandboxPolicy& policy, const std::vector<st
   // Already a session leader (e.g. spawned detached) is fine: the daemon kills our group.
   if (setsid() < 0 && getsid(0) != getpid()) return system_error(errno, "setsid");
   char* failure = nullptr;
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   const int entered = sandbox_init(profile.c_str(), 0, &failure);
   if (entered != 0) {
     std::string message = "sandbox_init: " + std::string(failure ? failure : "unknown error");
     sandbox_free_error(failure);
     return Error{0, message};
   }
-#pragma clang diagnostic pop
+#pragma GCC diagnostic pop
   const std::string& dir = policy.working_dir.empty() ? std::string("/") : policy.working_dir;
   if (chdir(dir.c_str()) != 0) return system_error(errno, "chdir " + dir);
   execve(args[0], args.data(), envp.data());
