@@ -124,6 +124,21 @@ TEST_F(ServerTest, ConnectionLimitAnswersBusy) {
   EXPECT_TRUE(fourth.call("echo").ok());
 }
 
+TEST_F(ServerTest, ARefusedCallReportsTheServersReasonNotAHangUp) {
+  ServerOptions options;
+  options.limits.max_connections = 1;
+  ASSERT_TRUE(start(options).ok());
+  Client first = connect();
+  ASSERT_TRUE(first.call("echo").ok());
+  Client refused = connect();
+  // Let the server refuse and hang up before our request goes out.
+  ASSERT_TRUE(eventually([&] { return connection_count() == 1; }));
+  auto reply = refused.call("echo");
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  ASSERT_FALSE(reply->ok());
+  EXPECT_EQ(reply->error().code, "busy");
+}
+
 TEST_F(ServerTest, PendingRequestLimitAnswersBusy) {
   ServerOptions options;
   options.limits.max_pending_requests = 2;
