@@ -246,6 +246,15 @@ TEST_F(ServerTest, AClientThatDoesNotReadItsRepliesIsDropped) {
   EXPECT_TRUE(eventually([&] { return connection_count() == 0; }));
 }
 
+TEST_F(ServerTest, OneReplyLargerThanTheQueueLimitReachesAReadingClient) {
+  ASSERT_TRUE(start().ok());  // 4 MiB queue limit
+  Client client = connect();
+  auto reply = client.call("big", Json::object({{"size", 10 << 20}}));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  ASSERT_TRUE(reply->ok());
+  EXPECT_EQ(reply->result()["blob"].as_string().size(), std::size_t{10} << 20);
+}
+
 TEST_F(ServerTest, AHalfClosedClientStillGetsItsReply) {
   ASSERT_TRUE(start().ok());
   Client client = connect();
