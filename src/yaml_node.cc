@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace stackie {
@@ -56,29 +57,31 @@ SourceLocation mark_to_location(const std::string& file, const yaml_mark_t& mark
   return {file, static_cast<int>(mark.line) + 1, static_cast<int>(mark.column) + 1};
 }
 
-// libyaml's own message for tabs ("found character that cannot start any token") says nothing
-// useful, so tabs in indentation are caught first with a message that names the cause.
-Status check_tabs(std::string_view text, const std::string& file) {
+// libyaml's own message for a tab in indentation ("found character that cannot start any
+// token") says nothing useful. When parsing fails, the first line up to the failure whose
+// indentation holds a tab is named instead. Only on failure: a tab after the indentation of a
+// block scalar (a Makefile in `text: |`) is legitimate content.
+std::optional<SourceLocation> tab_in_indentation(std::string_view text, const std::string& file,
+                                                 int last_line) {
   int line = 1;
   size_t pos = 0;
-  while (pos <= text.size()) {
+  while (pos <= text.size() && line <= last_line) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     for (size_t i = pos; i < end; ++i) {
-      if (text[i] == '\t')
-        return error_at({file, line, static_cast<int>(i - pos) + 1},
-                        "tab character in indentation; YAML indents with spaces");
+      if (text[i] == '\t') return SourceLocation{file, line, static_cast<int>(i - pos) + 1};
       if (text[i] != ' ') break;
     }
     pos = end + 1;
     ++line;
   }
-  return {};
+  return std::nullopt;
 }
 
 class TreeBuilder {
  public:
-  TreeBuilder(yaml_parser_t* parser, const std::string& file) : parser_(parser), file_(file) {}
+  TreeBuilder(yaml_parser_t* parser, std::string_view text, const std::string& file)
+      : parser_(parser), text_(text), file_(file) {}
 
   Result<YamlNode> build() {
     YamlNode root;
@@ -112,7 +115,10 @@ class TreeBuilder {
       message += parser_->context;
       message += ')';
     }
-    return error_at(mark_to_location(file_, parser_->problem_mark), message);
+    SourceLocation where = mark_to_location(file_, parser_->problem_mark);
+    if (auto tab = tab_in_indentation(text_, file_, where.line))
+      return error_at(*tab, "tab character in indentation; YAML indents with spaces");
+    return error_at(where, message);
   }
 
   void remember_anchor(const yaml_char_t* anchor, const YamlNode& node) {
@@ -190,6 +196,7 @@ class TreeBuilder {
   }
 
   yaml_parser_t* parser_;
+  std::string_view text_;
   const std::string& file_;
   std::map<std::string, YamlNode> anchors_;
 };
@@ -197,14 +204,13 @@ class TreeBuilder {
 }  // namespace
 
 Result<YamlNode> parse_yaml(std::string_view text, const std::string& file_name) {
-  STACKIE_TRY(check_tabs(text, file_name));
   std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t{});
   if (!yaml_parser_initialize(parser.get()))
     return Error{-ENOMEM, file_name + ": cannot initialise the YAML parser"};
   yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
                                text.size());
   yaml_parser_set_encoding(parser.get(), YAML_UTF8_ENCODING);
-  TreeBuilder builder(parser.get(), file_name);
+  TreeBuilder builder(parser.get(), text, file_name);
   return builder.build();
 }
 

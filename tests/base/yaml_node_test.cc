@@ -51,8 +51,11 @@ TEST(YamlNode, TabsInIndentationAreNamed) {
   ASSERT_FALSE(root.ok());
   EXPECT_EQ(root.error().message,
             "f.yml:3:2: tab character in indentation; YAML indents with spaces");
-  // A tab inside a value is content, not indentation.
+  // A tab inside a value, or after a block scalar's indentation, is content.
   EXPECT_TRUE(parse_yaml("a: \"x\ty\"\n", "f.yml").ok());
+  auto makefile = parse_yaml("text: |\n  all:\n  \techo hi\n", "f.yml");
+  ASSERT_TRUE(makefile.ok()) << makefile.error().message;
+  EXPECT_EQ(makefile->find("text")->text, "all:\n\techo hi\n");
 }
 
 TEST(YamlNode, SyntaxErrorsCarryLibyamlsPosition) {
