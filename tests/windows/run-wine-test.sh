@@ -33,7 +33,7 @@ timeout 300 ninja -C "$build" >"$work/build.log" 2>&1 || { cat "$work/build.log"
 # Mono/Gecko installers, no debug chatter, no display needed.
 export WINEPREFIX="$work/wineprefix"
 export WINEDEBUG=-all
-export WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"  # no desktop entries in HOME
 export HOME="${HOME:-$work}"
 [ -d "$HOME" ] && [ -w "$HOME" ] || export HOME="$work"
 unset DISPLAY WAYLAND_DISPLAY
