@@ -273,38 +273,44 @@ struct CjsonDeleter {
 // Integers beyond 2^53 are not exact in a double, which is all cJSON keeps.
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 
-Result<Json> from_cjson(const cJSON* item) {
-  if (cJSON_IsNull(item)) return Json();
-  if (cJSON_IsBool(item)) return Json(static_cast<bool>(cJSON_IsTrue(item)));
-  if (cJSON_IsNumber(item)) {
+// Fills `out` (an output parameter rather than Result<Json>: GCC 12 with sanitizers warns
+// falsely about moving variants through Result, and -Werror makes that fatal).
+Status from_cjson(const cJSON* item, Json& out) {
+  if (cJSON_IsNull(item)) {
+    out = Json();
+  } else if (cJSON_IsBool(item)) {
+    out = Json(static_cast<bool>(cJSON_IsTrue(item)));
+  } else if (cJSON_IsNumber(item)) {
     const double number = item->valuedouble;
     if (!std::isfinite(number)) return Error{UV_EINVAL, "invalid JSON: number out of range"};
     if (std::floor(number) == number && std::fabs(number) < kMaxExactInteger)
-      return Json(static_cast<std::int64_t>(number));
-    return Json(number);
-  }
-  if (cJSON_IsString(item)) return Json(std::string(item->valuestring));
-  if (cJSON_IsArray(item)) {
+      out = Json(static_cast<std::int64_t>(number));
+    else
+      out = Json(number);
+  } else if (cJSON_IsString(item)) {
+    out = Json(std::string(item->valuestring));
+  } else if (cJSON_IsArray(item)) {
     Json::Array elements;
     for (const cJSON* child = item->child; child; child = child->next) {
-      STACKIE_TRY_ASSIGN(element, from_cjson(child));
-      elements.push_back(std::move(element));
+      elements.emplace_back();
+      STACKIE_TRY(from_cjson(child, elements.back()));
     }
-    return Json(std::move(elements));
-  }
-  if (cJSON_IsObject(item)) {
+    out = Json(std::move(elements));
+  } else if (cJSON_IsObject(item)) {
     Json::Object members;
     std::unordered_set<std::string_view> seen;  // a set: a 1 MiB object of 100k keys stays linear
     for (const cJSON* child = item->child; child; child = child->next) {
       if (!seen.insert(child->string).second)
         return Error{UV_EINVAL,
                      std::string("invalid JSON: duplicate key \"") + child->string + "\""};
-      STACKIE_TRY_ASSIGN(member, from_cjson(child));
-      members.emplace_back(child->string, std::move(member));
+      members.emplace_back(child->string, Json());
+      STACKIE_TRY(from_cjson(child, members.back().second));
     }
-    return Json(std::move(members));
+    out = Json(std::move(members));
+  } else {
+    return Error{UV_EINVAL, "invalid JSON: unexpected value"};
   }
-  return Error{UV_EINVAL, "invalid JSON: unexpected value"};
+  return {};
 }
 
 // ---------------------------------------------------------------- writer
@@ -424,7 +430,9 @@ Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   if (text.find_first_not_of(" \t\n\r", offset) != std::string_view::npos)
     return Error{UV_EINVAL, "invalid JSON at byte " + std::to_string(offset) +
                                 ": unexpected data after the value"};
-  return from_cjson(root.get());
+  Json value;
+  STACKIE_TRY(from_cjson(root.get(), value));
+  return value;
 }
 
 std::string to_json(const Json& value) {
