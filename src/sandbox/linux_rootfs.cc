@@ -94,8 +94,13 @@ class NewRoot {
     struct stat st;
     if (root_.get() < 0 || fstat(root_.get(), &st) != 0)
       return setup_error("mount /", errno, "open the new root");
-    root_dev_ = st.st_dev;
+    own_devs_.push_back(st.st_dev);
     return std::nullopt;
+  }
+  // A tmpfs we mounted: creating mount targets on it writes nothing to the host.
+  void adopt(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) == 0) own_devs_.push_back(st.st_dev);
   }
   int fd() const { return root_.get(); }
 
@@ -159,11 +164,12 @@ class NewRoot {
   }
   bool on_our_tmpfs(int dir) {
     struct stat st;
-    return fstat(dir, &st) == 0 && st.st_dev == root_dev_;
+    return fstat(dir, &st) == 0 &&
+           std::find(own_devs_.begin(), own_devs_.end(), st.st_dev) != own_devs_.end();
   }
 
   Fd root_;
-  dev_t root_dev_ = 0;
+  std::vector<dev_t> own_devs_;
 };
 
 size_t depth(const std::string& path) { return std::count(path.begin(), path.end(), '/'); }
@@ -249,7 +255,9 @@ MaybeError place(NewRoot& root, Entry& entry) {
   }
   Fd target = root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY);
   if (target.get() < 0) return setup_error("mount " + entry.target, errno, "open target");
-  return mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", entry.target);
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", entry.target));
+  root.adopt(root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY).get());
+  return std::nullopt;
 }
 
 // A minimal /dev: the harmless character devices bound from the host (an unprivileged user
@@ -281,6 +289,7 @@ MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
   LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m", "/dev"));
   Fd dev = root.open_in_root_fd("/dev", O_PATH | O_DIRECTORY);
   if (dev.get() < 0) return setup_error("mount /dev", errno, "open /dev");
+  root.adopt(dev.get());
   for (size_t i = 0; i < sizeof kDevices / sizeof kDevices[0]; ++i) {
     LOCKBOX_TRY(root.make_node(dev.get(), kDevices[i], false, std::string("/dev/") + kDevices[i]));
     if (attach(clones.fds[i], dev.get(), kDevices[i]) != 0)
