@@ -37,8 +37,7 @@ std::vector<std::string> ns_pids(pid_t pid) {
 }
 
 std::vector<pid_t> children(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) +
-                     "/children");
+  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   std::vector<pid_t> out;
   pid_t child;
   while (file >> child) out.push_back(child);
@@ -87,8 +86,8 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   // The target's working directory, taken before the mount namespace changes under us.
-  int cwd = open(("/proc/" + std::to_string(target) + "/cwd").c_str(),
-                 O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int cwd =
+      open(("/proc/" + std::to_string(target) + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   // All namespaces in one atomic call (pidfd form of setns, Linux 5.8). The user namespace
   // first gives us the capabilities in it that the others require; they are dropped again in
   // the child before CMD runs.
@@ -96,8 +95,8 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
               CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (setns(pidfd, flags) != 0) {
     int err = errno;
-    report(request.sink, setup_error("setns", err,
-                                     "enter the namespaces of " + std::to_string(target)));
+    report(request.sink,
+           setup_error("setns", err, "enter the namespaces of " + std::to_string(target)));
     return kExitSetupFailed;
   }
   close(pidfd);

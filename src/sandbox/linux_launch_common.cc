@@ -34,7 +34,9 @@ const sigset_t& handled_signals() {
   return set;
 }
 
-void block_handled_signals() { sigprocmask(SIG_BLOCK, &handled_signals(), nullptr); }
+void block_handled_signals() {
+  sigprocmask(SIG_BLOCK, &handled_signals(), nullptr);
+}
 
 void install_forwarding_handlers() {
   struct sigaction action {};

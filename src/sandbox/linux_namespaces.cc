@@ -32,8 +32,8 @@ std::optional<SetupError> write_file(const char* path, const std::string& text) 
 std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
   uid_t uid = getuid();
   gid_t gid = getgid();
-  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-              CLONE_NEWCGROUP;
+  int flags =
+      CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (policy.network != NetworkMode::host) flags |= CLONE_NEWNET;
   // One call for all of them: the user namespace is created first and owns the others.
   if (unshare(flags) != 0) {
@@ -46,11 +46,11 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
   if (auto error = write_file("/proc/self/setgroups", "deny")) return error;
   uid_t inside_uid = policy.identity == Identity::root ? 0 : uid;
   gid_t inside_gid = policy.identity == Identity::root ? 0 : gid;
-  if (auto error = write_file("/proc/self/uid_map", std::to_string(inside_uid) + " " +
-                                                        std::to_string(uid) + " 1\n"))
+  if (auto error = write_file("/proc/self/uid_map",
+                              std::to_string(inside_uid) + " " + std::to_string(uid) + " 1\n"))
     return error;
-  if (auto error = write_file("/proc/self/gid_map", std::to_string(inside_gid) + " " +
-                                                        std::to_string(gid) + " 1\n"))
+  if (auto error = write_file("/proc/self/gid_map",
+                              std::to_string(inside_gid) + " " + std::to_string(gid) + " 1\n"))
     return error;
   return std::nullopt;
 }

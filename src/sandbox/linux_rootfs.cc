@@ -27,10 +27,9 @@ namespace {
 
 using MaybeError = std::optional<SetupError>;
 
-#define LOCKBOX_TRY(expr)                    \
-  do {                                       \
-    if (MaybeError lockbox_error_ = (expr)) \
-      return lockbox_error_;                 \
+#define LOCKBOX_TRY(expr)                                          \
+  do {                                                             \
+    if (MaybeError lockbox_error_ = (expr)) return lockbox_error_; \
   } while (0)
 
 // One thing to put into the new root.
@@ -48,9 +47,9 @@ struct Entry {
 // added, never cleared, so the kernel's locked flags (nosuid/nodev/noexec/atime of a mount we
 // do not own) are kept as they are. A legacy MS_REMOUNT would have to restate them exactly.
 int clone_tree(const char* path, bool recursive) {
-  return static_cast<int>(syscall(SYS_open_tree, AT_FDCWD, path,
-                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                      (recursive ? AT_RECURSIVE : 0)));
+  return static_cast<int>(
+      syscall(SYS_open_tree, AT_FDCWD, path,
+              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
 }
 
 int set_attrs(int fd, const char* path, uint64_t attrs, bool recursive) {
@@ -61,11 +60,12 @@ int set_attrs(int fd, const char* path, uint64_t attrs, bool recursive) {
 }
 
 int attach(int tree, int parent, const char* name) {
-  return static_cast<int>(
-      syscall(SYS_move_mount, tree, "", parent, name, MOVE_MOUNT_F_EMPTY_PATH));
+  return static_cast<int>(syscall(SYS_move_mount, tree, "", parent, name, MOVE_MOUNT_F_EMPTY_PATH));
 }
 
-std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::string fd_path(int fd) {
+  return "/proc/self/fd/" + std::to_string(fd);
+}
 
 class Fd {
  public:
@@ -138,12 +138,13 @@ class NewRoot {
     }
     if (!on_our_tmpfs(parent))
       return setup_error("mount " + path, ENOENT,
-                         path + " does not exist inside a bound directory; it is not created "
-                                "on the host");
+                         path +
+                             " does not exist inside a bound directory; it is not created "
+                             "on the host");
     int rc = directory ? mkdirat(parent, name.c_str(), 0755) : -1;
     if (!directory) {
-      int fd = openat(parent, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-                      0644);
+      int fd =
+          openat(parent, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
       rc = fd < 0 ? -1 : close(fd);
     }
     if (rc != 0 && errno != EEXIST) return setup_error("mount " + path, errno, "create " + path);
@@ -172,7 +173,9 @@ class NewRoot {
   std::vector<dev_t> own_devs_;
 };
 
-size_t depth(const std::string& path) { return std::count(path.begin(), path.end(), '/'); }
+size_t depth(const std::string& path) {
+  return std::count(path.begin(), path.end(), '/');
+}
 
 // The policy as an ordered list of entries: system view first, then the policy's own mounts,
 // parents before children. /tmp, /dev and /proc are handled by build_root_and_pivot.
@@ -183,8 +186,9 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
   for (const auto& bind : policy.read_write)
     user.push_back({Entry::bind, bind.source, bind.target(), false, false, -1});
   for (const auto& dest : policy.tmpfs) user.push_back({Entry::tmpfs, "", dest, false, false, -1});
-  std::stable_sort(user.begin(), user.end(),
-                   [](const Entry& a, const Entry& b) { return depth(a.target) < depth(b.target); });
+  std::stable_sort(user.begin(), user.end(), [](const Entry& a, const Entry& b) {
+    return depth(a.target) < depth(b.target);
+  });
 
   auto overridden = [&](const std::string& path) {
     return std::any_of(user.begin(), user.end(), [&](const Entry& e) { return e.target == path; });
@@ -199,8 +203,8 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
         char link[4096];
         ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
         if (n <= 0) continue;
-        entries.push_back({Entry::symlink, std::string(link, static_cast<size_t>(n)), path, true,
-                           true, -1});
+        entries.push_back(
+            {Entry::symlink, std::string(link, static_cast<size_t>(n)), path, true, true, -1});
       } else {
         entries.push_back({Entry::bind, path, path, true, true, -1});
       }
@@ -300,10 +304,11 @@ MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
   Fd pts = root.open_in_root_fd("/dev/pts", O_PATH | O_DIRECTORY);
   LOCKBOX_TRY(mount_fs(pts.get(), "devpts", MS_NOSUID | MS_NOEXEC,
                        "newinstance,ptmxmode=0666,mode=620", "/dev/pts"));
-  const std::pair<const char*, const char*> links[] = {
-      {"pts/ptmx", "ptmx"},          {"/proc/self/fd", "fd"},
-      {"/proc/self/fd/0", "stdin"},  {"/proc/self/fd/1", "stdout"},
-      {"/proc/self/fd/2", "stderr"}};
+  const std::pair<const char*, const char*> links[] = {{"pts/ptmx", "ptmx"},
+                                                       {"/proc/self/fd", "fd"},
+                                                       {"/proc/self/fd/0", "stdin"},
+                                                       {"/proc/self/fd/1", "stdout"},
+                                                       {"/proc/self/fd/2", "stderr"}};
   for (const auto& [text, link] : links) {
     if (symlinkat(text, dev.get(), link) != 0)
       return setup_error("mount /dev", errno, std::string("symlink /dev/") + link);
@@ -329,8 +334,9 @@ MaybeError build_proc(NewRoot& root) {
       return setup_error("mount /proc", errno, std::string("bind /proc/") + covered);
     }
     Fd owner(tree);
-    if (set_attrs(tree, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                MOUNT_ATTR_NOEXEC, true) != 0 ||
+    if (set_attrs(tree, "",
+                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                  true) != 0 ||
         attach(tree, proc.get(), covered) != 0)
       return setup_error("mount /proc", errno, std::string("read-only /proc/") + covered);
   }
@@ -410,8 +416,7 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   // 3. pivot_root(".", "."): the old root ends up stacked under the new one and is detached
   //    at once, with no directory for it in the new tree (see pivot_root(2), NOTES).
   if (fchdir(root.fd()) != 0) return setup_error("pivot_root", errno, "chdir to the new root");
-  if (syscall(SYS_pivot_root, ".", ".") != 0)
-    return setup_error("pivot_root", errno, "pivot_root");
+  if (syscall(SYS_pivot_root, ".", ".") != 0) return setup_error("pivot_root", errno, "pivot_root");
   if (umount2(".", MNT_DETACH) != 0) return setup_error("pivot_root", errno, "detach old root");
   if (chdir("/") != 0) return setup_error("pivot_root", errno, "chdir /");
   std::string dir = policy.working_dir.empty() ? "/" : policy.working_dir;

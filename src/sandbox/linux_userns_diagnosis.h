@@ -9,10 +9,12 @@
 namespace stackie::linux_sandbox {
 
 struct UsernsFacts {
-  int errnum = 0;                                         // errno of unshare(CLONE_NEWUSER)
-  std::optional<std::string> unprivileged_userns_clone;   // /proc/sys/kernel/unprivileged_userns_clone
-  std::optional<std::string> max_user_namespaces;         // /proc/sys/user/max_user_namespaces
-  std::optional<std::string> apparmor_restrict;  // /proc/sys/kernel/apparmor_restrict_unprivileged_userns
+  int errnum = 0;  // errno of unshare(CLONE_NEWUSER)
+  std::optional<std::string>
+      unprivileged_userns_clone;                   // /proc/sys/kernel/unprivileged_userns_clone
+  std::optional<std::string> max_user_namespaces;  // /proc/sys/user/max_user_namespaces
+  std::optional<std::string>
+      apparmor_restrict;  // /proc/sys/kernel/apparmor_restrict_unprivileged_userns
 };
 
 // One paragraph: the cause, then "fix: ..." with the exact command.

@@ -37,7 +37,9 @@ const char kUsage[] =
 
 namespace {
 
-Error usage_error(std::string message) { return Error{0, std::move(message)}; }
+Error usage_error(std::string message) {
+  return Error{0, std::move(message)};
+}
 
 Result<int> parse_int(std::string_view option, std::string_view text, int min) {
   int value = 0;
@@ -55,8 +57,8 @@ Result<BindMount> parse_bind(std::string_view option, std::string_view text) {
   bind.source = std::string(text.substr(0, colon));
   if (colon != std::string_view::npos) {
     bind.dest = std::string(text.substr(colon + 1));
-    if (bind.dest.empty()) return usage_error(std::string(option) + ": empty DEST in '" +
-                                              std::string(text) + "'");
+    if (bind.dest.empty())
+      return usage_error(std::string(option) + ": empty DEST in '" + std::string(text) + "'");
   }
   if (bind.source.empty() || bind.source[0] != '/')
     return usage_error(std::string(option) + ": SRC '" + bind.source + "' must be absolute");

@@ -6,8 +6,8 @@
 //
 //   seccomp-gen OUTPUT.h
 #include <linux/filter.h>
-#include <seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -30,32 +30,64 @@ struct Rule {
 // mount API -> mount(2), itself refused).
 constexpr Rule kDenied[] = {
     // keyrings are not namespaced: a block must not read or plant the user's keys
-    {"keyctl", EPERM}, {"add_key", EPERM}, {"request_key", EPERM},
+    {"keyctl", EPERM},
+    {"add_key", EPERM},
+    {"request_key", EPERM},
     // the mount family and root changes
-    {"mount", EPERM}, {"umount", EPERM}, {"umount2", EPERM}, {"pivot_root", EPERM},
+    {"mount", EPERM},
+    {"umount", EPERM},
+    {"umount2", EPERM},
+    {"pivot_root", EPERM},
     {"chroot", EPERM},
-    {"fsopen", ENOSYS}, {"fsconfig", ENOSYS}, {"fsmount", ENOSYS}, {"fspick", ENOSYS},
-    {"open_tree", ENOSYS}, {"move_mount", ENOSYS}, {"mount_setattr", ENOSYS},
+    {"fsopen", ENOSYS},
+    {"fsconfig", ENOSYS},
+    {"fsmount", ENOSYS},
+    {"fspick", ENOSYS},
+    {"open_tree", ENOSYS},
+    {"move_mount", ENOSYS},
+    {"mount_setattr", ENOSYS},
     // namespaces: no new ones, no entering others
-    {"unshare", EPERM}, {"setns", EPERM}, {"clone3", ENOSYS},
+    {"unshare", EPERM},
+    {"setns", EPERM},
+    {"clone3", ENOSYS},
     // other processes' memory
-    {"ptrace", EPERM}, {"process_vm_readv", EPERM}, {"process_vm_writev", EPERM},
-    {"pidfd_getfd", EPERM}, {"kcmp", EPERM},
+    {"ptrace", EPERM},
+    {"process_vm_readv", EPERM},
+    {"process_vm_writev", EPERM},
+    {"pidfd_getfd", EPERM},
+    {"kcmp", EPERM},
     // large kernel attack surface a development service never needs
-    {"bpf", EPERM}, {"perf_event_open", EPERM}, {"userfaultfd", EPERM},
-    {"io_uring_setup", EPERM}, {"io_uring_enter", EPERM}, {"io_uring_register", EPERM},
-    {"open_by_handle_at", EPERM}, {"name_to_handle_at", EPERM},
+    {"bpf", EPERM},
+    {"perf_event_open", EPERM},
+    {"userfaultfd", EPERM},
+    {"io_uring_setup", EPERM},
+    {"io_uring_enter", EPERM},
+    {"io_uring_register", EPERM},
+    {"open_by_handle_at", EPERM},
+    {"name_to_handle_at", EPERM},
     // kernel modules, kexec, reboot, swap, accounting, the kernel log, quotas
-    {"init_module", EPERM}, {"finit_module", EPERM}, {"delete_module", EPERM},
-    {"kexec_load", EPERM}, {"kexec_file_load", EPERM}, {"reboot", EPERM},
-    {"swapon", EPERM}, {"swapoff", EPERM}, {"acct", EPERM}, {"syslog", EPERM},
-    {"quotactl", EPERM}, {"quotactl_fd", EPERM}, {"lookup_dcookie", EPERM}, {"uselib", EPERM},
-    {"nfsservctl", EPERM}, {"vm86", EPERM}, {"vm86old", EPERM},
+    {"init_module", EPERM},
+    {"finit_module", EPERM},
+    {"delete_module", EPERM},
+    {"kexec_load", EPERM},
+    {"kexec_file_load", EPERM},
+    {"reboot", EPERM},
+    {"swapon", EPERM},
+    {"swapoff", EPERM},
+    {"acct", EPERM},
+    {"syslog", EPERM},
+    {"quotactl", EPERM},
+    {"quotactl_fd", EPERM},
+    {"lookup_dcookie", EPERM},
+    {"uselib", EPERM},
+    {"nfsservctl", EPERM},
+    {"vm86", EPERM},
+    {"vm86old", EPERM},
 };
 
 // clone(2) with any of these flags creates a namespace; a plain fork/thread stays allowed.
 constexpr unsigned long kNamespaceFlags[] = {
-    CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+    CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
     CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */,
 };
 
@@ -115,7 +147,8 @@ int main(int argc, char** argv) {
   lseek(memfd, 0, SEEK_SET);
   unsigned char buffer[4096];
   ssize_t got;
-  while ((got = read(memfd, buffer, sizeof buffer)) > 0) bpf.insert(bpf.end(), buffer, buffer + got);
+  while ((got = read(memfd, buffer, sizeof buffer)) > 0)
+    bpf.insert(bpf.end(), buffer, buffer + got);
   if (bpf.empty() || bpf.size() % 8 != 0) return fail("export produced no program", -EINVAL);
 
   std::string out =
@@ -126,8 +159,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < bpf.size(); i += 8) {
     sock_filter insn;
     std::memcpy(&insn, bpf.data() + i, sizeof insn);
-    std::snprintf(line, sizeof line, "    {0x%04x, %u, %u, 0x%08x},\n", insn.code, insn.jt,
-                  insn.jf, insn.k);
+    std::snprintf(line, sizeof line, "    {0x%04x, %u, %u, 0x%08x},\n", insn.code, insn.jt, insn.jf,
+                  insn.k);
     out += line;
   }
   out += "};\n";

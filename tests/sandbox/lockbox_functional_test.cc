@@ -57,7 +57,9 @@ class Background {
     close(out_);
   }
   // Reads until `text` appears (true) or EOF/timeout (false).
-  bool wait_for(const std::string& text, int timeout_ms = 5000) { return read_until(text, timeout_ms); }
+  bool wait_for(const std::string& text, int timeout_ms = 5000) {
+    return read_until(text, timeout_ms);
+  }
   // True when stdout reaches EOF within the timeout: every holder of the pipe is gone.
   bool eof_within(int timeout_ms) { return !read_until("\x01never", timeout_ms) && eof_; }
   int wait_exit() {
@@ -74,7 +76,8 @@ class Background {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (seen_.find(text) == std::string::npos) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()).count();
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
       if (left <= 0) return false;
       pollfd p{out_, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -111,7 +114,9 @@ TEST_F(LockboxRun, ExitCodePassesThrough) {
   EXPECT_EQ(run_probe({}, {"exit", "0"}).exit_code, 0);
 }
 
-TEST_F(LockboxRun, SignalDeathIs128PlusN) { EXPECT_EQ(run_probe({}, {"raise", "9"}).exit_code, 137); }
+TEST_F(LockboxRun, SignalDeathIs128PlusN) {
+  EXPECT_EQ(run_probe({}, {"raise", "9"}).exit_code, 137);
+}
 
 TEST_F(LockboxRun, NotFoundIs127WithReport) {
   RunOptions options;
@@ -127,7 +132,9 @@ TEST_F(LockboxRun, NotExecutableIs126) {
   EXPECT_EQ(r.exit_code, 126) << r.err;
 }
 
-TEST_F(LockboxRun, ThreadsWork) { EXPECT_EQ(trim(run_probe({}, {"threads"}).out), "28"); }
+TEST_F(LockboxRun, ThreadsWork) {
+  EXPECT_EQ(trim(run_probe({}, {"threads"}).out), "28");
+}
 
 TEST_F(LockboxRun, StdinIsPiped) {
   RunOptions options;
@@ -155,7 +162,9 @@ TEST_P(Forwarding, SignalIsForwarded) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, Forwarding,
                          ::testing::Values(SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2),
-                         [](const auto& param_info) { return std::string(sigabbrev_np(param_info.param)); });
+                         [](const auto& param_info) {
+                           return std::string(sigabbrev_np(param_info.param));
+                         });
 
 TEST_F(LockboxRun, KillOfTheLauncherKillsDaemonisedGrandchild) {
   Background box({"daemonize"});
@@ -170,8 +179,8 @@ TEST_F(LockboxRun, DeathOfTheParentKillsTheSandbox) {
   // A stand-in daemon: a shell that starts the lockbox in the background, then is SIGKILLed.
   int out[2];
   ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
-  std::string script = "'" + lockbox_path() + "' --ro '" + probe_path() +
-                       ":/probe' -- /probe daemonize & wait";
+  std::string script =
+      "'" + lockbox_path() + "' --ro '" + probe_path() + ":/probe' -- /probe daemonize & wait";
   const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -201,10 +210,10 @@ TEST_F(LockboxRun, JoinSeesTheSameFilesAndPidNamespace) {
   ASSERT_TRUE(box.wait_for("ready"));
   // Write through one join, read through another: same mount namespace.
   RunResult w = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
-               "echo joined > /scratch/f"});
+                     "echo joined > /scratch/f"});
   EXPECT_EQ(w.exit_code, 0) << w.err;
   RunResult r = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
-               "cat /scratch/f; ls /proc | grep -c '^[0-9]'"});
+                     "cat /scratch/f; ls /proc | grep -c '^[0-9]'"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, 7), "joined\n");
   EXPECT_LE(std::stoi(r.out.substr(7)), 5) << "only the sandbox's processes: " << r.out;
@@ -216,7 +225,7 @@ TEST_F(LockboxRun, JoinIsLockedDownAndReturnsTheStatus) {
   Background box({"sleep", "30"});
   ASSERT_TRUE(box.wait_for("ready"));
   RunResult r = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
-               "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; exit 7"});
+                     "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; exit 7"});
   EXPECT_EQ(r.exit_code, 7) << r.err;
   EXPECT_NE(r.out.find("CapEff:\t0000000000000000"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NoNewPrivs:\t1"), std::string::npos);
@@ -241,12 +250,13 @@ TEST_F(LockboxRun, PolicyFdRoundTrip) {
   close(p[1]);
   RunOptions options;
   options.leak_fd = p[0];
-  RunResult r = run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/probe", "env"},
-              options);
+  RunResult r =
+      run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/probe", "env"}, options);
   close(p[0]);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(trim(r.out), "FROM=fd");
-  RunResult printed = run({lockbox_path(), "--name", "fd-policy", "--no-system-view", "--print-policy"});
+  RunResult printed =
+      run({lockbox_path(), "--name", "fd-policy", "--no-system-view", "--print-policy"});
   auto back = policy_from_json(trim(printed.out));
   ASSERT_TRUE(back.ok()) << printed.out;
   EXPECT_EQ(back->name, "fd-policy");
@@ -256,8 +266,8 @@ TEST_F(LockboxRun, PolicyFdRoundTrip) {
 TEST_F(LockboxRun, SetupFailureIsOneJsonLineAnd125) {
   RunOptions options;
   options.with_error_fd = true;
-  RunResult r = run({lockbox_path(), "--error-fd", "3", "--chdir", "/no/such/dir", "--", "/bin/true"},
-              options);
+  RunResult r = run(
+      {lockbox_path(), "--error-fd", "3", "--chdir", "/no/such/dir", "--", "/bin/true"}, options);
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_EQ(std::count(r.error_fd.begin(), r.error_fd.end(), '\n'), 1) << r.error_fd;
   EXPECT_EQ(r.error_fd.rfind("{\"step\":\"chdir\",\"errno\":2,\"message\":", 0), 0u) << r.error_fd;
@@ -294,21 +304,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"BadNet", {"--net", "wan", "--", "/bin/true"}, "unknown network mode"},
         BadInput{"BadIdentity", {"--identity", "admin", "--", "/bin/true"}, "unknown identity"},
         BadInput{"SetenvWithoutValue", {"--setenv", "A"}, "needs a VALUE"},
-        BadInput{"BadSetenvName", {"--setenv", "A=B", "x", "--", "/bin/true"}, "invalid environment"},
+        BadInput{
+            "BadSetenvName", {"--setenv", "A=B", "x", "--", "/bin/true"}, "invalid environment"},
         BadInput{"RelativeChdir", {"--chdir", "tmp", "--", "/bin/true"}, "working directory"},
         BadInput{"DotDotPath", {"--ro", "/usr/../etc", "--", "/bin/true"}, "without '.', '..'"},
-        BadInput{"DuplicateDest", {"--tmpfs", "/x", "--tmpfs", "/x", "--", "/bin/true"}, "share the destination"},
+        BadInput{"DuplicateDest",
+                 {"--tmpfs", "/x", "--tmpfs", "/x", "--", "/bin/true"},
+                 "share the destination"},
         BadInput{"PolicyFdNotNumber", {"--policy-fd", "x", "--", "/bin/true"}, "is not a number"},
         BadInput{"PolicyFdNotOpen", {"--policy-fd", "77", "--", "/bin/true"}, "read the policy"},
-        BadInput{"PolicyFdWithFlags", {"--policy-fd", "0", "--ro", "/usr", "--", "/bin/true"}, "cannot be combined"},
+        BadInput{"PolicyFdWithFlags",
+                 {"--policy-fd", "0", "--ro", "/usr", "--", "/bin/true"},
+                 "cannot be combined"},
         BadInput{"ErrorFdNotOpen", {"--error-fd", "78", "--", "/bin/true"}, "is not open"},
         BadInput{"PassFdBelow3", {"--pass-fd", "2", "--", "/bin/true"}, "is not a number >= 3"},
         BadInput{"PassFdNotOpen", {"--pass-fd", "79", "--", "/bin/true"}, "not usable"},
         BadInput{"JoinNotNumber", {"--join", "abc", "--", "/bin/true"}, "is not a number"},
         BadInput{"JoinNoSuchPid", {"--join", "999999999", "--", "/bin/true"}, "no process"},
-        BadInput{"JoinWithBinds", {"--join", "1", "--ro", "/usr", "--", "/bin/true"}, "only --setenv"},
+        BadInput{
+            "JoinWithBinds", {"--join", "1", "--ro", "/usr", "--", "/bin/true"}, "only --setenv"},
         BadInput{"BadName", {"--name", "Bad Name", "--", "/bin/true"}, "may only contain"},
-        BadInput{"MissingRoSource", {"--ro", "/no/such/source", "--", "/bin/true"}, "bind /no/such/source"}),
+        BadInput{"MissingRoSource",
+                 {"--ro", "/no/such/source", "--", "/bin/true"},
+                 "bind /no/such/source"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST_F(LockboxRun, InvalidPolicyJsonIs125) {
@@ -318,7 +336,8 @@ TEST_F(LockboxRun, InvalidPolicyJsonIs125) {
   close(p[1]);
   RunOptions options;
   options.leak_fd = p[0];
-  RunResult r = run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/bin/true"}, options);
+  RunResult r =
+      run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/bin/true"}, options);
   close(p[0]);
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;

@@ -16,8 +16,12 @@ extern char** environ;
 
 namespace stackie::testing {
 
-std::string lockbox_path() { return STACKIE_LOCKBOX_PATH; }
-std::string probe_path() { return STACKIE_PROBE_PATH; }
+std::string lockbox_path() {
+  return STACKIE_LOCKBOX_PATH;
+}
+std::string probe_path() {
+  return STACKIE_PROBE_PATH;
+}
 
 std::string trim(const std::string& text) {
   size_t end = text.find_last_not_of(" \n");
@@ -79,7 +83,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   bool timed_out = false;
   while (open_count > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -109,7 +114,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
 }
 
 RunResult run_probe(const std::vector<std::string>& lockbox_args,
-              const std::vector<std::string>& probe_args, const RunOptions& options) {
+                    const std::vector<std::string>& probe_args, const RunOptions& options) {
   std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
   argv.insert(argv.end(), lockbox_args.begin(), lockbox_args.end());
   argv.push_back("--");

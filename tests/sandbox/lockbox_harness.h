@@ -29,7 +29,7 @@ std::string probe_path();
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 // lockbox --ro PROBE:/probe EXTRA... -- /probe ARGS...
 RunResult run_probe(const std::vector<std::string>& lockbox_args,
-              const std::vector<std::string>& probe_args, const RunOptions& options = {});
+                    const std::vector<std::string>& probe_args, const RunOptions& options = {});
 std::string trim(const std::string& text);
 std::string make_temp_dir();  // under /tmp, removed by remove_tree
 void remove_tree(const std::string& path);
@@ -37,9 +37,9 @@ void remove_tree(const std::string& path);
 }  // namespace stackie::testing
 
 // In every sandbox test's SetUp: a root run must never pass silently.
-#define STACKIE_REQUIRE_UNPRIVILEGED()                                                     \
-  do {                                                                                     \
-    if (geteuid() == 0)                                                                    \
+#define STACKIE_REQUIRE_UNPRIVILEGED()                                                      \
+  do {                                                                                      \
+    if (geteuid() == 0)                                                                     \
       FAIL() << "the sandbox suite must run as an unprivileged user (scripts/test runs it " \
                 "as stackie-test; or: runuser -u stackie-test -- " __FILE__ "'s binary)";   \
   } while (0)

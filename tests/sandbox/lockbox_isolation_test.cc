@@ -22,7 +22,8 @@ namespace {
 class Lockbox : public ::testing::Test {
  protected:
   void SetUp() override { STACKIE_REQUIRE_UNPRIVILEGED(); }
-  std::string probe(const std::vector<std::string>& args, const std::vector<std::string>& flags = {}) {
+  std::string probe(const std::vector<std::string>& args,
+                    const std::vector<std::string>& flags = {}) {
     RunResult r = run_probe(flags, args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return trim(r.out);
@@ -51,17 +52,16 @@ INSTANTIATE_TEST_SUITE_P(
     Seccomp, LockboxSyscall,
     ::testing::Values(SyscallCase{"keyctl", "EPERM"}, SyscallCase{"add_key", "EPERM"},
                       SyscallCase{"request_key", "EPERM"}, SyscallCase{"bpf", "EPERM"},
-                      SyscallCase{"perf_event_open", "EPERM"},
-                      SyscallCase{"userfaultfd", "EPERM"}, SyscallCase{"io_uring_setup", "EPERM"},
-                      SyscallCase{"mount", "EPERM"}, SyscallCase{"umount2", "EPERM"},
-                      SyscallCase{"chroot", "EPERM"}, SyscallCase{"setns", "EPERM"},
-                      SyscallCase{"unshare-user", "EPERM"}, SyscallCase{"clone-newuser", "EPERM"},
-                      SyscallCase{"clone3", "ENOSYS"}, SyscallCase{"fsopen", "ENOSYS"},
-                      SyscallCase{"open_tree", "ENOSYS"}, SyscallCase{"move_mount", "ENOSYS"},
-                      SyscallCase{"mount_setattr", "ENOSYS"}, SyscallCase{"ptrace", "EPERM"},
-                      SyscallCase{"process_vm_readv", "EPERM"}, SyscallCase{"tiocsti", "EPERM"},
-                      SyscallCase{"tiocsti-highbits", "EPERM"}, SyscallCase{"tioclinux", "EPERM"},
-                      SyscallCase{"x32-keyctl", "EPERM"}),
+                      SyscallCase{"perf_event_open", "EPERM"}, SyscallCase{"userfaultfd", "EPERM"},
+                      SyscallCase{"io_uring_setup", "EPERM"}, SyscallCase{"mount", "EPERM"},
+                      SyscallCase{"umount2", "EPERM"}, SyscallCase{"chroot", "EPERM"},
+                      SyscallCase{"setns", "EPERM"}, SyscallCase{"unshare-user", "EPERM"},
+                      SyscallCase{"clone-newuser", "EPERM"}, SyscallCase{"clone3", "ENOSYS"},
+                      SyscallCase{"fsopen", "ENOSYS"}, SyscallCase{"open_tree", "ENOSYS"},
+                      SyscallCase{"move_mount", "ENOSYS"}, SyscallCase{"mount_setattr", "ENOSYS"},
+                      SyscallCase{"ptrace", "EPERM"}, SyscallCase{"process_vm_readv", "EPERM"},
+                      SyscallCase{"tiocsti", "EPERM"}, SyscallCase{"tiocsti-highbits", "EPERM"},
+                      SyscallCase{"tioclinux", "EPERM"}, SyscallCase{"x32-keyctl", "EPERM"}),
     [](const auto& param_info) {
       std::string name = param_info.param.probe;
       for (char& c : name)
@@ -69,8 +69,12 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-TEST_F(Lockbox, PivotRootRefused) { EXPECT_EQ(probe({"pivot_root"}), "EPERM"); }
-TEST_F(Lockbox, MknodRefused) { EXPECT_EQ(probe({"mknod"}), "EPERM"); }
+TEST_F(Lockbox, PivotRootRefused) {
+  EXPECT_EQ(probe({"pivot_root"}), "EPERM");
+}
+TEST_F(Lockbox, MknodRefused) {
+  EXPECT_EQ(probe({"mknod"}), "EPERM");
+}
 
 TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
   std::string dir = make_temp_dir();
@@ -81,7 +85,9 @@ TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
   remove_tree(dir);
 }
 
-TEST_F(Lockbox, SysIsNotMounted) { EXPECT_EQ(probe({"exists", "/sys/kernel"}), "ENOENT"); }
+TEST_F(Lockbox, SysIsNotMounted) {
+  EXPECT_EQ(probe({"exists", "/sys/kernel"}), "ENOENT");
+}
 
 TEST_F(Lockbox, ReadOnlyPathRefusesWrites) {
   std::string dir = make_temp_dir();
@@ -106,7 +112,9 @@ TEST_F(Lockbox, SystemViewIsReadOnlyNosuidNodev) {
   EXPECT_EQ(probe({"write", "/usr/stackie-probe"}), "EROFS");
 }
 
-TEST_F(Lockbox, RootIsReadOnly) { EXPECT_EQ(probe({"mkdir", "/planted"}), "EROFS"); }
+TEST_F(Lockbox, RootIsReadOnly) {
+  EXPECT_EQ(probe({"mkdir", "/planted"}), "EROFS");
+}
 
 TEST_F(Lockbox, ReadWritePathPersistsOnTheHost) {
   std::string dir = make_temp_dir();
@@ -143,8 +151,12 @@ TEST_F(Lockbox, NoCapabilityWithIdentityUserEither) {
   EXPECT_EQ(probe({"status", "CapBnd"}, {"--identity", "user"}), "0000000000000000");
 }
 
-TEST_F(Lockbox, NoNewPrivs) { EXPECT_EQ(probe({"status", "NoNewPrivs"}), "1"); }
-TEST_F(Lockbox, SeccompFilterMode) { EXPECT_EQ(probe({"status", "Seccomp"}), "2"); }
+TEST_F(Lockbox, NoNewPrivs) {
+  EXPECT_EQ(probe({"status", "NoNewPrivs"}), "1");
+}
+TEST_F(Lockbox, SeccompFilterMode) {
+  EXPECT_EQ(probe({"status", "Seccomp"}), "2");
+}
 
 TEST_F(Lockbox, OnlyStdioFdsOpen) {
   int leak[2];
@@ -189,11 +201,15 @@ TEST_F(Lockbox, PidOneMemoryAndEnvironmentUnreadable) {
   EXPECT_EQ(probe({"proc-mem"}), "EACCES EACCES");
 }
 
-TEST_F(Lockbox, OnlyLoopbackWithNetNone) { EXPECT_EQ(probe({"interfaces"}, {"--net", "none"}), "lo"); }
+TEST_F(Lockbox, OnlyLoopbackWithNetNone) {
+  EXPECT_EQ(probe({"interfaces"}, {"--net", "none"}), "lo");
+}
 TEST_F(Lockbox, OnlyLoopbackWithNetLocalhost) {
   EXPECT_EQ(probe({"interfaces"}, {"--net", "localhost"}), "lo");
 }
-TEST_F(Lockbox, LoopbackIsUpInside) { EXPECT_EQ(probe({"listen-connect"}), "ok"); }
+TEST_F(Lockbox, LoopbackIsUpInside) {
+  EXPECT_EQ(probe({"listen-connect"}), "ok");
+}
 
 class HostListener {
  public:
@@ -247,7 +263,9 @@ TEST_F(Lockbox, DevIsMinimal) {
             "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero");
 }
 
-TEST_F(Lockbox, DevPtsIsANewInstance) { EXPECT_EQ(probe({"list", "/dev/pts"}), "ptmx"); }
+TEST_F(Lockbox, DevPtsIsANewInstance) {
+  EXPECT_EQ(probe({"list", "/dev/pts"}), "ptmx");
+}
 
 TEST_F(Lockbox, ProcSysIsReadOnly) {
   EXPECT_EQ(probe({"statvfs", "/proc/sys"}).substr(0, 2), "ro");
@@ -303,7 +321,9 @@ TEST_F(Lockbox, EnvironmentScrubbed) {
   EXPECT_EQ(trim(r.out), "ONLY=this");
 }
 
-TEST_F(Lockbox, IdentityRootIsUidZero) { EXPECT_EQ(probe({"ids"}), "0 0"); }
+TEST_F(Lockbox, IdentityRootIsUidZero) {
+  EXPECT_EQ(probe({"ids"}), "0 0");
+}
 
 TEST_F(Lockbox, IdentityUserIsTheCaller) {
   EXPECT_EQ(probe({"ids"}, {"--identity", "user"}),
@@ -317,11 +337,14 @@ TEST_F(Lockbox, SetgroupsDeniedAndOneLineMaps) {
   EXPECT_NE(map.find(" 1"), std::string::npos);
 }
 
-TEST_F(Lockbox, OwnCgroupNamespace) { EXPECT_EQ(probe({"read", "/proc/self/cgroup"}).back(), '/'); }
+TEST_F(Lockbox, OwnCgroupNamespace) {
+  EXPECT_EQ(probe({"read", "/proc/self/cgroup"}).back(), '/');
+}
 
 TEST_F(Lockbox, SetuidBitsAreIgnoredOnBinds) {
   std::string dir = make_temp_dir();
-  EXPECT_NE(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}).find("nosuid"), std::string::npos);
+  EXPECT_NE(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}).find("nosuid"),
+            std::string::npos);
   remove_tree(dir);
 }
 

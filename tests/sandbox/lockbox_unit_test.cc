@@ -16,9 +16,10 @@ Result<lockbox::Options> parse(std::vector<const char*> args) {
 }
 
 TEST(LockboxOptions, FlagsBuildThePolicy) {
-  auto options = parse({"--ro", "/a:/b", "--rw", "/c", "--tmpfs", "/t", "--net", "localhost",
-                        "--identity", "user", "--setenv", "K", "v", "--chdir", "/b", "--name",
-                        "demo", "--pass-fd", "5", "--tmpdir", "/h", "--", "prog", "arg"});
+  auto options =
+      parse({"--ro", "/a:/b",    "--rw", "/c", "--tmpfs", "/t", "--net",  "localhost", "--identity",
+             "user", "--setenv", "K",    "v",  "--chdir", "/b", "--name", "demo",      "--pass-fd",
+             "5",    "--tmpdir", "/h",   "--", "prog",    "arg"});
   ASSERT_TRUE(options.ok()) << options.error().message;
   const SandboxPolicy& p = options->policy;
   EXPECT_EQ(p.read_only, (std::vector<BindMount>{{"/a", "/b"}}));
@@ -48,7 +49,8 @@ TEST(LockboxOptions, JoinTakesOnlyEnvironmentAndDirectory) {
 
 TEST(LockboxSetupError, OneEscapedJsonLine) {
   auto line = linux_sandbox::setup_error_json({"mount /a\"b", 13, "line\nbreak\x01"});
-  EXPECT_EQ(line, "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
+  EXPECT_EQ(line,
+            "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
 }
 
 TEST(UsernsDiagnosis, NamesEachCauseAndItsFix) {

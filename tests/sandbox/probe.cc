@@ -2,8 +2,8 @@
 // tests (lockbox_isolation_test.cc) assert the outcome from outside. Each syscall probe passes
 // arguments the kernel itself would reject with a *different* errno (EINVAL, EFAULT, EBADF,
 // ENOENT): seeing EPERM/ENOSYS proves the filter answered, not the kernel.
-#include <asm/unistd.h>
 #include <arpa/inet.h>
+#include <asm/unistd.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -42,8 +42,10 @@
 namespace {
 
 int result(long rc) {
-  if (rc >= 0) std::puts("ok");
-  else std::printf("%s\n", strerrorname_np(errno));
+  if (rc >= 0)
+    std::puts("ok");
+  else
+    std::printf("%s\n", strerrorname_np(errno));
   return 0;
 }
 
@@ -65,7 +67,7 @@ int probe(const std::string& what, char** args) {
   if (what == "pivot_root") return result(raw(__NR_pivot_root, 0, 0));
   if (what == "setns") return result(setns(-1, 0));
   if (what == "unshare-user") return result(unshare(CLONE_NEWUSER));
-    if (what == "clone-newuser") {
+  if (what == "clone-newuser") {
     long pid = raw(__NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
     if (pid == 0) _exit(0);
     if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
@@ -126,8 +128,8 @@ int probe(const std::string& what, char** args) {
   if (what == "statvfs") {  // flags of the mount holding PATH
     struct statvfs st;
     if (statvfs(args[0], &st) != 0) return result(-1);
-    std::printf("%s%s%s\n", st.f_flag & ST_RDONLY ? "ro " : "rw ", st.f_flag & ST_NOSUID ? "nosuid " : "",
-                st.f_flag & ST_NODEV ? "nodev" : "");
+    std::printf("%s%s%s\n", st.f_flag & ST_RDONLY ? "ro " : "rw ",
+                st.f_flag & ST_NOSUID ? "nosuid " : "", st.f_flag & ST_NODEV ? "nodev" : "");
     return 0;
   }
   if (what == "remount-rw")
@@ -158,7 +160,8 @@ int probe(const std::string& what, char** args) {
     FILE* f = std::fopen("/proc/self/status", "r");
     char line[512];
     while (std::fgets(line, sizeof line, f))
-      if (std::strncmp(line, args[0], std::strlen(args[0])) == 0 && line[std::strlen(args[0])] == ':')
+      if (std::strncmp(line, args[0], std::strlen(args[0])) == 0 &&
+          line[std::strlen(args[0])] == ':')
         std::printf("%s", line + std::strlen(args[0]) + 2);
     return 0;
   }
@@ -208,7 +211,8 @@ int probe(const std::string& what, char** args) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path + 1, args[0], sizeof addr.sun_path - 2);
-    socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + std::strlen(args[0]));
+    socklen_t len =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + std::strlen(args[0]));
     return result(connect(s, reinterpret_cast<sockaddr*>(&addr), len));
   }
   if (what == "sethostname") {
