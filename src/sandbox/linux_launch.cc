@@ -1,0 +1,121 @@
+// The process tree of one sandbox (DESIGN.md §1):
+//
+//   caller (stackied) -> monitor (this process: new user+net ns, outside the pid ns)
+//                          -> pid 1 (fork: builds the root, reaps, forwards signals)
+//                               -> block (clone CLONE_VM|CLONE_VFORK, locked down, execve)
+//
+// Death is total: the monitor dies with its caller (PR_SET_PDEATHSIG), pid 1 dies with the
+// monitor (PR_SET_PDEATHSIG), and when pid 1 dies the kernel kills the whole pid namespace,
+// setsid-daemonised grandchildren included.
+//
+// pid 1 is a fork, not a CLONE_VM child, so it shares no memory with the monitor: it stays
+// dumpable (stackie-lockbox --join, run by the same user, may open its namespaces) while a
+// block, holding no capability, still cannot read it through /proc/1/mem. The block shares pid
+// 1's memory only until its execve.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "sandbox/linux_launch.h"
+#include "sandbox/linux_launch_common.h"
+#include "sandbox/linux_lockdown.h"
+#include "sandbox/linux_namespaces.h"
+#include "sandbox/linux_rootfs.h"
+
+namespace stackie::linux_sandbox {
+namespace {
+
+// pid 1: finish the sandbox, start the block, then be its init.
+[[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The monitor may have died before the line above; then the lifeline pipe is widowed.
+  pollfd check{lifeline, POLLIN, 0};
+  if (poll(&check, 1, 0) == 1 && (check.revents & (POLLHUP | POLLERR))) _exit(kExitSetupFailed);
+  // pid 1 in its own session: the terminal's ^C reaches the monitor only, which forwards it
+  // once (otherwise the block would get it twice).
+  setsid();
+  install_forwarding_handlers();
+
+  mode_t caller_umask = umask(0);  // /dev/shm and /tmp get exactly the modes we ask for
+  if (auto error = build_root_and_pivot(request.policy)) {
+    report(request.sink, *error);
+    _exit(kExitSetupFailed);
+  }
+
+  ExecPlan plan;
+  plan.path = resolve_command(request.command[0], request.policy);
+  plan.args = request.command;
+  for (const auto& [name, value] : request.policy.environment)
+    plan.env.push_back(name + "=" + value);
+  plan.pass_fds = request.policy.pass_fds;
+  plan.reset_signals = handled_signals();
+  plan.umask_value = caller_umask;
+  plan.finish();
+
+  ChildFailure failure;
+  pid_t block = spawn_locked_down(plan, &failure);
+  if (block < 0) {
+    report(request.sink, setup_error("fork", -block, "start the block"));
+    _exit(kExitSetupFailed);
+  }
+  if (failure.step) {
+    int status = 0;
+    waitpid(block, &status, 0);
+    report(request.sink, describe_child_failure(failure, request.command[0]));
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : kExitSetupFailed);
+  }
+  // The block runs: the caller sees EOF on the error fd once every copy is closed.
+  if (request.sink.error_fd >= 0) close(request.sink.error_fd);
+  close(lifeline);
+  close_range(0, ~0U, 0);  // stdio and passed fds belong to the block now
+  _exit(forward_until_exit(block, /*reap_all=*/true));
+}
+
+}  // namespace
+
+int run_sandboxed(const LaunchRequest& request) {
+  pid_t caller = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != caller) return kExitSetupFailed;  // the caller is already gone
+
+  if (auto error = enter_new_namespaces(request.policy)) {
+    report(request.sink, *error);
+    return kExitSetupFailed;
+  }
+  if (auto error = configure_namespaces(request.policy)) {
+    report(request.sink, *error);
+    return kExitSetupFailed;
+  }
+  // Blocked before the fork so no forwarded signal is lost in between; pid 1 inherits the mask.
+  block_handled_signals();
+  int lifeline[2];
+  if (pipe2(lifeline, O_CLOEXEC) != 0) {
+    report(request.sink, setup_error("fork", errno, "lifeline pipe"));
+    return kExitSetupFailed;
+  }
+  pid_t init = fork();
+  if (init == 0) {
+    close(lifeline[1]);
+    run_init(request, lifeline[0]);
+  }
+  close(lifeline[0]);
+  if (init < 0) {
+    report(request.sink, setup_error("fork", errno, "start pid 1"));
+    return kExitSetupFailed;
+  }
+  // The monitor keeps only the lifeline; pid 1 reports from here on.
+  if (request.sink.error_fd >= 0) close(request.sink.error_fd);
+  for (int fd : request.policy.pass_fds) close(fd);
+  // Seam for `network: localhost` (DESIGN.md §6): the monitor lives in the block's net ns and
+  // will serve the daemon's socket requests here, on a control socket polled next to the
+  // signals in forward_until_exit.
+  return forward_until_exit(init, /*reap_all=*/false);
+}
+
+}  // namespace stackie::linux_sandbox

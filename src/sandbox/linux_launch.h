@@ -1,0 +1,31 @@
+// The Linux lockbox (DESIGN.md §1, §5): run a command inside a fresh namespace sandbox, or join
+// the sandbox of a running block. Both return the exit code stackie-lockbox must exit with; the
+// sandbox's own processes never return from here.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "sandbox/linux_setup_error.h"
+#include "sandbox/policy.h"
+
+namespace stackie::linux_sandbox {
+
+struct LaunchRequest {
+  SandboxPolicy policy;  // validated
+  std::vector<std::string> command;
+  ErrorSink sink;  // the error fd is closed in the block (it must be O_CLOEXEC or is closed)
+};
+
+// Process tree: this process becomes the monitor (inside the new user and net namespaces,
+// outside the pid namespace), forks pid 1 of the new pid namespace, which builds the root, then
+// starts the block with clone(CLONE_VM|CLONE_VFORK).
+int run_sandboxed(const LaunchRequest& request);
+
+// `--join PID`: PID is a monitor (its child, the sandbox's pid 1, is the target) or any process
+// inside a sandbox. Only the policy's environment and working directory are used.
+int join_sandbox(pid_t pid, const LaunchRequest& request);
+
+}  // namespace stackie::linux_sandbox

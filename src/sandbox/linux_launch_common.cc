@@ -1,0 +1,85 @@
+#include "sandbox/linux_launch_common.h"
+
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace stackie::linux_sandbox {
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+void ignore_signal(int) {}
+
+int exit_code(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return kExitSetupFailed;
+}
+
+}  // namespace
+
+const sigset_t& handled_signals() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : kForwarded) sigaddset(&s, sig);
+    sigaddset(&s, SIGCHLD);
+    return s;
+  }();
+  return set;
+}
+
+void block_handled_signals() {
+  sigprocmask(SIG_BLOCK, &handled_signals(), nullptr);
+}
+
+void install_forwarding_handlers() {
+  struct sigaction action {};
+  action.sa_handler = ignore_signal;
+  sigemptyset(&action.sa_mask);
+  for (int sig : kForwarded) sigaction(sig, &action, nullptr);
+  sigaction(SIGCHLD, &action, nullptr);
+}
+
+int forward_until_exit(pid_t child, bool reap_all) {
+  int sfd = signalfd(-1, &handled_signals(), SFD_CLOEXEC);
+  for (;;) {
+    // Reap first: the child may have exited before the signalfd existed.
+    int status = 0;
+    pid_t pid;
+    while ((pid = waitpid(reap_all ? -1 : child, &status, WNOHANG)) > 0) {
+      if (pid == child) {
+        if (sfd >= 0) close(sfd);
+        return exit_code(status);
+      }
+    }
+    if (pid < 0 && errno == ECHILD) return kExitSetupFailed;
+    signalfd_siginfo info;
+    if (sfd < 0) {  // no signalfd (fd limit): fall back to waiting synchronously
+      siginfo_t si;
+      int sig = sigwaitinfo(&handled_signals(), &si);
+      if (sig > 0 && sig != SIGCHLD) kill(child, sig);
+      continue;
+    }
+    ssize_t n = read(sfd, &info, sizeof info);
+    if (n != sizeof info) continue;  // EINTR
+    if (info.ssi_signo != SIGCHLD) kill(child, static_cast<int>(info.ssi_signo));
+  }
+}
+
+SetupError describe_child_failure(const ChildFailure& failure, const std::string& command) {
+  if (std::strcmp(failure.step, "exec") == 0) {
+    const char* what = exec_failure_exit_code(failure.errnum) == kExitNotFound
+                           ? ": not found inside the sandbox"
+                           : ": cannot be executed";
+    return setup_error("exec", failure.errnum, command + what);
+  }
+  return setup_error(failure.step, failure.errnum, std::string("before exec: ") + failure.step);
+}
+
+}  // namespace stackie::linux_sandbox

@@ -1,0 +1,30 @@
+// Signal forwarding and reaping shared by the monitor, pid 1 and `--join` (DESIGN.md §1).
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+
+#include "sandbox/linux_lockdown.h"
+#include "sandbox/linux_setup_error.h"
+
+namespace stackie::linux_sandbox {
+
+// TERM INT HUP QUIT USR1 USR2 WINCH, plus CHLD.
+const sigset_t& handled_signals();
+void block_handled_signals();
+
+// pid 1 of a pid namespace receives a signal only if it has a handler for it (the kernel drops
+// SIG_DFL signals to a namespace init, even from an ancestor): install no-op handlers; the
+// signals stay blocked and are taken with signalfd.
+void install_forwarding_handlers();
+
+// Forward every handled signal to `child` until it exits; returns its exit code (128+N for a
+// signal). With reap_all, other children (orphans re-parented to pid 1) are reaped on the way.
+int forward_until_exit(pid_t child, bool reap_all);
+
+// The report for a child that failed before or at execve.
+SetupError describe_child_failure(const ChildFailure& failure, const std::string& command);
+
+}  // namespace stackie::linux_sandbox

@@ -1,0 +1,163 @@
+#include "sandbox/linux_lockdown.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace stackie::linux_sandbox {
+
+void ExecPlan::finish() {
+  std::sort(pass_fds.begin(), pass_fds.end());
+  argv.clear();
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  envp.clear();
+  for (auto& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+}
+
+namespace {
+
+bool drop_capabilities(ChildFailure* failure) {
+  // The bounding set first (needs CAP_SETPCAP, which we still hold): without it a uid-0 block
+  // would regain every capability of the namespace at its execve.
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      if (errno == EINVAL) break;  // past the kernel's last capability
+      *failure = {"drop bounding capabilities", errno};
+      return false;
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    *failure = {"clear ambient capabilities", errno};
+    return false;
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capset, &header, data) != 0) {
+    *failure = {"drop capabilities", errno};
+    return false;
+  }
+  return true;
+}
+
+// close_range around the fds passed on purpose; the error fd is among the closed ones.
+bool close_other_fds(const ExecPlan& plan, ChildFailure* failure) {
+  unsigned int from = 3;
+  for (int fd : plan.pass_fds) {
+    if (static_cast<unsigned int>(fd) > from) close_range(from, static_cast<unsigned>(fd) - 1, 0);
+    // A passed fd must survive execve even if the caller opened it O_CLOEXEC.
+    if (fcntl(fd, F_SETFD, 0) != 0) {
+      *failure = {"pass fd", errno};
+      return false;
+    }
+    from = static_cast<unsigned int>(fd) + 1;
+  }
+  if (close_range(from, ~0U, 0) != 0) {
+    *failure = {"close fds", errno};
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
+  // Signals: the parent blocked them and installed handlers; the block starts clean.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sigismember(&plan.reset_signals, sig) == 1) signal(sig, SIG_DFL);
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  umask(plan.umask_value);
+  if (plan.parent_death_signal) prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+  // A new session: no controlling terminal, so TIOCSTI-style injection into the caller's
+  // terminal is impossible even without the filter.
+  if (plan.new_session && setsid() < 0) {
+    *failure = {"setsid", errno};
+    return;
+  }
+  if (!drop_capabilities(failure)) return;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    *failure = {"no_new_privs", errno};
+    return;
+  }
+  if (!close_other_fds(plan, failure)) return;
+  // Seccomp last: everything above uses calls the filter refuses or would have to allow.
+  if (int err = load_seccomp_filter()) {
+    *failure = {"seccomp", err};
+    return;
+  }
+  execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+  *failure = {"exec", errno};
+}
+
+namespace {
+
+struct SpawnArgs {
+  const ExecPlan* plan;
+  ChildFailure* failure;
+};
+
+int spawn_child(void* opaque) {
+  auto* args = static_cast<SpawnArgs*>(opaque);
+  lockdown_and_exec(*args->plan, args->failure);
+  _exit(args->failure->step && std::strcmp(args->failure->step, "exec") == 0
+            ? exec_failure_exit_code(args->failure->errnum)
+            : 125);
+}
+
+}  // namespace
+
+pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure) {
+  // The child borrows our memory until execve (like posix_spawn): no page-table copy. Its own
+  // stack, because the parent's frames must survive the child's calls.
+  alignas(16) static char stack[64 * 1024];
+  SpawnArgs args{&plan, failure};
+  *failure = {};
+  pid_t pid = clone(spawn_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  return pid < 0 ? -errno : pid;
+}
+
+int exec_failure_exit_code(int errnum) {
+  return (errnum == ENOENT || errnum == ENOTDIR) ? 127 : 126;
+}
+
+std::string resolve_command(const std::string& name, const SandboxPolicy& policy) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& [key, value] : policy.environment) {
+    if (key == "PATH") path = value;
+  }
+  std::string first_existing;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string_view dir = std::string_view(path).substr(start, end - start);
+    std::string candidate(dir.empty() ? std::string_view(".") : dir);
+    candidate.append(1, '/').append(name);
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (first_existing.empty()) first_existing = candidate;  // exec then says "not executable"
+    }
+    start = end + 1;
+  }
+  if (!first_existing.empty()) return first_existing;
+  std::string missing = "/nonexistent/";  // execve then fails with ENOENT: exit 127
+  missing.append(name);
+  return missing;
+}
+
+}  // namespace stackie::linux_sandbox

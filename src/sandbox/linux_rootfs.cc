@@ -1,0 +1,428 @@
+#include "sandbox/linux_rootfs.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace stackie::linux_sandbox {
+
+const std::vector<std::string>& system_view_paths() {
+  static const std::vector<std::string> paths = {
+      "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+      // the dynamic loader, name service, resolver, time zone, TLS roots, alternatives links
+      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+      "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
+      "/etc/services", "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release",
+      "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates"};
+  return paths;
+}
+
+namespace {
+
+using MaybeError = std::optional<SetupError>;
+
+#define LOCKBOX_TRY(expr)                                          \
+  do {                                                             \
+    if (MaybeError lockbox_error_ = (expr)) return lockbox_error_; \
+  } while (0)
+
+// One thing to put into the new root.
+struct Entry {
+  enum Kind { bind, tmpfs, symlink } kind = bind;
+  std::string source;  // bind: host path; symlink: the link's text
+  std::string target;  // absolute, inside
+  bool read_only = true;
+  bool optional = false;  // system view: skip when absent on the host
+  int tree = -1;          // bind: detached clone of the source (open_tree)
+};
+
+// The new mount API keeps a bind detached until it is complete: the clone is made read-only,
+// nosuid and nodev *before* it becomes visible, recursively (submounts too), and only flags are
+// added, never cleared, so the kernel's locked flags (nosuid/nodev/noexec/atime of a mount we
+// do not own) are kept as they are. A legacy MS_REMOUNT would have to restate them exactly.
+int clone_tree(const char* path, bool recursive) {
+  return static_cast<int>(
+      syscall(SYS_open_tree, AT_FDCWD, path,
+              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
+}
+
+int set_attrs(int fd, const char* path, uint64_t attrs, bool recursive) {
+  mount_attr attr{};
+  attr.attr_set = attrs;
+  unsigned flags = (path[0] ? 0 : AT_EMPTY_PATH) | (recursive ? AT_RECURSIVE : 0);
+  return static_cast<int>(syscall(SYS_mount_setattr, fd, path, flags, &attr, sizeof attr));
+}
+
+int attach(int tree, int parent, const char* name) {
+  return static_cast<int>(syscall(SYS_move_mount, tree, "", parent, name, MOVE_MOUNT_F_EMPTY_PATH));
+}
+
+std::string fd_path(int fd) {
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The new root, and safe creation of mount targets inside it.
+class NewRoot {
+ public:
+  MaybeError mount_at(const char* host_dir) {
+    if (mount("tmpfs", host_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+      return setup_error("mount /", errno, std::string("tmpfs on ") + host_dir);
+    root_ = Fd(open(host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct stat st;
+    if (root_.get() < 0 || fstat(root_.get(), &st) != 0)
+      return setup_error("mount /", errno, "open the new root");
+    own_devs_.push_back(st.st_dev);
+    return std::nullopt;
+  }
+  // A tmpfs we mounted: creating mount targets on it writes nothing to the host.
+  void adopt(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) == 0) own_devs_.push_back(st.st_dev);
+  }
+  int fd() const { return root_.get(); }
+
+  // Opens the parent directory of `target` (absolute, inside), creating missing directories.
+  // Every lookup is confined to the new root (RESOLVE_IN_ROOT: a symlink inside a bound
+  // directory cannot lead out), and a directory is only created on our own tmpfs, never inside
+  // a bound host directory (that would write to the host).
+  MaybeError open_parent(const std::string& target, Fd* parent, std::string* last) {
+    size_t slash = target.find_last_of('/');
+    *last = target.substr(slash + 1);
+    Fd current(dup(root_.get()));
+    size_t start = 1;
+    while (start < slash + 1 && slash > 0) {
+      size_t end = target.find('/', start);
+      std::string name = target.substr(start, end - start);
+      LOCKBOX_TRY(make_node(current.get(), name, true, target.substr(0, end)));
+      Fd next(open_in_root(target.substr(1, end - 1), O_PATH | O_DIRECTORY));
+      if (next.get() < 0)
+        return setup_error("mount " + target, errno, "open " + target.substr(0, end));
+      current = std::move(next);
+      start = end + 1;
+    }
+    *parent = std::move(current);
+    return std::nullopt;
+  }
+
+  // Creates `name` in `parent` (a directory or an empty file) unless it exists.
+  MaybeError make_node(int parent, const std::string& name, bool directory,
+                       const std::string& path) {
+    struct stat st;
+    if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      // A link we made ourselves (/bin -> usr/bin) is fine on the way; RESOLVE_IN_ROOT keeps it
+      // inside. A final target that is a symlink is refused by move_mount's no-follow.
+      return std::nullopt;
+    }
+    if (!on_our_tmpfs(parent))
+      return setup_error("mount " + path, ENOENT,
+                         path +
+                             " does not exist inside a bound directory; it is not created "
+                             "on the host");
+    int rc = directory ? mkdirat(parent, name.c_str(), 0755) : -1;
+    if (!directory) {
+      int fd =
+          openat(parent, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+      rc = fd < 0 ? -1 : close(fd);
+    }
+    if (rc != 0 && errno != EEXIST) return setup_error("mount " + path, errno, "create " + path);
+    return std::nullopt;
+  }
+
+  Fd open_in_root_fd(const std::string& target, int flags) {
+    return Fd(open_in_root(target.substr(1), flags));
+  }
+
+ private:
+  int open_in_root(const std::string& relative, int flags) {
+    open_how how{};
+    how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(syscall(SYS_openat2, root_.get(),
+                                    relative.empty() ? "." : relative.c_str(), &how, sizeof how));
+  }
+  bool on_our_tmpfs(int dir) {
+    struct stat st;
+    return fstat(dir, &st) == 0 &&
+           std::find(own_devs_.begin(), own_devs_.end(), st.st_dev) != own_devs_.end();
+  }
+
+  Fd root_;
+  std::vector<dev_t> own_devs_;
+};
+
+size_t depth(const std::string& path) {
+  return std::count(path.begin(), path.end(), '/');
+}
+
+// The policy as an ordered list of entries: system view first, then the policy's own mounts,
+// parents before children. /tmp, /dev and /proc are handled by build_root_and_pivot.
+std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
+  std::vector<Entry> user;
+  for (const auto& bind : policy.read_only)
+    user.push_back({Entry::bind, bind.source, bind.target(), true, false, -1});
+  for (const auto& bind : policy.read_write)
+    user.push_back({Entry::bind, bind.source, bind.target(), false, false, -1});
+  for (const auto& dest : policy.tmpfs) user.push_back({Entry::tmpfs, "", dest, false, false, -1});
+  std::stable_sort(user.begin(), user.end(), [](const Entry& a, const Entry& b) {
+    return depth(a.target) < depth(b.target);
+  });
+
+  auto overridden = [&](const std::string& path) {
+    return std::any_of(user.begin(), user.end(), [&](const Entry& e) { return e.target == path; });
+  };
+  std::vector<Entry> entries;
+  if (policy.system_view) {
+    for (const auto& path : system_view_paths()) {
+      if (overridden(path)) continue;
+      struct stat st;
+      if (lstat(path.c_str(), &st) != 0) continue;  // not on this host
+      if (S_ISLNK(st.st_mode)) {
+        char link[4096];
+        ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+        if (n <= 0) continue;
+        entries.push_back(
+            {Entry::symlink, std::string(link, static_cast<size_t>(n)), path, true, true, -1});
+      } else {
+        entries.push_back({Entry::bind, path, path, true, true, -1});
+      }
+    }
+  }
+  entries.insert(entries.end(), user.begin(), user.end());
+  return entries;
+}
+
+MaybeError clone_source(Entry& entry) {
+  entry.tree = clone_tree(entry.source.c_str(), true);
+  if (entry.tree < 0) {
+    if (entry.optional && errno == ENOENT) return std::nullopt;
+    return setup_error("mount " + entry.target, errno, "bind " + entry.source);
+  }
+  uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (entry.read_only ? MOUNT_ATTR_RDONLY : 0);
+  if (set_attrs(entry.tree, "", attrs, true) != 0)
+    return setup_error("mount " + entry.target, errno,
+                       std::string("make ") + (entry.read_only ? "read-only" : "nosuid/nodev") +
+                           ": " + entry.source);
+  return std::nullopt;
+}
+
+MaybeError mount_fs(int target_fd, const char* type, unsigned long flags, const char* data,
+                    const std::string& where) {
+  if (mount(type, fd_path(target_fd).c_str(), type, flags, data) != 0)
+    return setup_error("mount " + where, errno, std::string(type) + " on " + where);
+  return std::nullopt;
+}
+
+MaybeError place(NewRoot& root, Entry& entry) {
+  Fd parent;
+  std::string name;
+  LOCKBOX_TRY(root.open_parent(entry.target, &parent, &name));
+  if (entry.kind == Entry::symlink) {
+    if (symlinkat(entry.source.c_str(), parent.get(), name.c_str()) != 0 && errno != EEXIST)
+      return setup_error("symlink " + entry.target, errno, "symlink " + entry.target);
+    return std::nullopt;
+  }
+  bool directory = true;
+  if (entry.kind == Entry::bind) {
+    if (entry.tree < 0) return std::nullopt;  // optional and absent
+    struct stat st;
+    if (fstat(entry.tree, &st) != 0) return setup_error("mount " + entry.target, errno, "stat");
+    directory = S_ISDIR(st.st_mode);
+  }
+  LOCKBOX_TRY(root.make_node(parent.get(), name, directory, entry.target));
+  if (entry.kind == Entry::bind) {
+    if (attach(entry.tree, parent.get(), name.c_str()) != 0)
+      return setup_error("mount " + entry.target, errno, "attach " + entry.source);
+    return std::nullopt;
+  }
+  Fd target = root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY);
+  if (target.get() < 0) return setup_error("mount " + entry.target, errno, "open target");
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", entry.target));
+  root.adopt(root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY).get());
+  return std::nullopt;
+}
+
+// A minimal /dev: the harmless character devices bound from the host (an unprivileged user
+// cannot mknod), a new devpts instance (ptys of the sandbox only), /dev/shm, the usual links.
+constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+struct DeviceClones {
+  int fds[sizeof kDevices / sizeof kDevices[0]];
+};
+
+MaybeError clone_devices(DeviceClones* clones) {
+  for (size_t i = 0; i < sizeof kDevices / sizeof kDevices[0]; ++i) {
+    std::string host = std::string("/dev/") + kDevices[i];
+    clones->fds[i] = clone_tree(host.c_str(), false);
+    if (clones->fds[i] < 0) return setup_error("mount /dev", errno, "bind " + host);
+    // nodev would make the node useless; it is a single device node, nothing to gain.
+    if (set_attrs(clones->fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) != 0)
+      return setup_error("mount /dev", errno, "nosuid " + host);
+  }
+  return std::nullopt;
+}
+
+MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
+  Fd parent;
+  std::string name;
+  LOCKBOX_TRY(root.open_parent("/dev", &parent, &name));
+  LOCKBOX_TRY(root.make_node(parent.get(), name, true, "/dev"));
+  Fd target = root.open_in_root_fd("/dev", O_PATH | O_DIRECTORY);
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m", "/dev"));
+  Fd dev = root.open_in_root_fd("/dev", O_PATH | O_DIRECTORY);
+  if (dev.get() < 0) return setup_error("mount /dev", errno, "open /dev");
+  root.adopt(dev.get());
+  for (size_t i = 0; i < sizeof kDevices / sizeof kDevices[0]; ++i) {
+    LOCKBOX_TRY(root.make_node(dev.get(), kDevices[i], false, std::string("/dev/") + kDevices[i]));
+    if (attach(clones.fds[i], dev.get(), kDevices[i]) != 0)
+      return setup_error("mount /dev", errno, std::string("attach /dev/") + kDevices[i]);
+  }
+  if (mkdirat(dev.get(), "pts", 0755) != 0 || mkdirat(dev.get(), "shm", 01777) != 0)
+    return setup_error("mount /dev", errno, "create /dev/pts and /dev/shm");
+  Fd pts = root.open_in_root_fd("/dev/pts", O_PATH | O_DIRECTORY);
+  LOCKBOX_TRY(mount_fs(pts.get(), "devpts", MS_NOSUID | MS_NOEXEC,
+                       "newinstance,ptmxmode=0666,mode=620", "/dev/pts"));
+  const std::pair<const char*, const char*> links[] = {{"pts/ptmx", "ptmx"},
+                                                       {"/proc/self/fd", "fd"},
+                                                       {"/proc/self/fd/0", "stdin"},
+                                                       {"/proc/self/fd/1", "stdout"},
+                                                       {"/proc/self/fd/2", "stderr"}};
+  for (const auto& [text, link] : links) {
+    if (symlinkat(text, dev.get(), link) != 0)
+      return setup_error("mount /dev", errno, std::string("symlink /dev/") + link);
+  }
+  return std::nullopt;
+}
+
+// A new /proc for the new pid namespace; the kernel-tuning parts read-only (they are owned by
+// the host's root anyway, this is the second lock).
+MaybeError build_proc(NewRoot& root) {
+  Fd parent;
+  std::string name;
+  LOCKBOX_TRY(root.open_parent("/proc", &parent, &name));
+  LOCKBOX_TRY(root.make_node(parent.get(), name, true, "/proc"));
+  Fd target = root.open_in_root_fd("/proc", O_PATH | O_DIRECTORY);
+  LOCKBOX_TRY(mount_fs(target.get(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr, "/proc"));
+  Fd proc = root.open_in_root_fd("/proc", O_PATH | O_DIRECTORY);
+  for (const char* covered : {"sys", "sysrq-trigger", "irq", "bus", "fs"}) {
+    int tree = static_cast<int>(syscall(SYS_open_tree, proc.get(), covered,
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (tree < 0) {
+      if (errno == ENOENT) continue;
+      return setup_error("mount /proc", errno, std::string("bind /proc/") + covered);
+    }
+    Fd owner(tree);
+    if (set_attrs(tree, "",
+                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                  true) != 0 ||
+        attach(tree, proc.get(), covered) != 0)
+      return setup_error("mount /proc", errno, std::string("read-only /proc/") + covered);
+  }
+  return std::nullopt;
+}
+
+MaybeError build_tmp(NewRoot& root, const SandboxPolicy& policy, Entry* host_tmp) {
+  Fd parent;
+  std::string name;
+  LOCKBOX_TRY(root.open_parent("/tmp", &parent, &name));
+  LOCKBOX_TRY(root.make_node(parent.get(), name, true, "/tmp"));
+  if (!policy.host_tmp_dir.empty()) {
+    if (attach(host_tmp->tree, parent.get(), name.c_str()) != 0)
+      return setup_error("mount /tmp", errno, "attach " + policy.host_tmp_dir);
+    return std::nullopt;
+  }
+  Fd target = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
+  return mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", "/tmp");
+}
+
+bool policy_mounts(const std::vector<Entry>& entries, const char* target) {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const Entry& e) { return e.target == target; });
+}
+
+}  // namespace
+
+MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
+  // Nothing we mount propagates back to the host, host unmounts still reach us.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
+    return setup_error("mount --make-rslave /", errno, "make / a slave");
+
+  // 1. Clone every source while the host's tree is still in view: the tmpfs root below is
+  //    mounted over a host directory and would hide sources under it.
+  std::vector<Entry> entries = plan_entries(policy);
+  struct Closer {
+    std::vector<Entry>& entries;
+    ~Closer() {
+      for (auto& e : entries)
+        if (e.tree >= 0) close(e.tree);
+    }
+  } closer{entries};
+  for (auto& entry : entries) {
+    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry));
+  }
+  bool own_tmp = !policy_mounts(entries, "/tmp");
+  bool own_dev = !policy_mounts(entries, "/dev");
+  bool own_proc = !policy_mounts(entries, "/proc");
+  Entry host_tmp{Entry::bind, policy.host_tmp_dir, "/tmp", false, false, -1};
+  Fd host_tmp_owner;
+  if (own_tmp && !policy.host_tmp_dir.empty()) {
+    LOCKBOX_TRY(clone_source(host_tmp));
+    host_tmp_owner = Fd(host_tmp.tree);
+  }
+  DeviceClones devices{};
+  std::fill(std::begin(devices.fds), std::end(devices.fds), -1);
+  struct DevCloser {
+    DeviceClones& d;
+    ~DevCloser() {
+      for (int fd : d.fds)
+        if (fd >= 0) close(fd);
+    }
+  } dev_closer{devices};
+  if (own_dev) LOCKBOX_TRY(clone_devices(&devices));
+
+  // 2. The root: a tmpfs over /tmp of this (private) mount namespace.
+  NewRoot root;
+  LOCKBOX_TRY(root.mount_at("/tmp"));
+  for (auto& entry : entries) LOCKBOX_TRY(place(root, entry));
+  if (own_dev) LOCKBOX_TRY(build_dev(root, devices));
+  if (own_proc) LOCKBOX_TRY(build_proc(root));
+  if (own_tmp) LOCKBOX_TRY(build_tmp(root, policy, &host_tmp));
+  // The root itself read-only: the block cannot plant files next to /usr.
+  if (set_attrs(root.fd(), "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false))
+    return setup_error("mount /", errno, "make the root read-only");
+
+  // 3. pivot_root(".", "."): the old root ends up stacked under the new one and is detached
+  //    at once, with no directory for it in the new tree (see pivot_root(2), NOTES).
+  if (fchdir(root.fd()) != 0) return setup_error("pivot_root", errno, "chdir to the new root");
+  if (syscall(SYS_pivot_root, ".", ".") != 0) return setup_error("pivot_root", errno, "pivot_root");
+  if (umount2(".", MNT_DETACH) != 0) return setup_error("pivot_root", errno, "detach old root");
+  if (chdir("/") != 0) return setup_error("pivot_root", errno, "chdir /");
+  std::string dir = policy.working_dir.empty() ? "/" : policy.working_dir;
+  if (chdir(dir.c_str()) != 0)
+    return setup_error("chdir", errno, "working directory " + dir + " inside the sandbox");
+  return std::nullopt;
+}
+
+}  // namespace stackie::linux_sandbox

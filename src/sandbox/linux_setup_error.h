@@ -1,0 +1,37 @@
+// How the Linux lockbox reports a failed setup step (DESIGN.md §1): one JSON line
+// `{"step":"...","errno":N,"message":"..."}` on the error fd, or a human line on stderr when the
+// caller gave no error fd. Every process of the lockbox (monitor, pid 1, the block before exec)
+// reports through the same sink, so the daemon sees exactly one line whoever failed.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace stackie::linux_sandbox {
+
+struct SetupError {
+  std::string step;  // short, stable: "unshare", "uid_map", "mount /usr", "exec", ...
+  int errnum = 0;    // errno of the failing call, 0 when there is none
+  std::string message;
+};
+
+SetupError setup_error(std::string_view step, int errnum, std::string_view message);
+
+// The JSON line (with its trailing newline). No third-party JSON here: the lockbox is linked
+// statically and must not drag a JSON library in for one line.
+std::string setup_error_json(const SetupError& error);
+
+// Where failures go: `error_fd` >= 0 gets the JSON line; otherwise stderr gets
+// "stackie-lockbox: STEP: MESSAGE".
+struct ErrorSink {
+  int error_fd = -1;
+};
+
+void report(const ErrorSink& sink, const SetupError& error);
+
+// Exit codes of stackie-lockbox (DESIGN.md §5).
+inline constexpr int kExitSetupFailed = 125;
+inline constexpr int kExitNotExecutable = 126;
+inline constexpr int kExitNotFound = 127;
+
+}  // namespace stackie::linux_sandbox

@@ -1,0 +1,188 @@
+#include "sandbox/lockbox_options.h"
+
+#include <charconv>
+#include <string_view>
+
+namespace stackie::lockbox {
+
+const char kUsage[] =
+    "Usage: stackie-lockbox [OPTIONS] -- COMMAND [ARG...]\n"
+    "       stackie-lockbox --join PID [--setenv NAME VALUE]... [--chdir DIR] -- COMMAND [ARG...]\n"
+    "\n"
+    "Run COMMAND inside an unprivileged namespace sandbox built from a policy.\n"
+    "\n"
+    "Policy:\n"
+    "  --ro SRC[:DEST]          bind SRC read-only (at DEST, default SRC)\n"
+    "  --rw SRC[:DEST]          bind SRC read-write\n"
+    "  --tmpfs DEST             mount a fresh tmpfs at DEST\n"
+    "  --tmpdir DIR             back the private /tmp with host directory DIR\n"
+    "  --net none|localhost|host  network namespace mode (default none)\n"
+    "  --identity root|user     uid inside: 0 (default) or the caller's own\n"
+    "  --setenv NAME VALUE      add a variable; nothing else of the environment passes\n"
+    "  --chdir DIR              working directory inside (default /)\n"
+    "  --name NAME              sandbox name, the hostname inside (default stackie)\n"
+    "  --pass-fd N              keep fd N open in COMMAND\n"
+    "  --no-system-view         do not add the default read-only system view\n"
+    "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
+    "\n"
+    "Other:\n"
+    "  --error-fd N             report a setup failure as one JSON line on fd N\n"
+    "  --join PID               run COMMAND inside the running sandbox of PID\n"
+    "  --print-policy           print the policy as JSON and exit\n"
+    "  -h, --help               show this help\n"
+    "  -V, --version            print version, commit and sandbox backend\n"
+    "\n"
+    "Exit status: COMMAND's (128+N for signal N), 125 setup failure, 126 not executable,\n"
+    "127 not found.\n";
+
+namespace {
+
+Error usage_error(std::string message) {
+  return Error{0, std::move(message)};
+}
+
+Result<int> parse_int(std::string_view option, std::string_view text, int min) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min)
+    return usage_error(std::string(option) + ": '" + std::string(text) +
+                       "' is not a number >= " + std::to_string(min));
+  return value;
+}
+
+// SRC[:DEST]. A ':' in SRC cannot be written here; the policy fd takes any path.
+Result<BindMount> parse_bind(std::string_view option, std::string_view text) {
+  BindMount bind;
+  size_t colon = text.find(':');
+  bind.source = std::string(text.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    bind.dest = std::string(text.substr(colon + 1));
+    if (bind.dest.empty())
+      return usage_error(std::string(option) + ": empty DEST in '" + std::string(text) + "'");
+  }
+  if (bind.source.empty() || bind.source[0] != '/')
+    return usage_error(std::string(option) + ": SRC '" + bind.source + "' must be absolute");
+  if (!bind.dest.empty() && bind.dest[0] != '/')
+    return usage_error(std::string(option) + ": DEST '" + bind.dest + "' must be absolute");
+  if (bind.dest == bind.source) bind.dest.clear();
+  return bind;
+}
+
+}  // namespace
+
+Result<Options> parse_options(int argc, const char* const* argv) {
+  Options options;
+  SandboxPolicy& policy = options.policy;
+  int i = 1;
+  // The value of an option that takes one; an error names the option.
+  auto value = [&](std::string_view option) -> Result<std::string_view> {
+    if (i + 1 >= argc) return usage_error(std::string(option) + " needs a value");
+    return std::string_view(argv[++i]);
+  };
+  bool saw_separator = false;
+  for (; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") {
+      saw_separator = true;
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    if (arg == "-V" || arg == "--version") {
+      options.version = true;
+      return options;
+    }
+    if (arg == "--print-policy") {
+      options.print_policy = true;
+      continue;
+    }
+    if (arg == "--no-system-view") {
+      policy.system_view = false;
+      options.policy_flags_used = true;
+      continue;
+    }
+    if (arg == "--ro" || arg == "--rw") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(bind, parse_bind(arg, text));
+      (arg == "--ro" ? policy.read_only : policy.read_write).push_back(std::move(bind));
+      options.policy_flags_used = true;
+    } else if (arg == "--tmpfs") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.tmpfs.emplace_back(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--tmpdir") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.host_tmp_dir = std::string(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--net") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(mode, parse_network_mode(text));
+      policy.network = mode;
+      options.policy_flags_used = true;
+    } else if (arg == "--identity") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(identity, parse_identity(text));
+      policy.identity = identity;
+      options.policy_flags_used = true;
+    } else if (arg == "--setenv") {
+      STACKIE_TRY_ASSIGN(name, value(arg));
+      if (i + 1 >= argc) return usage_error("--setenv " + std::string(name) + " needs a VALUE");
+      policy.environment.emplace_back(std::string(name), std::string(argv[++i]));
+      options.policy_flags_used = true;
+    } else if (arg == "--chdir") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.working_dir = std::string(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--name") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.name = std::string(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--pass-fd") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 3));
+      policy.pass_fds.push_back(fd);
+      options.policy_flags_used = true;
+    } else if (arg == "--policy-fd" || arg == "--error-fd") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
+      (arg == "--policy-fd" ? options.policy_fd : options.error_fd) = fd;
+    } else if (arg == "--join") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(pid, parse_int(arg, text, 1));
+      options.join_pid = pid;
+    } else {
+      return usage_error("unknown option '" + std::string(arg) + "' (see --help)");
+    }
+  }
+  for (; i < argc; ++i) options.command.emplace_back(argv[i]);
+  if (!options.print_policy) {
+    if (!saw_separator) return usage_error("missing '--' before COMMAND (see --help)");
+    if (options.command.empty()) return usage_error("missing COMMAND after '--'");
+  }
+  STACKIE_TRY(check_options(options));
+  return options;
+}
+
+Status check_options(const Options& options) {
+  if (options.policy_fd >= 0 && options.policy_flags_used)
+    return usage_error("--policy-fd cannot be combined with the policy options");
+  if (options.policy_fd >= 0 && options.policy_fd == options.error_fd)
+    return usage_error("--policy-fd and --error-fd must be different fds");
+  if (options.join_pid != 0) {
+    if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
+    const SandboxPolicy& p = options.policy;
+    if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
+        !p.host_tmp_dir.empty() || !p.pass_fds.empty())
+      return usage_error("--join enters an existing sandbox: only --setenv and --chdir apply");
+  }
+  if (options.policy_fd < 0) {
+    Status valid = validate(options.policy);
+    if (!valid.ok()) return valid;
+  }
+  return {};
+}
+
+}  // namespace stackie::lockbox

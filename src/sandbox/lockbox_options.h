@@ -1,0 +1,35 @@
+// Command line of `stackie-lockbox` (man/stackie-lockbox.1.scd). Pure: parsing builds the same
+// SandboxPolicy the daemon sends on --policy-fd, and reading the fds happens in the main.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "sandbox/policy.h"
+
+namespace stackie::lockbox {
+
+struct Options {
+  SandboxPolicy policy;
+  bool policy_flags_used = false;  // any of --ro/--rw/... given (exclusive with --policy-fd)
+  std::vector<std::string> command;
+  int policy_fd = -1;
+  int error_fd = -1;
+  pid_t join_pid = 0;
+  bool print_policy = false;
+  bool help = false;
+  bool version = false;
+};
+
+// argv[0] is the program name. Every error message names the offending option.
+Result<Options> parse_options(int argc, const char* const* argv);
+
+// The policy read from --policy-fd replaces the flag-built one; checks the combination.
+Status check_options(const Options& options);
+
+extern const char kUsage[];
+
+}  // namespace stackie::lockbox

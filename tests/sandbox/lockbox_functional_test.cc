@@ -1,0 +1,369 @@
+// Functional behaviour of stackie-lockbox: exit codes, signals, stdio, death, --join, the policy
+// fd, and every bad-input path of the command line.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "lockbox_harness.h"
+#include "sandbox/policy.h"
+
+extern char** environ;
+
+namespace stackie::testing {
+namespace {
+
+class LockboxRun : public ::testing::Test {
+ protected:
+  void SetUp() override { STACKIE_REQUIRE_UNPRIVILEGED(); }
+};
+
+// A lockbox in the background with its stdout readable; killed in the destructor.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& probe_args,
+                      const std::vector<std::string>& flags = {}) {
+    int out[2];
+    pipe2(out, O_CLOEXEC);
+    std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back("--");
+    argv.push_back("/probe");
+    argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    argv_ = argv;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    out_ = out[0];
+  }
+  ~Background() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(out_);
+  }
+  // Reads until `text` appears (true) or EOF/timeout (false).
+  bool wait_for(const std::string& text, int timeout_ms = 5000) {
+    return read_until(text, timeout_ms);
+  }
+  // True when stdout reaches EOF within the timeout: every holder of the pipe is gone.
+  bool eof_within(int timeout_ms) { return !read_until("\x01never", timeout_ms) && eof_; }
+  int wait_exit() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  pid_t pid() const { return pid_; }
+  const std::string& output() const { return seen_; }
+
+ private:
+  bool read_until(const std::string& text, int timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (seen_.find(text) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return false;
+      pollfd p{out_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buffer[512];
+      ssize_t n = read(out_, buffer, sizeof buffer);
+      if (n <= 0) {
+        eof_ = true;
+        return false;
+      }
+      seen_.append(buffer, static_cast<size_t>(n));
+    }
+    return true;
+  }
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int out_ = -1;
+  bool eof_ = false;
+  std::string seen_;
+};
+
+TEST_F(LockboxRun, ShellWorksWithNoFlags) {
+  RunResult r = run({lockbox_path(), "--", "/bin/sh", "-c", "echo hi"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "hi\n");
+}
+
+TEST_F(LockboxRun, CommandFoundOnDefaultPath) {
+  RunResult r = run({lockbox_path(), "--", "sh", "-c", "exit 0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(LockboxRun, ExitCodePassesThrough) {
+  EXPECT_EQ(run_probe({}, {"exit", "3"}).exit_code, 3);
+  EXPECT_EQ(run_probe({}, {"exit", "0"}).exit_code, 0);
+}
+
+TEST_F(LockboxRun, SignalDeathIs128PlusN) {
+  EXPECT_EQ(run_probe({}, {"raise", "9"}).exit_code, 137);
+}
+
+TEST_F(LockboxRun, NotFoundIs127WithReport) {
+  RunOptions options;
+  options.with_error_fd = true;
+  RunResult r = run({lockbox_path(), "--error-fd", "3", "--", "/no/such/program"}, options);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.error_fd.find("\"step\":\"exec\""), std::string::npos) << r.error_fd;
+  EXPECT_NE(r.error_fd.find("\"errno\":2"), std::string::npos) << r.error_fd;
+}
+
+TEST_F(LockboxRun, NotExecutableIs126) {
+  RunResult r = run({lockbox_path(), "--", "/etc/passwd"});
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+}
+
+TEST_F(LockboxRun, ThreadsWork) {
+  EXPECT_EQ(trim(run_probe({}, {"threads"}).out), "28");
+}
+
+TEST_F(LockboxRun, StdinIsPiped) {
+  RunOptions options;
+  options.stdin_data = "piped text\n";
+  RunResult r = run({lockbox_path(), "--", "/bin/cat"}, options);
+  EXPECT_EQ(r.out, "piped text\n");
+}
+
+TEST_F(LockboxRun, SigtermReachesTheBlock) {
+  Background box({"sleep", "30"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  kill(box.pid(), SIGTERM);
+  EXPECT_EQ(box.wait_exit(), 143);
+}
+
+class Forwarding : public LockboxRun, public ::testing::WithParamInterface<int> {};
+
+TEST_P(Forwarding, SignalIsForwarded) {
+  Background box({"wait-signal"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  kill(box.pid(), GetParam());
+  EXPECT_TRUE(box.wait_for(sigabbrev_np(GetParam()))) << box.output();
+  EXPECT_EQ(box.wait_exit(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, Forwarding,
+                         ::testing::Values(SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2),
+                         [](const auto& param_info) {
+                           return std::string(sigabbrev_np(param_info.param));
+                         });
+
+TEST_F(LockboxRun, KillOfTheLauncherKillsDaemonisedGrandchild) {
+  Background box({"daemonize"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  kill(box.pid(), SIGKILL);
+  box.wait_exit();
+  // The grandchild holds our pipe; EOF means it is dead.
+  EXPECT_TRUE(box.eof_within(3000)) << "a setsid grandchild survived the lockbox";
+}
+
+TEST_F(LockboxRun, DeathOfTheParentKillsTheSandbox) {
+  // A stand-in daemon: a shell that starts the lockbox in the background, then is SIGKILLed.
+  int out[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  std::string script =
+      "'" + lockbox_path() + "' --ro '" + probe_path() + ":/probe' -- /probe daemonize & wait";
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  pid_t shell;
+  ASSERT_EQ(posix_spawn(&shell, argv[0], &actions, nullptr, const_cast<char**>(argv), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  char buffer[64];
+  pollfd p{out[0], POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1);
+  ASSERT_GT(read(out[0], buffer, sizeof buffer), 0);  // "ready"
+  kill(shell, SIGKILL);
+  waitpid(shell, nullptr, 0);
+  bool eof = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!eof && std::chrono::steady_clock::now() < deadline) {
+    if (poll(&p, 1, 100) == 1) eof = read(out[0], buffer, sizeof buffer) <= 0;
+  }
+  close(out[0]);
+  EXPECT_TRUE(eof) << "the sandbox outlived its parent";
+}
+
+TEST_F(LockboxRun, JoinSeesTheSameFilesAndPidNamespace) {
+  std::string dir = make_temp_dir();
+  Background box({"sleep", "30"}, {"--tmpfs", "/scratch"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  // Write through one join, read through another: same mount namespace.
+  RunResult w = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
+                     "echo joined > /scratch/f"});
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  RunResult r = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
+                     "cat /scratch/f; ls /proc | grep -c '^[0-9]'"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 7), "joined\n");
+  EXPECT_LE(std::stoi(r.out.substr(7)), 5) << "only the sandbox's processes: " << r.out;
+  EXPECT_NE(access("/scratch/f", F_OK), 0);
+  remove_tree(dir);
+}
+
+TEST_F(LockboxRun, JoinIsLockedDownAndReturnsTheStatus) {
+  Background box({"sleep", "30"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  RunResult r = run({lockbox_path(), "--join", std::to_string(box.pid()), "--", "/bin/sh", "-c",
+                     "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.out.find("CapEff:\t0000000000000000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NoNewPrivs:\t1"), std::string::npos);
+  EXPECT_NE(r.out.find("Seccomp:\t2"), std::string::npos);
+}
+
+TEST_F(LockboxRun, JoinOfANonSandboxFails) {
+  RunResult r = run({lockbox_path(), "--join", std::to_string(getpid()), "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("neither a stackie sandbox"), std::string::npos) << r.err;
+}
+
+TEST_F(LockboxRun, PolicyFdRoundTrip) {
+  SandboxPolicy policy;
+  policy.name = "fd-policy";
+  policy.environment = {{"FROM", "fd"}};
+  policy.read_only = {{probe_path(), "/probe"}};
+  std::string json = policy_to_json(policy);
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  ASSERT_EQ(write(p[1], json.data(), json.size()), static_cast<ssize_t>(json.size()));
+  close(p[1]);
+  RunOptions options;
+  options.leak_fd = p[0];
+  RunResult r =
+      run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/probe", "env"}, options);
+  close(p[0]);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(trim(r.out), "FROM=fd");
+  RunResult printed =
+      run({lockbox_path(), "--name", "fd-policy", "--no-system-view", "--print-policy"});
+  auto back = policy_from_json(trim(printed.out));
+  ASSERT_TRUE(back.ok()) << printed.out;
+  EXPECT_EQ(back->name, "fd-policy");
+  EXPECT_FALSE(back->system_view);
+}
+
+TEST_F(LockboxRun, SetupFailureIsOneJsonLineAnd125) {
+  RunOptions options;
+  options.with_error_fd = true;
+  RunResult r = run(
+      {lockbox_path(), "--error-fd", "3", "--chdir", "/no/such/dir", "--", "/bin/true"}, options);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_EQ(std::count(r.error_fd.begin(), r.error_fd.end(), '\n'), 1) << r.error_fd;
+  EXPECT_EQ(r.error_fd.rfind("{\"step\":\"chdir\",\"errno\":2,\"message\":", 0), 0u) << r.error_fd;
+}
+
+struct BadInput {
+  const char* name;
+  std::vector<std::string> args;
+  const char* message;
+};
+
+class LockboxBadInput : public LockboxRun, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(LockboxBadInput, Exits125NamingTheProblem) {
+  std::vector<std::string> argv = {lockbox_path()};
+  argv.insert(argv.end(), GetParam().args.begin(), GetParam().args.end());
+  RunResult r = run(argv);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, LockboxBadInput,
+    ::testing::Values(
+        BadInput{"NoArguments", {}, "missing '--'"},
+        BadInput{"UnknownOption", {"--frobnicate", "--", "/bin/true"}, "unknown option"},
+        BadInput{"MissingCommand", {"--"}, "missing COMMAND"},
+        BadInput{"NoSeparator", {"/bin/true"}, "unknown option"},
+        BadInput{"RelativeRo", {"--ro", "usr", "--", "/bin/true"}, "must be absolute"},
+        BadInput{"RelativeDest", {"--rw", "/tmp:data", "--", "/bin/true"}, "must be absolute"},
+        BadInput{"EmptyDest", {"--ro", "/tmp:", "--", "/bin/true"}, "empty DEST"},
+        BadInput{"RoMissingValue", {"--ro"}, "--ro needs a value"},
+        BadInput{"BadNet", {"--net", "wan", "--", "/bin/true"}, "unknown network mode"},
+        BadInput{"BadIdentity", {"--identity", "admin", "--", "/bin/true"}, "unknown identity"},
+        BadInput{"SetenvWithoutValue", {"--setenv", "A"}, "needs a VALUE"},
+        BadInput{
+            "BadSetenvName", {"--setenv", "A=B", "x", "--", "/bin/true"}, "invalid environment"},
+        BadInput{"RelativeChdir", {"--chdir", "tmp", "--", "/bin/true"}, "working directory"},
+        BadInput{"DotDotPath", {"--ro", "/usr/../etc", "--", "/bin/true"}, "without '.', '..'"},
+        BadInput{"DuplicateDest",
+                 {"--tmpfs", "/x", "--tmpfs", "/x", "--", "/bin/true"},
+                 "share the destination"},
+        BadInput{"PolicyFdNotNumber", {"--policy-fd", "x", "--", "/bin/true"}, "is not a number"},
+        BadInput{"PolicyFdNotOpen", {"--policy-fd", "77", "--", "/bin/true"}, "read the policy"},
+        BadInput{"PolicyFdWithFlags",
+                 {"--policy-fd", "0", "--ro", "/usr", "--", "/bin/true"},
+                 "cannot be combined"},
+        BadInput{"ErrorFdNotOpen", {"--error-fd", "78", "--", "/bin/true"}, "is not open"},
+        BadInput{"PassFdBelow3", {"--pass-fd", "2", "--", "/bin/true"}, "is not a number >= 3"},
+        BadInput{"PassFdNotOpen", {"--pass-fd", "79", "--", "/bin/true"}, "not usable"},
+        BadInput{"JoinNotNumber", {"--join", "abc", "--", "/bin/true"}, "is not a number"},
+        BadInput{"JoinNoSuchPid", {"--join", "999999999", "--", "/bin/true"}, "no process"},
+        BadInput{
+            "JoinWithBinds", {"--join", "1", "--ro", "/usr", "--", "/bin/true"}, "only --setenv"},
+        BadInput{"BadName", {"--name", "Bad Name", "--", "/bin/true"}, "may only contain"},
+        BadInput{"MissingRoSource",
+                 {"--ro", "/no/such/source", "--", "/bin/true"},
+                 "bind /no/such/source"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST_F(LockboxRun, InvalidPolicyJsonIs125) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  ASSERT_EQ(write(p[1], "{not json", 9), 9);
+  close(p[1]);
+  RunOptions options;
+  options.leak_fd = p[0];
+  RunResult r =
+      run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/bin/true"}, options);
+  close(p[0]);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+}
+
+TEST_F(LockboxRun, HelpAndVersionExitZero) {
+  EXPECT_EQ(run({lockbox_path(), "--help"}).exit_code, 0);
+  RunResult v = run({lockbox_path(), "--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("stackie-lockbox"), std::string::npos);
+}
+
+// The user-namespaces-unavailable path, end to end, without touching the host: in a user
+// namespace of our own, user.max_user_namespaces is ours to set to 0.
+TEST_F(LockboxRun, NoUserNamespacesFailsClosedWithCauseAndFix) {
+  std::string marker = make_temp_dir() + "/ran";
+  std::string script = "echo 0 > /proc/sys/user/max_user_namespaces && exec '" + lockbox_path() +
+                       "' --rw /tmp -- /bin/sh -c 'touch " + marker + "'";
+  RunResult r = run({"/usr/bin/unshare", "--user", "--map-root-user", "/bin/sh", "-c", script});
+  if (r.err.find("max_user_namespaces") == std::string::npos && r.exit_code != 125)
+    GTEST_SKIP() << "cannot lower max_user_namespaces in a nested user namespace here: " << r.err;
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("user.max_user_namespaces is 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fix:"), std::string::npos) << r.err;
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran unsandboxed";
+}
+
+}  // namespace
+}  // namespace stackie::testing

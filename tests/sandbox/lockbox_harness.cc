@@ -1,0 +1,126 @@
+#include "lockbox_harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+extern char** environ;
+
+namespace stackie::testing {
+
+std::string lockbox_path() {
+  return STACKIE_LOCKBOX_PATH;
+}
+std::string probe_path() {
+  return STACKIE_PROBE_PATH;
+}
+
+std::string trim(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n");
+  return end == std::string::npos ? "" : text.substr(0, end + 1);
+}
+
+std::string make_temp_dir() {
+  char pattern[] = "/tmp/stackie-lockbox-test-XXXXXX";
+  char* dir = mkdtemp(pattern);
+  return dir ? dir : "";
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+  int in[2], out[2], err[2], efd[2];
+  pipe2(in, O_CLOEXEC);
+  pipe2(out, O_CLOEXEC);
+  pipe2(err, O_CLOEXEC);
+  pipe2(efd, O_CLOEXEC);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  if (options.with_error_fd) posix_spawn_file_actions_adddup2(&actions, efd[1], 3);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  for (const auto& e : options.extra_env) env_strings.push_back(e);
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  if (options.leak_fd >= 0) fcntl(options.leak_fd, F_SETFD, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  close(efd[1]);
+  RunResult result;
+  if (rc != 0) {
+    result.err = std::string("spawn: ") + std::strerror(rc);
+    return result;
+  }
+  if (!options.stdin_data.empty())
+    (void)!write(in[1], options.stdin_data.data(), options.stdin_data.size());
+  close(in[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.timeout_ms);
+  pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {efd[0], POLLIN, 0}};
+  std::string* sinks[3] = {&result.out, &result.err, &result.error_fd};
+  int open_count = 3;
+  bool timed_out = false;
+  while (open_count > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (poll(fds, 3, static_cast<int>(left)) <= 0) continue;
+    for (int i = 0; i < 3; ++i) {
+      if (fds[i].fd < 0 || !fds[i].revents) continue;
+      char buffer[4096];
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+      } else {
+        sinks[i]->append(buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!timed_out)
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+RunResult run_probe(const std::vector<std::string>& lockbox_args,
+                    const std::vector<std::string>& probe_args, const RunOptions& options) {
+  std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
+  argv.insert(argv.end(), lockbox_args.begin(), lockbox_args.end());
+  argv.push_back("--");
+  argv.push_back("/probe");
+  argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+  return run(argv, options);
+}
+
+}  // namespace stackie::testing

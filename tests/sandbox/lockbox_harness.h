@@ -1,0 +1,45 @@
+// Runs stackie-lockbox (and the probe inside it) as a child with pipes, bounded in time, for the
+// sandbox suite. Sandbox tests must run unprivileged: as root they fail on purpose.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace stackie::testing {
+
+struct RunResult {
+  int exit_code = -1;  // -1: killed by the timeout
+  std::string out;
+  std::string err;
+  std::string error_fd;  // what the lockbox wrote on --error-fd 3 (when with_error_fd)
+};
+
+struct RunOptions {
+  std::string stdin_data;
+  bool with_error_fd = false;
+  int timeout_ms = 10000;
+  std::vector<std::string> extra_env;  // "NAME=VALUE" in the lockbox's own environment
+  int leak_fd = -1;                    // an fd left open (not CLOEXEC) in the lockbox
+};
+
+std::string lockbox_path();
+std::string probe_path();
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
+// lockbox --ro PROBE:/probe EXTRA... -- /probe ARGS...
+RunResult run_probe(const std::vector<std::string>& lockbox_args,
+                    const std::vector<std::string>& probe_args, const RunOptions& options = {});
+std::string trim(const std::string& text);
+std::string make_temp_dir();  // under /tmp, removed by remove_tree
+void remove_tree(const std::string& path);
+
+}  // namespace stackie::testing
+
+// In every sandbox test's SetUp: a root run must never pass silently.
+#define STACKIE_REQUIRE_UNPRIVILEGED()                                                      \
+  do {                                                                                      \
+    if (geteuid() == 0)                                                                     \
+      FAIL() << "the sandbox suite must run as an unprivileged user (scripts/test runs it " \
+                "as stackie-test; or: runuser -u stackie-test -- " __FILE__ "'s binary)";   \
+  } while (0)

@@ -1,0 +1,356 @@
+// Isolation properties of the Linux lockbox (issue 3): each test would fail on a weaker sandbox.
+// The syscall probes also run *outside* the lockbox as a control: the kernel alone answers
+// differently, so EPERM/ENOSYS inside is the filter's doing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "lockbox_harness.h"
+
+namespace stackie::testing {
+namespace {
+
+class Lockbox : public ::testing::Test {
+ protected:
+  void SetUp() override { STACKIE_REQUIRE_UNPRIVILEGED(); }
+  std::string probe(const std::vector<std::string>& args,
+                    const std::vector<std::string>& flags = {}) {
+    RunResult r = run_probe(flags, args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return trim(r.out);
+  }
+};
+
+struct SyscallCase {
+  const char* probe;
+  const char* inside;  // errno name expected inside
+};
+
+class LockboxSyscall : public ::testing::TestWithParam<SyscallCase> {
+ protected:
+  void SetUp() override { STACKIE_REQUIRE_UNPRIVILEGED(); }
+};
+
+TEST_P(LockboxSyscall, RefusedInsideButNotByTheKernelAlone) {
+  RunResult inside = run_probe({}, {GetParam().probe});
+  ASSERT_EQ(inside.exit_code, 0) << inside.err;
+  EXPECT_EQ(trim(inside.out), GetParam().inside);
+  RunResult outside = run({probe_path(), GetParam().probe});
+  EXPECT_NE(trim(outside.out), GetParam().inside) << "control run outside the sandbox";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Seccomp, LockboxSyscall,
+    ::testing::Values(SyscallCase{"keyctl", "EPERM"}, SyscallCase{"add_key", "EPERM"},
+                      SyscallCase{"request_key", "EPERM"}, SyscallCase{"bpf", "EPERM"},
+                      SyscallCase{"perf_event_open", "EPERM"}, SyscallCase{"userfaultfd", "EPERM"},
+                      SyscallCase{"io_uring_setup", "EPERM"}, SyscallCase{"mount", "EPERM"},
+                      SyscallCase{"umount2", "EPERM"}, SyscallCase{"chroot", "EPERM"},
+                      SyscallCase{"setns", "EPERM"}, SyscallCase{"unshare-user", "EPERM"},
+                      SyscallCase{"clone-newuser", "EPERM"}, SyscallCase{"clone3", "ENOSYS"},
+                      SyscallCase{"fsopen", "ENOSYS"}, SyscallCase{"open_tree", "ENOSYS"},
+                      SyscallCase{"move_mount", "ENOSYS"}, SyscallCase{"mount_setattr", "ENOSYS"},
+                      SyscallCase{"ptrace", "EPERM"}, SyscallCase{"process_vm_readv", "EPERM"},
+                      SyscallCase{"tiocsti", "EPERM"}, SyscallCase{"tiocsti-highbits", "EPERM"},
+                      SyscallCase{"tioclinux", "EPERM"}, SyscallCase{"x32-keyctl", "EPERM"}),
+    [](const auto& param_info) {
+      std::string name = param_info.param.probe;
+      for (char& c : name)
+        if (c == '-') c = '_';
+      return name;
+    });
+
+TEST_F(Lockbox, PivotRootRefused) {
+  EXPECT_EQ(probe({"pivot_root"}), "EPERM");
+}
+TEST_F(Lockbox, MknodRefused) {
+  EXPECT_EQ(probe({"mknod"}), "EPERM");
+}
+
+TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
+  std::string dir = make_temp_dir();
+  std::ofstream(dir + "/secret") << "x";
+  EXPECT_EQ(probe({"exists", dir + "/secret"}), "ENOENT");
+  EXPECT_EQ(probe({"exists", "/home"}), "ENOENT");
+  EXPECT_EQ(probe({"exists", "/etc/shadow"}), "ENOENT");
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, SysIsNotMounted) {
+  EXPECT_EQ(probe({"exists", "/sys/kernel"}), "ENOENT");
+}
+
+TEST_F(Lockbox, ReadOnlyPathRefusesWrites) {
+  std::string dir = make_temp_dir();
+  EXPECT_EQ(probe({"write", "/data/f"}, {"--ro", dir + ":/data"}), "EROFS");
+  EXPECT_EQ(probe({"statvfs", "/data"}, {"--ro", dir + ":/data"}), "ro nosuid nodev");
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, ReadOnlyPathRefusesRemountReadWrite) {
+  std::string dir = make_temp_dir();
+  EXPECT_EQ(probe({"remount-rw", "/data"}, {"--ro", dir + ":/data"}), "EPERM");
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, ReadOnlyBindIsReadOnlyInSubmountsToo) {
+  // Host /dev has submounts (pts, shm): a non-recursive read-only remount leaves them writable.
+  EXPECT_EQ(probe({"statvfs", "/hostdev/shm"}, {"--ro", "/dev:/hostdev"}).substr(0, 2), "ro");
+}
+
+TEST_F(Lockbox, SystemViewIsReadOnlyNosuidNodev) {
+  EXPECT_EQ(probe({"statvfs", "/usr"}), "ro nosuid nodev");
+  EXPECT_EQ(probe({"write", "/usr/stackie-probe"}), "EROFS");
+}
+
+TEST_F(Lockbox, RootIsReadOnly) {
+  EXPECT_EQ(probe({"mkdir", "/planted"}), "EROFS");
+}
+
+TEST_F(Lockbox, ReadWritePathPersistsOnTheHost) {
+  std::string dir = make_temp_dir();
+  EXPECT_EQ(probe({"write", "/data/out"}, {"--rw", dir + ":/data"}), "ok");
+  std::ifstream file(dir + "/out");
+  std::string content;
+  file >> content;
+  EXPECT_EQ(content, "data");
+  EXPECT_EQ(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}), "rw nosuid nodev");
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, MountTargetIsNeverCreatedOnTheHost) {
+  std::string dir = make_temp_dir();
+  RunResult r = run_probe({"--rw", dir + ":/data", "--tmpfs", "/data/sub"}, {"exists", "/data"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("not created on the host"), std::string::npos) << r.err;
+  EXPECT_FALSE(access((dir + "/sub").c_str(), F_OK) == 0);
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, TmpfsDestinationIsFreshAndPrivate) {
+  EXPECT_EQ(probe({"write", "/scratch/x"}, {"--tmpfs", "/scratch"}), "ok");
+  EXPECT_EQ(probe({"list", "/scratch"}, {"--tmpfs", "/scratch"}), "");
+  EXPECT_NE(access("/scratch", F_OK), 0);
+}
+
+TEST_F(Lockbox, NoCapabilityInAnySet) {
+  for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+    EXPECT_EQ(probe({"status", set}), "0000000000000000") << set;
+}
+
+TEST_F(Lockbox, NoCapabilityWithIdentityUserEither) {
+  EXPECT_EQ(probe({"status", "CapBnd"}, {"--identity", "user"}), "0000000000000000");
+}
+
+TEST_F(Lockbox, NoNewPrivs) {
+  EXPECT_EQ(probe({"status", "NoNewPrivs"}), "1");
+}
+TEST_F(Lockbox, SeccompFilterMode) {
+  EXPECT_EQ(probe({"status", "Seccomp"}), "2");
+}
+
+TEST_F(Lockbox, OnlyStdioFdsOpen) {
+  int leak[2];
+  ASSERT_EQ(pipe(leak), 0);
+  RunOptions options;
+  options.leak_fd = leak[0];
+  options.with_error_fd = true;
+  RunResult r = run_probe({"--error-fd", "3"}, {"fds"}, options);
+  close(leak[0]);
+  close(leak[1]);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(trim(r.out), "0 1 2");
+  EXPECT_EQ(r.error_fd, "") << "success must close the error fd without a line";
+}
+
+TEST_F(Lockbox, PassedFdSurvives) {
+  int pass[2];
+  ASSERT_EQ(pipe(pass), 0);
+  RunOptions options;
+  options.leak_fd = pass[1];
+  RunResult r = run_probe({"--pass-fd", std::to_string(pass[1])}, {"fds"}, options);
+  close(pass[0]);
+  close(pass[1]);
+  EXPECT_EQ(trim(r.out), "0 1 2 " + std::to_string(pass[1]));
+}
+
+TEST_F(Lockbox, NewSessionWithoutControllingTerminal) {
+  EXPECT_EQ(probe({"session"}), "leader ENXIO");
+}
+
+TEST_F(Lockbox, HostPidsInvisible) {
+  std::string listing = probe({"list", "/proc"});
+  EXPECT_EQ(listing.find(" " + std::to_string(getpid()) + " "), std::string::npos);
+  EXPECT_LE(std::stoi(probe({"pid"})), 3) << "the block is one of the first pids of its own ns";
+}
+
+TEST_F(Lockbox, HostPidsUnsignalable) {
+  EXPECT_EQ(probe({"kill", std::to_string(getpid())}), "ESRCH");
+}
+
+TEST_F(Lockbox, PidOneMemoryAndEnvironmentUnreadable) {
+  EXPECT_EQ(probe({"proc-mem"}), "EACCES EACCES");
+}
+
+TEST_F(Lockbox, OnlyLoopbackWithNetNone) {
+  EXPECT_EQ(probe({"interfaces"}, {"--net", "none"}), "lo");
+}
+TEST_F(Lockbox, OnlyLoopbackWithNetLocalhost) {
+  EXPECT_EQ(probe({"interfaces"}, {"--net", "localhost"}), "lo");
+}
+TEST_F(Lockbox, LoopbackIsUpInside) {
+  EXPECT_EQ(probe({"listen-connect"}), "ok");
+}
+
+class HostListener {
+ public:
+  HostListener() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), len);
+    listen(fd_, 4);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~HostListener() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(Lockbox, HostLoopbackPortUnreachable) {
+  HostListener listener;
+  EXPECT_EQ(probe({"connect-port", std::to_string(listener.port())}), "ECONNREFUSED");
+  EXPECT_EQ(probe({"connect-port", std::to_string(listener.port())}, {"--net", "localhost"}),
+            "ECONNREFUSED");
+}
+
+TEST_F(Lockbox, HostNetworkModeReachesHostLoopback) {
+  HostListener listener;
+  EXPECT_EQ(probe({"connect-port", std::to_string(listener.port())}, {"--net", "host"}), "ok");
+}
+
+TEST_F(Lockbox, HostAbstractSocketUnreachable) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string name = "stackie-test-" + std::to_string(getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  EXPECT_EQ(trim(run({probe_path(), "abstract-socket", name}).out), "ok") << "control";
+  EXPECT_EQ(probe({"abstract-socket", name}), "ECONNREFUSED");
+  close(fd);
+}
+
+TEST_F(Lockbox, DevIsMinimal) {
+  EXPECT_EQ(probe({"list", "/dev"}),
+            "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero");
+}
+
+TEST_F(Lockbox, DevPtsIsANewInstance) {
+  EXPECT_EQ(probe({"list", "/dev/pts"}), "ptmx");
+}
+
+TEST_F(Lockbox, ProcSysIsReadOnly) {
+  EXPECT_EQ(probe({"statvfs", "/proc/sys"}).substr(0, 2), "ro");
+  EXPECT_EQ(probe({"write", "/proc/sys/kernel/hostname"}), "EROFS");
+}
+
+TEST_F(Lockbox, SysrqTriggerNotWritable) {
+  std::string got = probe({"write", "/proc/sysrq-trigger"});
+  EXPECT_TRUE(got == "EROFS" || got == "EACCES" || got == "ENOENT") << got;
+  EXPECT_NE(got, "ok");
+}
+
+TEST_F(Lockbox, HostnameIsTheSandboxNameAndChangesStayInside) {
+  char before[256] = {};
+  gethostname(before, sizeof before - 1);
+  EXPECT_EQ(probe({"hostname"}, {"--name", "demo-db"}), "demo-db");
+  EXPECT_EQ(probe({"sethostname"}).substr(0, 8), "stackie ");
+  char after[256] = {};
+  gethostname(after, sizeof after - 1);
+  EXPECT_STREQ(before, after);
+}
+
+TEST_F(Lockbox, PrivateTmp) {
+  std::string marker = "/tmp/stackie-lockbox-marker-" + std::to_string(getpid());
+  std::ofstream(marker) << "x";
+  EXPECT_EQ(probe({"exists", marker}), "ENOENT");
+  EXPECT_EQ(probe({"write", "/tmp/inside"}), "ok");
+  EXPECT_NE(access("/tmp/inside", F_OK), 0);
+  unlink(marker.c_str());
+}
+
+TEST_F(Lockbox, HostTmpDirBacksTmp) {
+  std::string dir = make_temp_dir();
+  EXPECT_EQ(probe({"write", "/tmp/kept"}, {"--tmpdir", dir}), "ok");
+  EXPECT_EQ(access((dir + "/kept").c_str(), F_OK), 0);
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, PrivateSysvIpc) {
+  key_t key = 0x5ac0000 + getpid() % 65536;
+  int id = shmget(key, 4096, IPC_CREAT | 0600);
+  ASSERT_GE(id, 0);
+  EXPECT_EQ(trim(run({probe_path(), "shm", std::to_string(key)}).out), "ok") << "control";
+  EXPECT_EQ(probe({"shm", std::to_string(key)}), "ENOENT");
+  shmctl(id, IPC_RMID, nullptr);
+}
+
+TEST_F(Lockbox, EnvironmentScrubbed) {
+  RunOptions options;
+  options.extra_env = {"SSH_AUTH_SOCK=/tmp/agent", "DBUS_SESSION_BUS_ADDRESS=unix:x",
+                       "XDG_RUNTIME_DIR=/run/user/1"};
+  RunResult r = run_probe({"--setenv", "ONLY", "this"}, {"env"}, options);
+  EXPECT_EQ(trim(r.out), "ONLY=this");
+}
+
+TEST_F(Lockbox, IdentityRootIsUidZero) {
+  EXPECT_EQ(probe({"ids"}), "0 0");
+}
+
+TEST_F(Lockbox, IdentityUserIsTheCaller) {
+  EXPECT_EQ(probe({"ids"}, {"--identity", "user"}),
+            std::to_string(getuid()) + " " + std::to_string(getgid()));
+}
+
+TEST_F(Lockbox, SetgroupsDeniedAndOneLineMaps) {
+  EXPECT_EQ(probe({"read", "/proc/self/setgroups"}), "deny");
+  std::string map = probe({"read", "/proc/self/uid_map"});
+  EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), 0) << map;
+  EXPECT_NE(map.find(" 1"), std::string::npos);
+}
+
+TEST_F(Lockbox, OwnCgroupNamespace) {
+  EXPECT_EQ(probe({"read", "/proc/self/cgroup"}).back(), '/');
+}
+
+TEST_F(Lockbox, SetuidBitsAreIgnoredOnBinds) {
+  std::string dir = make_temp_dir();
+  EXPECT_NE(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}).find("nosuid"),
+            std::string::npos);
+  remove_tree(dir);
+}
+
+TEST_F(Lockbox, WorkingDirectoryResolvedInside) {
+  EXPECT_EQ(probe({"cwd"}, {"--chdir", "/usr/lib"}), "/usr/lib");
+}
+
+}  // namespace
+}  // namespace stackie::testing

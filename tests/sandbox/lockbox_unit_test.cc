@@ -1,0 +1,86 @@
+// Pure parts of the lockbox: option parsing, the error line, the user-namespace diagnosis.
+#include <cerrno>
+
+#include <gtest/gtest.h>
+
+#include "sandbox/linux_setup_error.h"
+#include "sandbox/linux_userns_diagnosis.h"
+#include "sandbox/lockbox_options.h"
+
+namespace stackie {
+namespace {
+
+Result<lockbox::Options> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "stackie-lockbox");
+  return lockbox::parse_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(LockboxOptions, FlagsBuildThePolicy) {
+  auto options =
+      parse({"--ro", "/a:/b",    "--rw", "/c", "--tmpfs", "/t", "--net",  "localhost", "--identity",
+             "user", "--setenv", "K",    "v",  "--chdir", "/b", "--name", "demo",      "--pass-fd",
+             "5",    "--tmpdir", "/h",   "--", "prog",    "arg"});
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  const SandboxPolicy& p = options->policy;
+  EXPECT_EQ(p.read_only, (std::vector<BindMount>{{"/a", "/b"}}));
+  EXPECT_EQ(p.read_write, (std::vector<BindMount>{{"/c", ""}}));
+  EXPECT_EQ(p.tmpfs, std::vector<std::string>{"/t"});
+  EXPECT_EQ(p.network, NetworkMode::localhost);
+  EXPECT_EQ(p.identity, Identity::user);
+  EXPECT_EQ(p.environment.size(), 1u);
+  EXPECT_EQ(p.working_dir, "/b");
+  EXPECT_EQ(p.name, "demo");
+  EXPECT_EQ(p.pass_fds, std::vector<int>{5});
+  EXPECT_EQ(p.host_tmp_dir, "/h");
+  EXPECT_EQ(options->command, (std::vector<std::string>{"prog", "arg"}));
+}
+
+TEST(LockboxOptions, CommandArgumentsAfterSeparatorAreNotOptions) {
+  auto options = parse({"--", "prog", "--ro", "x"});
+  ASSERT_TRUE(options.ok());
+  EXPECT_EQ(options->command.size(), 3u);
+  EXPECT_TRUE(options->policy.read_only.empty());
+}
+
+TEST(LockboxOptions, JoinTakesOnlyEnvironmentAndDirectory) {
+  EXPECT_TRUE(parse({"--join", "42", "--setenv", "A", "b", "--", "x"}).ok());
+  EXPECT_FALSE(parse({"--join", "42", "--tmpfs", "/x", "--", "x"}).ok());
+}
+
+TEST(LockboxSetupError, OneEscapedJsonLine) {
+  auto line = linux_sandbox::setup_error_json({"mount /a\"b", 13, "line\nbreak\x01"});
+  EXPECT_EQ(line,
+            "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
+}
+
+TEST(UsernsDiagnosis, NamesEachCauseAndItsFix) {
+  using linux_sandbox::diagnose_userns_failure;
+  linux_sandbox::UsernsFacts facts;
+  facts.errnum = EPERM;
+  facts.unprivileged_userns_clone = "0\n";
+  EXPECT_NE(diagnose_userns_failure(facts).find("kernel.unprivileged_userns_clone=1"),
+            std::string::npos);
+  facts = {};
+  facts.errnum = ENOSPC;
+  facts.max_user_namespaces = "0\n";
+  EXPECT_NE(diagnose_userns_failure(facts).find("user.max_user_namespaces=15000"),
+            std::string::npos);
+  facts = {};
+  facts.errnum = EPERM;
+  facts.apparmor_restrict = "1\n";
+  EXPECT_NE(diagnose_userns_failure(facts).find("AppArmor"), std::string::npos);
+  facts = {};
+  facts.errnum = ENOSPC;
+  facts.max_user_namespaces = "100";
+  EXPECT_NE(diagnose_userns_failure(facts).find("(100) is reached"), std::string::npos);
+  facts = {};
+  facts.errnum = EPERM;
+  EXPECT_NE(diagnose_userns_failure(facts).find("seccomp"), std::string::npos);
+  facts.errnum = EINVAL;
+  EXPECT_NE(diagnose_userns_failure(facts).find("CONFIG_USER_NS"), std::string::npos);
+  for (int err : {EPERM, ENOSPC, EINVAL, EUSERS})
+    EXPECT_NE(diagnose_userns_failure({err, {}, {}, {}}).find("fix:"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace stackie

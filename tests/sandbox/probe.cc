@@ -1,0 +1,308 @@
+// Runs inside the lockbox and reports what it could do, one word or number on stdout, so the
+// tests (lockbox_isolation_test.cc) assert the outcome from outside. Each syscall probe passes
+// arguments the kernel itself would reject with a *different* errno (EINVAL, EFAULT, EBADF,
+// ENOENT): seeing EPERM/ENOSYS proves the filter answered, not the kernel.
+#include <arpa/inet.h>
+#include <asm/unistd.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int result(long rc) {
+  if (rc >= 0)
+    std::puts("ok");
+  else
+    std::printf("%s\n", strerrorname_np(errno));
+  return 0;
+}
+
+long raw(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0) {
+  return syscall(nr, a, b, c, d, e);
+}
+
+int probe(const std::string& what, char** args) {
+  if (what == "keyctl") return result(raw(__NR_keyctl, 0x7fff, 0, 0, 0, 0));
+  if (what == "add_key") return result(raw(__NR_add_key, 0, 0, 0, 0, 0));
+  if (what == "request_key") return result(raw(__NR_request_key, 0, 0, 0, 0));
+  if (what == "bpf") return result(raw(__NR_bpf, 9999, 0, 0));
+  if (what == "perf_event_open") return result(raw(__NR_perf_event_open, 0, 0, -1, -1, 0));
+  if (what == "userfaultfd") return result(raw(__NR_userfaultfd, 1 | 0x40000000));
+  if (what == "io_uring_setup") return result(raw(__NR_io_uring_setup, 0, 0));
+  if (what == "mount") return result(mount("none", "/", nullptr, MS_NOUSER, nullptr));
+  if (what == "umount2") return result(umount2("/", 0xffff));
+  if (what == "chroot") return result(chroot("/nonexistent-dir"));
+  if (what == "pivot_root") return result(raw(__NR_pivot_root, 0, 0));
+  if (what == "setns") return result(setns(-1, 0));
+  if (what == "unshare-user") return result(unshare(CLONE_NEWUSER));
+  if (what == "clone-newuser") {
+    long pid = raw(__NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) _exit(0);
+    if (pid > 0) waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return result(pid);
+  }
+  if (what == "clone3") return result(raw(__NR_clone3, 0, 0));
+  if (what == "fsopen") return result(raw(__NR_fsopen, 0, 0));
+  if (what == "open_tree") return result(raw(__NR_open_tree, -1, 0, 0));
+  if (what == "move_mount") return result(raw(__NR_move_mount, -1, 0, -1, 0, 0));
+  if (what == "mount_setattr") return result(raw(__NR_mount_setattr, -1, 0, 0, 0, 0));
+  if (what == "ptrace") {
+    pid_t child = fork();
+    if (child == 0) {
+      pause();
+      _exit(0);
+    }
+    long rc = ptrace(PTRACE_ATTACH, child, 0, 0);
+    int err = errno;
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    errno = err;
+    return result(rc);
+  }
+  if (what == "process_vm_readv") {
+    char buffer[8];
+    iovec local{buffer, sizeof buffer}, remote{nullptr, sizeof buffer};
+    return result(process_vm_readv(getpid(), &local, 1, &remote, 1, 0));
+  }
+  if (what == "tiocsti") {
+    char c = 'x';
+    return result(ioctl(0, TIOCSTI, &c));
+  }
+  if (what == "tiocsti-highbits") {
+    char c = 'x';
+    return result(raw(__NR_ioctl, 0, (1L << 32) | TIOCSTI, reinterpret_cast<long>(&c)));
+  }
+  if (what == "tioclinux") {
+    char c = 0;
+    return result(ioctl(0, TIOCLINUX, &c));
+  }
+  if (what == "mknod") return result(mknod("/tmp/node", S_IFCHR | 0600, makedev(1, 3)));
+  if (what == "x32-keyctl") return result(raw(0x40000000 | 250, 0x7fff));
+  if (what == "write") {  // write PATH: create or truncate and write
+    int fd = open(args[0], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return result(-1);
+    return result(write(fd, "data", 4));
+  }
+  if (what == "read") {
+    FILE* f = std::fopen(args[0], "r");
+    if (!f) return result(-1);
+    char line[4096] = {};
+    size_t n = std::fread(line, 1, sizeof line - 1, f);
+    std::fwrite(line, 1, n, stdout);
+    return 0;
+  }
+  if (what == "exists") return result(access(args[0], F_OK));
+  if (what == "mkdir") return result(mkdir(args[0], 0755));
+  if (what == "statvfs") {  // flags of the mount holding PATH
+    struct statvfs st;
+    if (statvfs(args[0], &st) != 0) return result(-1);
+    std::printf("%s%s%s\n", st.f_flag & ST_RDONLY ? "ro " : "rw ",
+                st.f_flag & ST_NOSUID ? "nosuid " : "", st.f_flag & ST_NODEV ? "nodev" : "");
+    return 0;
+  }
+  if (what == "remount-rw")
+    return result(mount(nullptr, args[0], nullptr, MS_REMOUNT | MS_BIND, nullptr));
+  if (what == "list") {  // directory entries, sorted, space separated
+    DIR* dir = opendir(args[0]);
+    if (!dir) return result(-1);
+    std::vector<std::string> names;
+    while (dirent* e = readdir(dir))
+      if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    std::sort(names.begin(), names.end());
+    for (auto& n : names) std::printf("%s ", n.c_str());
+    std::puts("");
+    return 0;
+  }
+  if (what == "fds") {
+    DIR* dir = opendir("/proc/self/fd");
+    int self = dirfd(dir);
+    std::vector<int> fds;
+    while (dirent* e = readdir(dir))
+      if (e->d_name[0] != '.' && std::atoi(e->d_name) != self) fds.push_back(std::atoi(e->d_name));
+    std::sort(fds.begin(), fds.end());
+    for (int fd : fds) std::printf("%d ", fd);
+    std::puts("");
+    return 0;
+  }
+  if (what == "status") {  // a field of /proc/self/status
+    FILE* f = std::fopen("/proc/self/status", "r");
+    char line[512];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, args[0], std::strlen(args[0])) == 0 &&
+          line[std::strlen(args[0])] == ':')
+        std::printf("%s", line + std::strlen(args[0]) + 2);
+    return 0;
+  }
+  if (what == "ids") {
+    std::printf("%d %d\n", getuid(), getgid());
+    return 0;
+  }
+  if (what == "session") {  // am I a session leader, and do I have a controlling terminal?
+    int tty = open("/dev/tty", O_RDWR);
+    std::printf("%s %s\n", getsid(0) == getpid() ? "leader" : "member",
+                tty >= 0 ? "tty" : strerrorname_np(errno));
+    return 0;
+  }
+  if (what == "kill") return result(kill(std::atoi(args[0]), 0));
+  if (what == "pid") {
+    std::printf("%d\n", getpid());
+    return 0;
+  }
+  if (what == "interfaces") {
+    struct if_nameindex* names = if_nameindex();
+    for (struct if_nameindex* i = names; i && i->if_index; ++i) std::printf("%s ", i->if_name);
+    std::puts("");
+    return 0;
+  }
+  if (what == "connect-port") {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return result(connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
+  }
+  if (what == "listen-connect") {  // loopback works inside
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(l, reinterpret_cast<sockaddr*>(&addr), len) || listen(l, 1) ||
+        getsockname(l, reinterpret_cast<sockaddr*>(&addr), &len))
+      return result(-1);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    return result(connect(c, reinterpret_cast<sockaddr*>(&addr), len));
+  }
+  if (what == "abstract-socket") {
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path + 1, args[0], sizeof addr.sun_path - 2);
+    socklen_t len =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + std::strlen(args[0]));
+    return result(connect(s, reinterpret_cast<sockaddr*>(&addr), len));
+  }
+  if (what == "sethostname") {
+    long rc = sethostname("evil", 4);
+    int err = errno;
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    errno = err;
+    std::printf("%s ", name);
+    return result(rc);
+  }
+  if (what == "hostname") {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    std::puts(name);
+    return 0;
+  }
+  if (what == "shm") return result(shmget(std::atoi(args[0]), 0, 0));
+  if (what == "env") {
+    for (char** e = environ; *e; ++e) std::printf("%s\n", *e);
+    return 0;
+  }
+  if (what == "threads") {
+    std::vector<std::thread> threads;
+    std::atomic<int> sum{0};
+    for (int i = 0; i < 8; ++i) threads.emplace_back([&sum, i] { sum += i; });
+    for (auto& t : threads) t.join();
+    std::printf("%d\n", sum.load());
+    return 0;
+  }
+  if (what == "exit") _exit(std::atoi(args[0]));
+  if (what == "raise") raise(std::atoi(args[0]));
+  if (what == "wait-signal") {  // print the signal received, exit 0
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT}) sigaddset(&set, sig);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    std::puts("ready");
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    std::printf("%s\n", sigabbrev_np(sig));
+    return 0;
+  }
+  if (what == "sleep") {
+    std::puts("ready");
+    std::fflush(stdout);
+    sleep(static_cast<unsigned>(std::atoi(args[0])));
+    return 0;
+  }
+  if (what == "daemonize") {  // a setsid'd grandchild that keeps stdout open and sleeps
+    if (fork() == 0) {
+      setsid();
+      if (fork() == 0) {
+        std::puts("ready");
+        std::fflush(stdout);
+        sleep(60);
+        _exit(0);
+      }
+      _exit(0);
+    }
+    wait(nullptr);
+    sleep(60);
+    return 0;
+  }
+  if (what == "proc-mem") {  // read pid 1's memory and environment
+    int fd = open("/proc/1/mem", O_RDONLY);
+    int err = errno;
+    int env = open("/proc/1/environ", O_RDONLY);
+    std::printf("%s %s\n", fd >= 0 ? "mem-open" : strerrorname_np(err),
+                env >= 0 ? "environ-open" : strerrorname_np(errno));
+    return 0;
+  }
+  if (what == "cwd") {
+    char dir[4096];
+    std::puts(getcwd(dir, sizeof dir) ? dir : "?");
+    return 0;
+  }
+  std::fprintf(stderr, "probe: unknown probe '%s'\n", what.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: probe WHAT [ARG...]\n");
+    return 2;
+  }
+  int rc = probe(argv[1], argv + 2);
+  std::fflush(stdout);
+  return rc;
+}
