@@ -25,19 +25,17 @@ std::string quoted(std::string_view text) {
 
 Result<NetworkMode> read_network(const YamlNode& node) {
   STACKIE_TRY_ASSIGN(text, read_string(node, "network"));
-  if (text == "none") return NetworkMode::none;
-  if (text == "localhost") return NetworkMode::localhost;
-  if (text == "host") return NetworkMode::host;
-  return error_at(node.where, "unknown network mode '" + text +
-                                  "' (expected none, localhost or host)" +
-                                  did_you_mean(text, {"none", "localhost", "host"}));
+  Result<NetworkMode> mode = parse_network_mode(text);
+  if (mode.ok()) return mode;
+  return error_at(node.where,
+                  mode.error().message + did_you_mean(text, {"none", "localhost", "host"}));
 }
 
 Result<Identity> read_identity(const YamlNode& node) {
   STACKIE_TRY_ASSIGN(text, read_string(node, "identity"));
-  if (text == "root") return Identity::root;
-  if (text == "user") return Identity::user;
-  return error_at(node.where, "unknown identity '" + text + "' (expected root or user)");
+  Result<Identity> identity = parse_identity(text);
+  if (identity.ok()) return identity;
+  return error_at(node.where, identity.error().message);
 }
 
 Result<std::vector<InitDecl>> parse_init(const YamlNode& node, std::string_view context);

@@ -62,19 +62,6 @@ struct Masker {
   }
 };
 
-const char* network_name(NetworkMode mode) {
-  switch (mode) {
-    case NetworkMode::none: return "none";
-    case NetworkMode::localhost: return "localhost";
-    case NetworkMode::host: return "host";
-  }
-  return "?";
-}
-
-const char* identity_name(Identity identity) {
-  return identity == Identity::user ? "user" : "root";
-}
-
 std::string shell_quote(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                             "0123456789_-./=:,@%+*") == std::string::npos)
@@ -163,7 +150,7 @@ void print_block(size_t index, const ResolvedBlock& block) {
     return;
   }
   std::printf("   sandbox      network %s, identity %s, working dir %s\n",
-              network_name(policy.network), identity_name(policy.identity),
+              to_string(policy.network).data(), to_string(policy.identity).data(),
               policy.working_dir.empty() ? "/" : policy.working_dir.c_str());
   for (const auto& bind : policy.read_only)
     std::printf("     read-only  %s\n", bind.target().c_str());
@@ -278,8 +265,8 @@ cJSON* block_json(const ResolvedBlock& block) {
   const SandboxPolicy& policy = block.policy;
   cJSON* sandbox = cJSON_AddObjectToObject(out, "policy");
   cJSON_AddStringToObject(sandbox, "name", policy.name.c_str());
-  cJSON_AddStringToObject(sandbox, "network", network_name(policy.network));
-  cJSON_AddStringToObject(sandbox, "identity", identity_name(policy.identity));
+  cJSON_AddStringToObject(sandbox, "network", to_string(policy.network).data());
+  cJSON_AddStringToObject(sandbox, "identity", to_string(policy.identity).data());
   cJSON_AddStringToObject(sandbox, "working_dir", policy.working_dir.c_str());
   cJSON_AddStringToObject(sandbox, "host_tmp_dir", policy.host_tmp_dir.c_str());
   cJSON_AddBoolToObject(sandbox, "system_view", policy.system_view);
