@@ -116,6 +116,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
 
 Status StackRunner::apply(ResolvedStack next) {
   if (going_down_) return Error{UV_EBUSY, "stack " + spec_.name + " is going down"};
+  spec_.storage_root = next.storage_root;  // where new blocks' logs go
   std::vector<std::unique_ptr<BlockRunner>> kept;
   for (const auto& block : next.blocks) {
     auto it = std::find_if(active_.begin(), active_.end(),
