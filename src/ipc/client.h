@@ -1,0 +1,81 @@
+// The CLI's end of the IPC protocol: blocking POSIX sockets, no libuv, bounded by timeouts.
+//
+//   STACKIE_TRY_ASSIGN(client, ipc::Client::connect(path));     // is_daemon_not_running(err)
+//   STACKIE_TRY_ASSIGN(reply, client.call("up", params, [](const ipc::Event& e) { ... }));
+//   if (!reply.ok()) ... reply.error().code ...
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "error.h"
+#include "ipc/framing.h"
+#include "ipc/json.h"
+#include "ipc/protocol.h"
+
+namespace stackie::ipc {
+
+struct ClientOptions {
+  std::chrono::milliseconds connect_timeout{2000};
+  // Longest silence while waiting for the next message of a call (each event restarts it);
+  // 0 waits forever (logs -f).
+  std::chrono::milliseconds idle_timeout{30000};
+  // Server lines can be longer than requests (ps of many blocks, status with a policy).
+  std::size_t max_line = std::size_t{16} << 20;
+  // Refuse a socket served by another uid (root excepted): a stale path in a shared directory
+  // must not let someone else impersonate the daemon.
+  bool check_server_uid = true;
+};
+
+// connect()'s error when nothing serves the path (no socket file: UV_ENOENT; a socket file
+// nobody accepts on: UV_ECONNREFUSED): the CLI's "daemon not running", exit code 3. Any other
+// error (permissions, a path too long, a foreign server) is something else to report.
+bool is_daemon_not_running(const Error& connect_error);
+
+class Client {
+ public:
+  using EventHandler = std::function<void(const Event& event)>;
+
+  static Result<Client> connect(const std::string& socket_path, ClientOptions options = {});
+
+  Client(Client&& other) noexcept;
+  Client& operator=(Client&& other) noexcept;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  // Sends one request and waits for its final reply, passing its events to on_event. A remote
+  // error is a Reply with !ok(); an Error means transport trouble: UV_ETIMEDOUT (idle timeout),
+  // UV_EOF (the daemon closed the connection), UV_EPROTO (a malformed or unrelated message),
+  // UV_E2BIG (a line over max_line), or an errno from the socket.
+  Result<Reply> call(std::string_view method, Json params = Json::object(),
+                     const EventHandler& on_event = {});
+
+  // The pieces of call(), for callers that interleave: send returns the request's id.
+  Result<RequestId> send(std::string_view method, Json params = Json::object());
+  // The next message from the server, waiting at most `timeout` (0 = forever).
+  Result<ServerMessage> read_message(std::chrono::milliseconds timeout);
+  // Raw bytes, unframed (tests feed garbage with it).
+  Status send_raw(std::string_view bytes);
+
+  void close();
+  int fd() const { return fd_; }
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  Client(int fd, ClientOptions options);
+  Status write_all(std::string_view bytes);
+
+  int fd_ = -1;
+  ClientOptions options_;
+  LineSplitter splitter_;
+  std::deque<std::string> pending_lines_;  // complete lines read, not yet returned
+  RequestId next_id_ = 1;
+  bool eof_ = false;
+};
+
+}  // namespace stackie::ipc

@@ -1,0 +1,603 @@
+// The libuv IPC server. Ownership: the server's map owns each Connection (shared_ptr); every
+// write in flight also holds one, so a connection's memory outlives its cancelled writes. libuv
+// handles are owned by UvHandle and freed in their close callbacks. Sessions hold a Call that
+// only weakly refers to its connection: a session outliving its client is a harmless no-op.
+#include "ipc/server.h"
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <map>
+#include <vector>
+
+#include "ipc/socket_file.h"
+#include "ipc/uv_handle.h"
+
+namespace stackie::ipc {
+
+struct Connection;
+
+namespace detail {
+
+struct Call {
+  std::weak_ptr<Connection> connection;
+  RequestId id = 0;
+  std::uint64_t serial = 0;
+  PeerCredentials peer;
+  bool answered = false;
+  std::uint64_t skipped = 0;  // events dropped since the last one that went out
+};
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kBacklog = 128;
+constexpr std::size_t kReadBufferSize = 64 * 1024;
+
+std::string describe(const PeerCredentials& peer) {
+  std::string text = "uid " + std::to_string(peer.uid);
+  if (peer.pid > 0) text += ", pid " + std::to_string(peer.pid);
+  return text;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(uv_loop_t* loop_in, Handler& handler_in, ServerOptions options_in)
+      : loop(loop_in),
+        handler(handler_in),
+        options(std::move(options_in)),
+        allowed_uid(options.allowed_uid.value_or(geteuid())) {}
+
+  Status start(int fd);
+  void accept_connection();
+  void connection_closed(std::uint64_t serial);
+  void release_socket_file();
+  void fire_on_closed();
+  std::size_t active_connections() const;
+  void log(LogLevel level, const std::string& message) const {
+    if (options.log) options.log(level, message);
+  }
+
+  uv_loop_t* loop;
+  Handler& handler;
+  ServerOptions options;
+  uid_t allowed_uid;
+  UvHandle<uv_pipe_t> listener;
+  std::map<std::uint64_t, std::shared_ptr<Connection>> connections;
+  std::uint64_t next_connection_serial = 1;
+  std::uint64_t next_call_serial = 1;
+  std::string socket_path;
+  dev_t socket_device = 0;
+  ino_t socket_inode = 0;
+  int lock_fd = -1;
+  bool closing = false;
+  std::function<void()> on_closed;
+};
+
+struct Connection : std::enable_shared_from_this<Connection> {
+  Connection(Server::Impl* server_in, std::uint64_t serial_in)
+      : server(server_in),
+        serial(serial_in),
+        limits(server_in->options.limits),
+        splitter(limits.max_line),
+        read_buffer(new char[kReadBufferSize]) {}
+
+  void start_reading();
+  void stop_reading();
+  bool peer_hung_up() const;
+  // Bytes libuv still holds because the socket would not take them: what the limits count
+  // (what the kernel already took is the client's to read, not our memory).
+  std::size_t backlog() const {
+    return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream());
+  }
+  void on_read(ssize_t nread, const uv_buf_t* buffer);
+  void on_line(std::string_view line);
+  void enqueue(std::string line);
+  void on_written(std::size_t bytes, int status);
+  void flush_skipped(detail::Call& call);
+  void answer(detail::Call& call, std::string line);
+  void refuse(std::string_view code, const std::string& message);
+  void close_gracefully(bool server_stopping);
+  void close_now();
+  std::vector<std::shared_ptr<detail::Call>> take_pending();
+
+  Server::Impl* server;  // nullptr once the server is gone
+  std::uint64_t serial;
+  ServerLimits limits;
+  LineSplitter splitter;
+  std::unique_ptr<char[]> read_buffer;
+  UvHandle<uv_pipe_t> pipe;
+  UvHandle<uv_timer_t> linger;  // only while closing with writes queued
+  PeerCredentials peer;
+  std::map<std::uint64_t, std::shared_ptr<detail::Call>> pending;  // unanswered
+  std::size_t queued_bytes = 0;  // handed to uv_write, not yet called back (the drain waits)
+  bool reading = false;
+  bool read_paused = false;  // stopped because the client does not read what we write
+  bool peer_done = false;    // EOF: the client sends nothing more
+  bool closing = false;      // no new requests; closes once the writes drain
+  bool closed = false;
+};
+
+namespace {
+
+struct WriteRequest {
+  uv_write_t request{};
+  std::string data;
+  std::shared_ptr<Connection> connection;
+};
+
+void on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buffer) {
+  auto* connection = static_cast<Connection*>(handle->data);
+  if (!connection) {
+    *buffer = uv_buf_init(nullptr, 0);
+    return;
+  }
+  *buffer = uv_buf_init(connection->read_buffer.get(), kReadBufferSize);
+}
+
+void on_read_callback(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer) {
+  if (auto* connection = static_cast<Connection*>(stream->data)) connection->on_read(nread, buffer);
+}
+
+void on_write_callback(uv_write_t* request, int status) {
+  auto* write = static_cast<WriteRequest*>(request->data);
+  std::shared_ptr<Connection> connection = std::move(write->connection);
+  const std::size_t bytes = write->data.size();
+  delete write;
+  connection->on_written(bytes, status);
+}
+
+void on_connection_callback(uv_stream_t* listener, int status) {
+  auto* server = static_cast<Server::Impl*>(listener->data);
+  if (!server) return;
+  if (status < 0) {
+    server->log(LogLevel::warning, std::string("ipc: accept failed: ") + uv_strerror(status));
+    return;
+  }
+  server->accept_connection();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Connection
+
+void Connection::start_reading() {
+  if (reading || closing || peer_done) return;
+  const int status = uv_read_start(pipe.stream(), on_alloc, on_read_callback);
+  if (status < 0) {
+    close_now();
+    return;
+  }
+  reading = true;
+}
+
+void Connection::stop_reading() {
+  if (!reading) return;
+  uv_read_stop(pipe.stream());
+  reading = false;
+}
+
+bool Connection::peer_hung_up() const {
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(pipe.handle(), &fd) != 0) return true;
+  pollfd entry{fd, 0, 0};  // POLLHUP is reported whatever the events asked
+  return poll(&entry, 1, 0) < 0 || (entry.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
+  auto self = shared_from_this();  // a handler may drop this connection
+  if (nread == 0) return;
+  if (nread < 0) {
+    if (nread != UV_EOF) {
+      close_now();
+      return;
+    }
+    // EOF is either a client that left (close) or one that only stopped sending and waits
+    // for its answers (shutdown(SHUT_WR), as `socat` does). Only the first hangs up both ways:
+    // then unanswered sessions must go dead now (a `logs -f` stopped by Ctrl-C), not at the
+    // next event that fails to write.
+    if (peer_hung_up()) {
+      close_now();
+      return;
+    }
+    peer_done = true;
+    stop_reading();
+    if (pending.empty()) close_gracefully(false);
+    return;
+  }
+  if (closing) return;
+  const Status fed = splitter.feed(std::string_view(buffer->base, static_cast<std::size_t>(nread)),
+                                   [this](std::string_view line) {
+                                     if (!closing) on_line(line);
+                                   });
+  if (!fed.ok() && !closing) {
+    if (server)
+      server->log(LogLevel::info,
+                  "ipc: dropped a client (" + describe(peer) + "): " + fed.error().message);
+    refuse(errc::kTooLarge, fed.error().message);
+  }
+}
+
+void Connection::on_line(std::string_view line) {
+  auto decoded = decode_request(line, JsonLimits{limits.max_line, limits.max_depth});
+  if (auto* rejected = std::get_if<RejectedRequest>(&decoded)) {
+    enqueue(encode_error(rejected->id, rejected->error.code, rejected->error.message));
+    return;
+  }
+  Request& request = std::get<Request>(decoded);
+  if (pending.size() >= limits.max_pending_requests) {
+    enqueue(encode_error(request.id, errc::kBusy,
+                         "too many requests in flight on this connection (the limit is " +
+                             std::to_string(limits.max_pending_requests) + ")"));
+    return;
+  }
+  if (!server) return;
+  auto call = std::make_shared<detail::Call>();
+  call->connection = weak_from_this();
+  call->id = request.id;
+  call->serial = server->next_call_serial++;
+  call->peer = peer;
+  pending.emplace(call->serial, call);
+  server->handler.on_request(Session(call), request);
+}
+
+void Connection::enqueue(std::string line) {
+  if (closed) return;
+  auto* write = new WriteRequest;
+  write->data = std::move(line);
+  write->connection = shared_from_this();
+  write->request.data = write;
+  const std::size_t bytes = write->data.size();
+  uv_buf_t buffer = uv_buf_init(write->data.data(), static_cast<unsigned>(bytes));
+  const int status = uv_write(&write->request, pipe.stream(), &buffer, 1, on_write_callback);
+  if (status < 0) {
+    delete write;
+    close_now();
+    return;
+  }
+  queued_bytes += bytes;
+  // Backpressure: a client that sends without reading is not read any further until it does.
+  if (backlog() > limits.max_write_queue && reading) {
+    stop_reading();
+    read_paused = true;
+  }
+}
+
+void Connection::on_written(std::size_t bytes, int status) {
+  queued_bytes -= bytes;
+  if (closed) return;
+  if (status < 0) {  // EPIPE, ECONNRESET: the client is gone
+    close_now();
+    return;
+  }
+  if (closing) {
+    if (queued_bytes == 0) close_now();
+    return;
+  }
+  if (read_paused && backlog() <= limits.max_write_queue / 2) {
+    read_paused = false;
+    start_reading();
+  }
+}
+
+void Connection::flush_skipped(detail::Call& call) {
+  if (call.skipped == 0) return;
+  enqueue(encode_event(call.id, "skipped", Json::object({{"count", call.skipped}})));
+  call.skipped = 0;
+}
+
+void Connection::answer(detail::Call& call, std::string line) {
+  auto self = shared_from_this();
+  call.answered = true;
+  pending.erase(call.serial);
+  flush_skipped(call);
+  if (backlog() + line.size() > 2 * limits.max_write_queue) {
+    if (server)
+      server->log(LogLevel::warning, "ipc: dropped a client (" + describe(peer) +
+                                         ") that does not read its replies (" +
+                                         std::to_string(backlog()) + " bytes queued)");
+    close_now();
+    return;
+  }
+  enqueue(std::move(line));
+  if (peer_done && pending.empty()) close_gracefully(false);
+}
+
+void Connection::refuse(std::string_view code, const std::string& message) {
+  enqueue(encode_error(std::nullopt, code, message));
+  close_gracefully(false);
+}
+
+std::vector<std::shared_ptr<detail::Call>> Connection::take_pending() {
+  std::vector<std::shared_ptr<detail::Call>> calls;
+  for (auto& [call_serial, call] : pending) {
+    call->answered = true;
+    calls.push_back(call);
+  }
+  pending.clear();
+  return calls;
+}
+
+void Connection::close_gracefully(bool server_stopping) {
+  if (closing || closed) return;
+  auto self = shared_from_this();
+  closing = true;
+  stop_reading();
+  const auto abandoned = take_pending();
+  if (server_stopping)
+    for (const auto& call : abandoned)
+      enqueue(encode_error(call->id, errc::kShuttingDown, "the daemon is stopping"));
+  if (server)
+    for (const auto& call : abandoned) server->handler.on_close(Session(call));
+  if (closed) return;
+  if (queued_bytes == 0) {
+    close_now();
+    return;
+  }
+  // Let the last replies drain, but never wait on a client that stopped reading.
+  if (!server || linger.init([&](uv_timer_t* timer) { return uv_timer_init(server->loop, timer); },
+                             this) < 0) {
+    close_now();
+    return;
+  }
+  uv_timer_start(
+      linger.get(),
+      [](uv_timer_t* timer) {
+        if (auto* connection = static_cast<Connection*>(timer->data)) connection->close_now();
+      },
+      limits.close_drain_ms, 0);
+}
+
+void Connection::close_now() {
+  if (closed) return;
+  auto self = shared_from_this();
+  closed = true;
+  closing = true;
+  reading = false;
+  const auto abandoned = take_pending();
+  pipe.close();  // cancels queued writes: their callbacks run with UV_ECANCELED
+  linger.close();
+  if (!server) return;
+  for (const auto& call : abandoned) server->handler.on_close(Session(call));
+  if (server) server->connection_closed(serial);
+}
+
+// ---------------------------------------------------------------- Session
+
+bool Session::alive() const {
+  if (!call_ || call_->answered) return false;
+  auto connection = call_->connection.lock();
+  return connection && !connection->closing;
+}
+
+RequestId Session::id() const {
+  return call_ ? call_->id : 0;
+}
+
+std::uint64_t Session::serial() const {
+  return call_ ? call_->serial : 0;
+}
+
+const PeerCredentials& Session::peer() const {
+  static const PeerCredentials kNobody;
+  return call_ ? call_->peer : kNobody;
+}
+
+EventOutcome Session::event(std::string_view name, const Json& data) {
+  if (!call_ || call_->answered) return EventOutcome::gone;
+  auto connection = call_->connection.lock();
+  if (!connection || connection->closing) return EventOutcome::gone;
+  if (connection->backlog() >= connection->limits.max_write_queue) {
+    ++call_->skipped;
+    return EventOutcome::skipped;
+  }
+  connection->flush_skipped(*call_);
+  connection->enqueue(encode_event(call_->id, name, data));
+  return connection->closed ? EventOutcome::gone : EventOutcome::sent;
+}
+
+void Session::reply(const Json& result) {
+  if (!call_ || call_->answered) return;
+  auto connection = call_->connection.lock();
+  if (!connection || connection->closing) return;
+  connection->answer(*call_, encode_result(call_->id, result));
+}
+
+void Session::fail(std::string_view code, std::string_view message, const Json& data) {
+  if (!call_ || call_->answered) return;
+  auto connection = call_->connection.lock();
+  if (!connection || connection->closing) return;
+  connection->answer(*call_, encode_error(call_->id, code, message, data));
+}
+
+// ---------------------------------------------------------------- Server::Impl
+
+Status Server::Impl::start(int fd) {
+  const int init =
+      listener.init([&](uv_pipe_t* pipe) { return uv_pipe_init(loop, pipe, 0); }, this);
+  if (init < 0) return Error{init, std::string("cannot create the listener: ") + uv_strerror(init)};
+  if (const int status = uv_pipe_open(listener.get(), fd); status < 0) {
+    listener.close();
+    return Error{status, std::string("cannot serve the socket: ") + uv_strerror(status)};
+  }
+  if (const int status = uv_listen(listener.stream(), kBacklog, on_connection_callback);
+      status < 0) {
+    listener.close();  // closes fd too: uv_pipe_open took it
+    return Error{status, std::string("cannot listen: ") + uv_strerror(status)};
+  }
+  return {};
+}
+
+std::size_t Server::Impl::active_connections() const {
+  std::size_t count = 0;
+  for (const auto& [serial, connection] : connections)
+    if (!connection->closing) ++count;
+  return count;
+}
+
+void Server::Impl::accept_connection() {
+  auto connection = std::make_shared<Connection>(this, next_connection_serial++);
+  const int init = connection->pipe.init(
+      [&](uv_pipe_t* pipe) { return uv_pipe_init(loop, pipe, 0); }, connection.get());
+  if (init < 0) {
+    log(LogLevel::warning, std::string("ipc: cannot accept: ") + uv_strerror(init));
+    return;
+  }
+  if (const int status = uv_accept(listener.stream(), connection->pipe.stream()); status < 0) {
+    log(LogLevel::warning, std::string("ipc: accept failed: ") + uv_strerror(status));
+    return;  // the connection's destructor closes its pipe
+  }
+  connections.emplace(connection->serial, connection);
+
+  uv_os_fd_t fd = -1;
+  uv_fileno(connection->pipe.handle(), &fd);
+  auto peer = peer_credentials(fd);
+  if (!peer) {
+    log(LogLevel::warning, "ipc: refused a connection: " + peer.error().message);
+    connection->close_now();
+    return;
+  }
+  connection->peer = *peer;
+  if (peer->uid != allowed_uid) {
+    log(LogLevel::warning, "ipc: refused a connection from another user (" + describe(*peer) +
+                               "): this daemon serves uid " + std::to_string(allowed_uid) +
+                               " only");
+    connection->refuse(errc::kPermissionDenied,
+                       "this daemon serves uid " + std::to_string(allowed_uid) + " only");
+    return;
+  }
+  if (active_connections() > options.limits.max_connections) {
+    log(LogLevel::warning, "ipc: refused a connection (" + describe(*peer) +
+                               "): " + std::to_string(options.limits.max_connections) +
+                               " connections already, the limit");
+    connection->refuse(errc::kBusy, "too many connections to the daemon (the limit is " +
+                                        std::to_string(options.limits.max_connections) + ")");
+    return;
+  }
+  connection->start_reading();
+}
+
+void Server::Impl::connection_closed(std::uint64_t serial) {
+  connections.erase(serial);
+  if (closing && connections.empty()) fire_on_closed();
+}
+
+void Server::Impl::fire_on_closed() {
+  auto callback = std::move(on_closed);
+  on_closed = nullptr;
+  if (callback) callback();
+}
+
+void Server::Impl::release_socket_file() {
+  // Only our own socket: a daemon started after us may have replaced the file.
+  struct stat info {};
+  if (!socket_path.empty() && lstat(socket_path.c_str(), &info) == 0 &&
+      info.st_dev == socket_device && info.st_ino == socket_inode)
+    unlink(socket_path.c_str());
+  if (lock_fd >= 0) {
+    // The lock file stays: unlinking it would let two later daemons lock two different files.
+    ::close(lock_fd);
+    lock_fd = -1;
+  }
+}
+
+// ---------------------------------------------------------------- Server
+
+Server::Server(uv_loop_s* loop, Handler& handler, ServerOptions options)
+    : impl_(std::make_unique<Impl>(loop, handler, std::move(options))) {}
+
+Server::~Server() {
+  if (!impl_->closing) close();
+  impl_->on_closed = nullptr;
+  auto connections = std::move(impl_->connections);
+  impl_->connections.clear();
+  for (auto& [serial, connection] : connections) {
+    connection->server = nullptr;
+    connection->close_now();
+  }
+}
+
+Status Server::listen(const std::string& socket_path) {
+  if (impl_->listener || impl_->closing)
+    return Error{UV_EINVAL, "the IPC server is already listening or closed"};
+  STACKIE_TRY(check_socket_path(socket_path));
+  const std::size_t slash = socket_path.find_last_of('/');
+  STACKIE_TRY(ensure_private_directory(slash == 0 ? "/" : socket_path.substr(0, slash)));
+  STACKIE_TRY_ASSIGN(lock_fd, lock_socket_path(socket_path));
+  auto fail = [&](Error error) -> Status {
+    ::close(lock_fd);
+    return error;
+  };
+  auto stale = remove_stale_socket(socket_path);
+  if (!stale) return fail(stale.take_error());
+  if (*stale)
+    impl_->log(LogLevel::info,
+               "ipc: replaced the stale socket " + socket_path + " (its daemon is gone)");
+  auto fd = bind_listening_socket(socket_path, kBacklog);
+  if (!fd) return fail(fd.take_error());
+  struct stat info {};
+  if (lstat(socket_path.c_str(), &info) != 0) {
+    const int error = errno;
+    ::close(*fd);
+    return fail(system_error(error, "cannot inspect " + socket_path));
+  }
+  if (auto started = impl_->start(*fd); !started) {
+    unlink(socket_path.c_str());
+    return fail(started.take_error());
+  }
+  impl_->socket_path = socket_path;
+  impl_->socket_device = info.st_dev;
+  impl_->socket_inode = info.st_ino;
+  impl_->lock_fd = lock_fd;
+  return {};
+}
+
+Status Server::listen_fd(int fd) {
+  if (impl_->listener || impl_->closing)
+    return Error{UV_EINVAL, "the IPC server is already listening or closed"};
+  STACKIE_TRY(check_listening_unix_socket(fd));
+  return impl_->start(fd);
+}
+
+void Server::close(std::function<void()> on_closed) {
+  Impl& impl = *impl_;
+  if (impl.closing) {
+    // Already closing: run this callback too, when (or as soon as) it is done.
+    if (!on_closed) return;
+    if (impl.connections.empty()) {
+      on_closed();
+      return;
+    }
+    impl.on_closed = [first = std::move(impl.on_closed), second = std::move(on_closed)] {
+      if (first) first();
+      second();
+    };
+    return;
+  }
+  impl.closing = true;
+  impl.on_closed = std::move(on_closed);
+  impl.listener.close();
+  impl.release_socket_file();
+  std::vector<std::shared_ptr<Connection>> connections;
+  for (auto& [serial, connection] : impl.connections) connections.push_back(connection);
+  for (auto& connection : connections) connection->close_gracefully(true);
+  if (impl.connections.empty()) impl.fire_on_closed();
+}
+
+bool Server::closing() const {
+  return impl_->closing;
+}
+
+std::size_t Server::connection_count() const {
+  return impl_->connections.size();
+}
+
+const std::string& Server::socket_path() const {
+  return impl_->socket_path;
+}
+
+}  // namespace stackie::ipc
