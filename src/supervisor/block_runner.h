@@ -44,6 +44,10 @@ class BlockRunner {
   const std::string& reason() const { return reason_; }
   int pid() const { return process_ ? process_->pid() : 0; }
   int restarts() const { return backoff_.restarts(); }
+  // Since the command was spawned; 0 when no command runs.
+  uint64_t uptime_ms() const {
+    return process_ && phase_ == Phase::command ? uv_now(env_.loop) - started_at_ : 0;
+  }
   SandboxKind sandbox_kind() const { return env_.spawner->kind(); }
   BlockLogs& logs() { return *logs_; }
   std::shared_ptr<BlockLogs> shared_logs() const { return logs_; }

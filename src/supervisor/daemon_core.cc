@@ -148,35 +148,31 @@ void Daemon::restore() {
   for (const auto& record : records) {
     log(DaemonLogLevel::info, "restoring stack " + record.name + " from " + record.request.file);
     std::string name = record.name;
-    up(record.request, nullptr, [this, name](Status status) {
+    auto started = up(record.request, nullptr, [this, name](Status status) {
       if (!status.ok())
         log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
       else
         log(DaemonLogLevel::info, "stack " + name + " restored");
     });
+    // It stays in the state file: `down` is how the user lets go of a stack.
+    if (!started.ok())
+      log(DaemonLogLevel::warning, "restore of " + name + ": " + started.error().message);
   }
 }
 
-void Daemon::up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done) {
-  if (stopping_) {
-    done(Error{UV_ECANCELED, "the daemon is shutting down"});
-    return;
-  }
-  if (!options_.loader) {
-    done(Error{UV_ENOSYS, "this stackied cannot load stack files"});
-    return;
-  }
-  auto stack = options_.loader(request);
-  if (!stack.ok()) {
-    done(stack.take_error());
-    return;
-  }
+Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
+                               Supervisor::Done done) {
+  if (stopping_) return Error{UV_ECANCELED, "the daemon is shutting down"};
+  if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
+  STACKIE_TRY_ASSIGN(stack, options_.loader(request));
   if (request.no_sandbox)
-    for (auto& block : stack->blocks) block.sandboxed = false;
-  remember(stack->name, request);
+    for (auto& block : stack.blocks) block.sandboxed = false;
+  std::string name = stack.name;
+  remember(name, request);
   StackOptions options;
   options.ephemeral = request.ephemeral;
-  supervisor_->up(std::move(stack).value(), options, std::move(progress), std::move(done));
+  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
+  return name;
 }
 
 void Daemon::down(const std::string& stack, Supervisor::Done done) {

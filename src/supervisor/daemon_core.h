@@ -43,8 +43,10 @@ class Daemon {
   // Each comes up in the background; failures are logged and the stack stays recorded.
   void restore();
 
-  // `up`: load, record in the state file, bring up (or re-apply).
-  void up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
+  // `up`: load, record in the state file, bring up (or re-apply). A file that does not load
+  // (or a daemon that is stopping) is an immediate error and `done` is not called; otherwise
+  // the stack's name, and `done` follows when it is up or failed.
+  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
   // `down`: stop and forget the stack.
   void down(const std::string& stack, Supervisor::Done done);
   // Graceful stop (SIGTERM, `daemon.stop`): every stack down, the state file kept so that the

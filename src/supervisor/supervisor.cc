@@ -146,9 +146,19 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
   for (const auto& [name, entry] : stacks_) {
     if (!stack.empty() && name != stack) continue;
     for (const BlockRunner* block : entry.runner->blocks()) {
-      out.push_back(BlockStatus{name, block->spec().name, block->spec().sandbox_id, block->state(),
-                                block->reason(), block->pid(), block->restarts(),
-                                block->sandbox_kind(), block->spec().serves});
+      BlockStatus row;
+      row.stack = name;
+      row.block = block->spec().name;
+      row.sandbox_id = block->spec().sandbox_id;
+      row.state = block->state();
+      row.reason = block->reason();
+      row.pid = block->pid();
+      row.restarts = block->restarts();
+      row.uptime_ms = block->uptime_ms();
+      row.has_health_check = block->spec().health.kind != HealthCheck::Kind::none;
+      row.sandbox = block->sandbox_kind();
+      row.serves = block->spec().serves;
+      out.push_back(std::move(row));
     }
   }
   return out;

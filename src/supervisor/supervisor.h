@@ -20,6 +20,8 @@ struct BlockStatus {
   std::string reason;
   int pid = 0;
   int restarts = 0;
+  uint64_t uptime_ms = 0;  // 0 when not running
+  bool has_health_check = false;
   SandboxKind sandbox = SandboxKind::passthrough;
   std::vector<ServedPort> serves;
 };
