@@ -330,10 +330,11 @@ void DaemonHandlers::logs(Session session, const Json& params) {
 void DaemonHandlers::exec(Session session, const Json& params) {
   auto target = resolve_block(params);
   if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
-  auto argv = daemon_.supervisor().join_argv(target->stack, target->block, {});
-  if (!argv.ok()) return session.fail(code_for(argv.error()), argv.error().message);
   for (const auto& row : daemon_.supervisor().ps(target->stack)) {
     if (row.block != target->block) continue;
+    if (row.pid <= 0 || !has_process(row.state))
+      return session.fail(errc::kFailed, "block " + row.block + " is " +
+                                             std::string(to_string(row.state)) + ", not running");
     if (row.sandbox == SandboxKind::passthrough)
       return session.reply(
           Json::object({{"lockbox", Json()}, {"join_pid", row.pid}, {"sandbox", "passthrough"}}));
