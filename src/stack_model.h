@@ -78,6 +78,12 @@ struct ResolvedBlock {
   bool sandboxed = true;  // false when `platforms: {OS: {sandbox: false}}` or --no-sandbox
   SandboxPolicy policy;   // environment, paths, network, identity, working dir
   std::vector<std::string> secret_names;  // environment entries whose values are secrets (masked)
+  // Every secret value this block's strings contain, so any display (validate, logs of the
+  // daemon's own messages) can mask it wherever it appears. Never printed.
+  std::vector<std::string> secret_values;
+  // Absolute paths of the programs found for the block (`programs:` and a first-party
+  // command), in declaration order: name -> path.
+  std::vector<std::pair<std::string, std::string>> programs;
   bool operator==(const ResolvedBlock&) const = default;
 };
 

@@ -191,7 +191,18 @@ Result<ServerMessage> Client::read_message(std::chrono::milliseconds timeout) {
 }
 
 Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event) {
-  STACKIE_TRY_ASSIGN(id, send(method, std::move(params)));
+  auto sent = send(method, std::move(params));
+  if (!sent.ok()) {
+    // A server that refuses us (another uid, too many connections) says why and hangs up,
+    // possibly before our request went out: its reason is worth more than "closed".
+    if (sent.error().code == UV_EOF) {
+      auto reason = read_message(std::chrono::milliseconds(200));
+      if (reason.ok())
+        if (auto* reply = std::get_if<Reply>(&*reason); reply && !reply->id) return *reply;
+    }
+    return sent.take_error();
+  }
+  const RequestId id = *sent;
   for (;;) {
     STACKIE_TRY_ASSIGN(message, read_message(options_.idle_timeout));
     if (auto* event = std::get_if<Event>(&message)) {

@@ -91,9 +91,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool peer_hung_up() const;
   // Bytes libuv still holds because the socket would not take them: what the limits count
   // (what the kernel already took is the client's to read, not our memory).
-  std::size_t backlog() const {
-    return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream());
-  }
+  std::size_t backlog() const { return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream()); }
   void on_read(ssize_t nread, const uv_buf_t* buffer);
   void on_line(std::string_view line);
   void enqueue(std::string line);
@@ -295,7 +293,9 @@ void Connection::answer(detail::Call& call, std::string line) {
   call.answered = true;
   pending.erase(call.serial);
   flush_skipped(call);
-  if (backlog() + line.size() > 2 * limits.max_write_queue) {
+  // Judge the client by what it has left unread, not by this reply's size: one big reply to a
+  // client that keeps up is fine.
+  if (backlog() > 2 * limits.max_write_queue) {
     if (server)
       server->log(LogLevel::warning, "ipc: dropped a client (" + describe(peer) +
                                          ") that does not read its replies (" +

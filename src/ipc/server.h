@@ -31,8 +31,8 @@ struct ServerLimits {
   std::size_t max_depth = 64;
   // Bytes waiting to be written to one client. Beyond it the connection stops reading (a client
   // that sends without reading slows only itself), events are skipped (the client later gets
-  // {"event":"skipped","data":{"count":N}}), and replies still queue up to twice this much;
-  // past that the client is dropped.
+  // {"event":"skipped","data":{"count":N}}), and replies still queue until twice this much is
+  // waiting; a reply due past that drops the client.
   std::size_t max_write_queue = std::size_t{4} << 20;
   // How long close() lets queued replies drain (e.g. the reply to daemon.stop) before it drops
   // the connections.

@@ -124,6 +124,21 @@ TEST_F(ServerTest, ConnectionLimitAnswersBusy) {
   EXPECT_TRUE(fourth.call("echo").ok());
 }
 
+TEST_F(ServerTest, ARefusedCallReportsTheServersReasonNotAHangUp) {
+  ServerOptions options;
+  options.limits.max_connections = 1;
+  ASSERT_TRUE(start(options).ok());
+  Client first = connect();
+  ASSERT_TRUE(first.call("echo").ok());
+  Client refused = connect();
+  // Let the server refuse and hang up before our request goes out.
+  ASSERT_TRUE(eventually([&] { return connection_count() == 1; }));
+  auto reply = refused.call("echo");
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  ASSERT_FALSE(reply->ok());
+  EXPECT_EQ(reply->error().code, "busy");
+}
+
 TEST_F(ServerTest, PendingRequestLimitAnswersBusy) {
   ServerOptions options;
   options.limits.max_pending_requests = 2;
@@ -229,6 +244,15 @@ TEST_F(ServerTest, AClientThatDoesNotReadItsRepliesIsDropped) {
   expect_served();
   greedy.close();
   EXPECT_TRUE(eventually([&] { return connection_count() == 0; }));
+}
+
+TEST_F(ServerTest, OneReplyLargerThanTheQueueLimitReachesAReadingClient) {
+  ASSERT_TRUE(start().ok());  // 4 MiB queue limit
+  Client client = connect();
+  auto reply = client.call("big", Json::object({{"size", 10 << 20}}));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  ASSERT_TRUE(reply->ok());
+  EXPECT_EQ(reply->result()["blob"].as_string().size(), std::size_t{10} << 20);
 }
 
 TEST_F(ServerTest, AHalfClosedClientStillGetsItsReply) {

@@ -1,0 +1,33 @@
+// The one entry point of loading (DESIGN.md §3 step 2): stack file + block definitions +
+// settings + secrets -> a fully interpolated, resolved ResolvedStack with one SandboxPolicy per
+// block. Used by `stackie validate` and by the daemon. It never reads the process environment
+// (the caller passes the client's) and never writes to the disk.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "paths.h"
+#include "settings.h"
+#include "stack_model.h"
+
+namespace stackie {
+
+struct LoadOptions {
+  std::string file;  // -f; empty = discovery in cwd (stack_file_names())
+  std::string cwd;   // absolute
+  Environment env;   // the client's environment (HOME, PATH, STACKIE_*, secrets…)
+  Settings settings;
+  std::vector<std::string> block_path;  // empty = default_block_path(env)
+  bool no_sandbox = false;              // --no-sandbox: every block unsandboxed
+  std::string os = host_os_name();      // for `platforms:` and install hints
+  std::string program_root;             // tests: prefix of every program search glob
+};
+
+Result<ResolvedStack> load_stack(const LoadOptions& options);
+
+// Settings from $STACKIE_HOME/config.toml for this environment (missing file = defaults).
+Result<Settings> load_user_settings(const Environment& env);
+
+}  // namespace stackie

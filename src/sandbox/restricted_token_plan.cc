@@ -1,0 +1,133 @@
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "sandbox/restricted_token_plan.h"
+
+namespace stackie {
+
+namespace {
+
+bool same_name_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+constexpr uint8_t kInherit = kObjectInherit | kContainerInherit;
+
+// A writable grant: the path becomes the block's own. The DACL is protected (nothing inherited
+// from the parent can add a principal) and lists exactly: SYSTEM and the user (full control, so
+// the user and the OS keep managing their files; neither can satisfy the block token's
+// restricting half), the logon SID (satisfies the normal half: the user SID is deny-only in the
+// block's token) and the block SID (satisfies the restricting half for this block only).
+// No BUILTIN\Users ACE: Users is a restricting SID of every block (DESIGN.md §5b, refinement 2).
+PathAcl writable_acl(const std::string& path, const std::string& block_sid) {
+  return PathAcl{path,
+                 /*writable=*/true,
+                 /*is_protected=*/true,
+                 {
+                     {AclEntry::Type::allow, Principal::of(std::string(kSidLocalSystem)),
+                      access::kFullControl, kInherit},
+                     {AclEntry::Type::allow, Principal::user(), access::kFullControl, kInherit},
+                     {AclEntry::Type::allow, Principal::logon_session(), access::kModify, kInherit},
+                     {AclEntry::Type::allow, Principal::of(block_sid), access::kModify, kInherit},
+                 }};
+}
+
+// A read-only grant is usually a program's install directory shared by several blocks (and
+// readable by BUILTIN\Users already) or the user's own sources. Replacing its DACL would lock out
+// administrators and other blocks, so the two read ACEs are merged into the existing DACL
+// instead (is_protected = false). Another block can then read it only where BUILTIN\Users could
+// already read it.
+PathAcl read_only_acl(const std::string& path, const std::string& block_sid) {
+  return PathAcl{
+      path,
+      /*writable=*/false,
+      /*is_protected=*/false,
+      {
+          {AclEntry::Type::allow, Principal::logon_session(), access::kReadExecute, kInherit},
+          {AclEntry::Type::allow, Principal::of(block_sid), access::kReadExecute, kInherit},
+      }};
+}
+
+}  // namespace
+
+std::string windows_command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& arg : argv) {
+    if (!line.empty()) line += ' ';
+    if (!arg.empty() && arg.find_first_of(" \t\n\v\"") == std::string::npos) {
+      line += arg;
+      continue;
+    }
+    line += '"';
+    size_t backslashes = 0;
+    for (char c : arg) {
+      if (c == '\\') {
+        ++backslashes;
+        continue;
+      }
+      // Backslashes before a quote are doubled, and the quote itself escaped.
+      line.append(c == '"' ? backslashes * 2 + 1 : backslashes, '\\');
+      backslashes = 0;
+      line += c;
+    }
+    line.append(backslashes * 2, '\\');  // before the closing quote
+    line += '"';
+  }
+  return line;
+}
+
+Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
+  if (policy.name.empty()) return Error{0, "restricted token: the sandbox has no name"};
+  if (policy.host_tmp_dir.empty())
+    return Error{0, "restricted token: '" + policy.name +
+                        "' needs host_tmp_dir (TEMP/TMP must point into the block's storage)"};
+  if (!policy.pass_fds.empty())
+    return Error{0, "restricted token: '" + policy.name +
+                        "' asks for extra inherited handles; only stdio is passed on Windows"};
+
+  RestrictedTokenPlan plan;
+  plan.block_sid = block_sid_for(policy.name);
+  plan.deny_only = {Principal::user()};
+  // Not SYSTEM (DESIGN.md §5b, refinement 1): it has full control on nearly every ACL, so it
+  // would satisfy the restricting half almost everywhere.
+  plan.restricting_sids = {Principal::of(plan.block_sid),
+                           Principal::of(std::string(kSidBuiltinUsers))};
+  plan.privileges_kept = {"SeChangeNotifyPrivilege"};
+  // New objects without an inheritable parent ACL (the process, its threads, pipes, events)
+  // get this DACL: the block SID lets the block open what it created (restricting half), the
+  // logon SID the normal half; user and SYSTEM let the daemon and the OS manage them.
+  plan.default_dacl = {
+      {AclEntry::Type::allow, Principal::user(), access::kGenericAll, 0},
+      {AclEntry::Type::allow, Principal::of(std::string(kSidLocalSystem)), access::kGenericAll, 0},
+      {AclEntry::Type::allow, Principal::logon_session(), access::kGenericAll, 0},
+      {AclEntry::Type::allow, Principal::of(plan.block_sid), access::kGenericAll, 0},
+  };
+
+  // One ACL per distinct host path; a path granted both ways is writable.
+  std::map<std::string, bool> grants;  // path -> writable; ordered, so the plan is stable
+  for (const auto& bind : policy.read_only) grants.emplace(bind.source, false);
+  for (const auto& bind : policy.read_write) grants[bind.source] = true;
+  grants[policy.host_tmp_dir] = true;
+  for (const auto& [path, writable] : grants)
+    plan.path_acls.push_back(writable ? writable_acl(path, plan.block_sid)
+                                      : read_only_acl(path, plan.block_sid));
+
+  for (const auto& entry : policy.environment)
+    if (!same_name_ignoring_case(entry.first, "TEMP") &&
+        !same_name_ignoring_case(entry.first, "TMP"))
+      plan.environment.push_back(entry);
+  plan.environment.emplace_back("TEMP", policy.host_tmp_dir);
+  plan.environment.emplace_back("TMP", policy.host_tmp_dir);
+
+  plan.working_dir = policy.working_dir.empty() ? policy.host_tmp_dir : policy.working_dir;
+  plan.inherited_handles = {StdHandle::input, StdHandle::output, StdHandle::error};
+  plan.kill_on_job_close = true;
+  plan.network_confined = false;
+  return plan;
+}
+
+}  // namespace stackie

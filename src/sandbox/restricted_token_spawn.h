@@ -1,0 +1,70 @@
+// The Windows backend (DESIGN.md §1, §5b): carries out a RestrictedTokenPlan. Compiled only for
+// Windows (sandbox=restricted-token) and in the mingw-w64 cross build under tests/windows/.
+// No libuv here: the exit callback runs on a thread-pool thread and the daemon bridges it to
+// its loop with uv_async_send (the only thread-safe libuv call).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "sandbox/restricted_token_plan.h"
+
+namespace stackie {
+
+// The block's stdio, as Windows HANDLEs (void* so this header needs no <windows.h>). They need
+// not be inheritable: the backend duplicates them into the only handles the child inherits.
+struct WindowsStdio {
+  void* input = nullptr;
+  void* output = nullptr;
+  void* error = nullptr;
+};
+
+// Writes the plan's ACLs on the granted paths (SetNamedSecurityInfoW): protected DACLs on
+// writable paths, merged ACEs on read-only ones. The daemon does this before the first spawn.
+Status apply_path_acls(const RestrictedTokenPlan& plan);
+
+class RestrictedProcess {
+ public:
+  // Called once, on a Windows thread-pool thread, with the exit code of the block's process.
+  using ExitCallback = std::function<void(uint32_t exit_code)>;
+
+  // Unregisters the exit wait (waiting for a running callback) and closes the job, which kills
+  // every process still in it (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE).
+  ~RestrictedProcess();
+  RestrictedProcess(const RestrictedProcess&) = delete;
+  RestrictedProcess& operator=(const RestrictedProcess&) = delete;
+
+  uint32_t pid() const { return pid_; }
+  // Kills the whole tree now (TerminateJobObject); the exit callback still runs.
+  Status terminate(uint32_t exit_code);
+  // Closes the job handle: the kernel kills every process in the job.
+  void close_job();
+
+  // Reads the exit code and runs the callback: called by the wait registered at spawn.
+  void deliver_exit();
+
+ private:
+  friend Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
+      const RestrictedTokenPlan&, const std::vector<std::string>&, const WindowsStdio&,
+      ExitCallback);
+  RestrictedProcess() = default;
+
+  void* job_ = nullptr;
+  void* process_ = nullptr;
+  void* wait_ = nullptr;
+  uint32_t pid_ = 0;
+  ExitCallback on_exit_;
+};
+
+// Creates the restricted token, the job and the process (suspended, stdio-only handle list),
+// assigns it to the job, then resumes it. argv[0] is the program (a full path, or found the way
+// CreateProcess finds a program); the environment and working directory come from the plan.
+Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
+    const RestrictedTokenPlan& plan, const std::vector<std::string>& argv,
+    const WindowsStdio& stdio, RestrictedProcess::ExitCallback on_exit);
+
+}  // namespace stackie

@@ -1,0 +1,361 @@
+// Windows only: carries out a RestrictedTokenPlan (see restricted_token_plan.h for the why of
+// every SID and ACE). Each Win32 object has one owner below; nothing leaks on an error path.
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+// after windows.h
+#include <aclapi.h>
+#include <sddl.h>
+
+#include <algorithm>
+#include <cwctype>
+#include <utility>
+
+#include "sandbox/restricted_token_spawn.h"
+
+namespace stackie {
+
+namespace {
+
+Error win32_error(std::string_view what, DWORD code = GetLastError()) {
+  char* text = nullptr;
+  FormatMessageA(
+      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+      nullptr, code, 0, reinterpret_cast<char*>(&text), 0, nullptr);
+  std::string message =
+      std::string(what) + ": " + (text ? text : "error") + " (" + std::to_string(code) + ")";
+  if (text) LocalFree(text);
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
+  return Error{-static_cast<int>(code), message};
+}
+
+std::wstring widen(std::string_view text) {
+  if (text.empty()) return {};
+  int size =
+      MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0);
+  std::wstring out(static_cast<size_t>(size), L'\0');
+  MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), size);
+  return out;
+}
+
+struct Handle {
+  HANDLE h = nullptr;
+  Handle() = default;
+  explicit Handle(HANDLE value) : h(value) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  void reset() {
+    if (h && h != INVALID_HANDLE_VALUE) CloseHandle(h);
+    h = nullptr;
+  }
+  HANDLE release() { return std::exchange(h, nullptr); }
+};
+
+// SIDs from ConvertStringSidToSidW (LocalAlloc) or copied out of a token (owned buffer).
+class SidTable {
+ public:
+  ~SidTable() {
+    for (PSID sid : converted_) LocalFree(sid);
+  }
+  Result<PSID> literal(const std::string& text) {
+    PSID sid = nullptr;
+    if (!ConvertStringSidToSidW(widen(text).c_str(), &sid))
+      return win32_error("ConvertStringSidToSid " + text);
+    converted_.push_back(sid);
+    return sid;
+  }
+  PSID copy(PSID sid) {
+    copies_.emplace_back(GetLengthSid(sid));
+    CopySid(static_cast<DWORD>(copies_.back().size()), copies_.back().data(), sid);
+    return copies_.back().data();
+  }
+
+ private:
+  std::vector<PSID> converted_;
+  std::vector<std::vector<BYTE>> copies_;
+};
+
+Result<std::vector<BYTE>> token_information(HANDLE token, TOKEN_INFORMATION_CLASS what) {
+  DWORD size = 0;
+  GetTokenInformation(token, what, nullptr, 0, &size);
+  if (size == 0) return win32_error("GetTokenInformation (size)");
+  std::vector<BYTE> buffer(size);
+  if (!GetTokenInformation(token, what, buffer.data(), size, &size))
+    return win32_error("GetTokenInformation");
+  return buffer;
+}
+
+// The daemon's own user and logon SIDs: what Principal::user() and ::logon_session() mean.
+struct Caller {
+  SidTable sids;
+  PSID user = nullptr;
+  PSID logon = nullptr;
+};
+
+Status read_caller(HANDLE token, Caller& caller) {
+  STACKIE_TRY_ASSIGN(user, token_information(token, TokenUser));
+  caller.user = caller.sids.copy(reinterpret_cast<TOKEN_USER*>(user.data())->User.Sid);
+  STACKIE_TRY_ASSIGN(groups_buffer, token_information(token, TokenGroups));
+  const auto* groups = reinterpret_cast<TOKEN_GROUPS*>(groups_buffer.data());
+  for (DWORD i = 0; i < groups->GroupCount; ++i)
+    if ((groups->Groups[i].Attributes & SE_GROUP_LOGON_ID) == SE_GROUP_LOGON_ID)
+      caller.logon = caller.sids.copy(groups->Groups[i].Sid);
+  if (!caller.logon)
+    return Error{0, "the daemon's token has no logon SID; restricted blocks need one"};
+  return {};
+}
+
+Result<PSID> resolve(Caller& caller, const Principal& who) {
+  switch (who.kind) {
+    case Principal::Kind::user: return caller.user;
+    case Principal::Kind::logon_session: return caller.logon;
+    case Principal::Kind::literal: return caller.sids.literal(who.sid);
+  }
+  return Error{0, "unknown principal"};
+}
+
+// SetEntriesInAclW input for `entries`; `old_acl` null builds a fresh ACL.
+Result<PACL> build_acl(Caller& caller, const std::vector<AclEntry>& entries, PACL old_acl) {
+  std::vector<EXPLICIT_ACCESS_W> explicit_entries;
+  for (const AclEntry& entry : entries) {
+    STACKIE_TRY_ASSIGN(sid, resolve(caller, entry.who));
+    EXPLICIT_ACCESS_W ea{};
+    ea.grfAccessPermissions = entry.mask;
+    ea.grfAccessMode = entry.type == AclEntry::Type::allow ? GRANT_ACCESS : DENY_ACCESS;
+    ea.grfInheritance = entry.inheritance;
+    ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
+    ea.Trustee.TrusteeType = TRUSTEE_IS_UNKNOWN;
+    ea.Trustee.ptstrName = static_cast<LPWSTR>(sid);
+    explicit_entries.push_back(ea);
+  }
+  PACL acl = nullptr;
+  DWORD rc = SetEntriesInAclW(static_cast<ULONG>(explicit_entries.size()), explicit_entries.data(),
+                              old_acl, &acl);
+  if (rc != ERROR_SUCCESS) return win32_error("SetEntriesInAcl", rc);
+  return acl;  // LocalFree
+}
+
+Result<HANDLE> own_token() {
+  HANDLE token = nullptr;
+  if (!OpenProcessToken(GetCurrentProcess(),
+                        TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY | TOKEN_ADJUST_DEFAULT,
+                        &token))
+    return win32_error("OpenProcessToken");
+  return token;
+}
+
+Status apply_one(Caller& caller, const PathAcl& path_acl) {
+  std::wstring path = widen(path_acl.path);
+  PACL old_acl = nullptr;
+  PSECURITY_DESCRIPTOR descriptor = nullptr;
+  if (!path_acl.is_protected) {
+    DWORD rc = GetNamedSecurityInfoW(path.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION,
+                                     nullptr, nullptr, &old_acl, nullptr, &descriptor);
+    if (rc != ERROR_SUCCESS) return win32_error("GetNamedSecurityInfo " + path_acl.path, rc);
+  }
+  Result<PACL> acl = build_acl(caller, path_acl.entries, old_acl);
+  if (descriptor) LocalFree(descriptor);
+  if (!acl.ok()) return acl.take_error();
+  SECURITY_INFORMATION what = DACL_SECURITY_INFORMATION;
+  if (path_acl.is_protected) what |= PROTECTED_DACL_SECURITY_INFORMATION;
+  DWORD rc =
+      SetNamedSecurityInfoW(path.data(), SE_FILE_OBJECT, what, nullptr, nullptr, *acl, nullptr);
+  LocalFree(*acl);
+  if (rc != ERROR_SUCCESS) return win32_error("SetNamedSecurityInfo " + path_acl.path, rc);
+  return {};
+}
+
+// CreateProcess wants "NAME=value\0...\0\0"; Windows keeps it sorted by name, ignoring case.
+// SystemRoot is added from the daemon's environment when the plan lacks it: Winsock and much of
+// the C runtime fail without it.
+std::wstring environment_block(const RestrictedTokenPlan& plan) {
+  std::vector<std::pair<std::wstring, std::wstring>> entries;
+  bool has_system_root = false;
+  for (const auto& [name, value] : plan.environment) {
+    entries.emplace_back(widen(name), widen(value));
+    has_system_root |= _wcsicmp(entries.back().first.c_str(), L"SystemRoot") == 0;
+  }
+  wchar_t root[MAX_PATH];
+  DWORD length = GetEnvironmentVariableW(L"SystemRoot", root, MAX_PATH);
+  if (!has_system_root && length > 0 && length < MAX_PATH)
+    entries.emplace_back(L"SystemRoot", std::wstring(root, length));
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return _wcsicmp(a.first.c_str(), b.first.c_str()) < 0;
+  });
+  std::wstring block;
+  for (const auto& [name, value] : entries) {
+    block += name + L"=" + value;
+    block += L'\0';
+  }
+  block += L'\0';
+  return block;
+}
+
+Result<HANDLE> create_restricted_token(HANDLE own, Caller& caller,
+                                       const RestrictedTokenPlan& plan) {
+  // DISABLE_MAX_PRIVILEGE deletes every privilege but SeChangeNotifyPrivilege: exactly the plan.
+  if (plan.privileges_kept != std::vector<std::string>{"SeChangeNotifyPrivilege"})
+    return Error{0, "restricted token: this backend keeps only SeChangeNotifyPrivilege"};
+  std::vector<SID_AND_ATTRIBUTES> deny_only, restricting;
+  for (const Principal& who : plan.deny_only) {
+    STACKIE_TRY_ASSIGN(sid, resolve(caller, who));
+    deny_only.push_back({sid, 0});
+  }
+  for (const Principal& who : plan.restricting_sids) {
+    STACKIE_TRY_ASSIGN(sid, resolve(caller, who));
+    restricting.push_back({sid, 0});
+  }
+  HANDLE token = nullptr;
+  if (!CreateRestrictedToken(own, DISABLE_MAX_PRIVILEGE, static_cast<DWORD>(deny_only.size()),
+                             deny_only.data(), 0, nullptr, static_cast<DWORD>(restricting.size()),
+                             restricting.data(), &token))
+    return win32_error("CreateRestrictedToken");
+  Handle owned(token);
+
+  STACKIE_TRY_ASSIGN(dacl, build_acl(caller, plan.default_dacl, nullptr));
+  TOKEN_DEFAULT_DACL default_dacl{dacl};
+  BOOL ok = SetTokenInformation(token, TokenDefaultDacl, &default_dacl, sizeof default_dacl);
+  DWORD code = GetLastError();
+  LocalFree(dacl);
+  if (!ok) return win32_error("SetTokenInformation(TokenDefaultDacl)", code);
+  return owned.release();
+}
+
+Result<HANDLE> create_kill_on_close_job() {
+  Handle job(CreateJobObjectW(nullptr, nullptr));
+  if (!job.h) return win32_error("CreateJobObject");
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+  // No JOB_OBJECT_LIMIT_BREAKAWAY_OK: nothing the block starts can leave the job.
+  limits.BasicLimitInformation.LimitFlags =
+      JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
+  if (!SetInformationJobObject(job.h, JobObjectExtendedLimitInformation, &limits, sizeof limits))
+    return win32_error("SetInformationJobObject");
+  return job.release();
+}
+
+void CALLBACK on_process_exit(void* context, BOOLEAN /*timed_out*/) {
+  auto* self = static_cast<RestrictedProcess*>(context);
+  self->deliver_exit();
+}
+
+}  // namespace
+
+Status apply_path_acls(const RestrictedTokenPlan& plan) {
+  STACKIE_TRY_ASSIGN(token, own_token());
+  Handle own(token);
+  Caller caller;
+  STACKIE_TRY(read_caller(own.h, caller));
+  for (const PathAcl& path_acl : plan.path_acls) STACKIE_TRY(apply_one(caller, path_acl));
+  return {};
+}
+
+RestrictedProcess::~RestrictedProcess() {
+  // INVALID_HANDLE_VALUE: wait for a callback already running, so `this` outlives it.
+  if (wait_) UnregisterWaitEx(wait_, INVALID_HANDLE_VALUE);
+  close_job();
+  if (process_) CloseHandle(process_);
+}
+
+void RestrictedProcess::deliver_exit() {
+  DWORD code = 0;
+  if (!GetExitCodeProcess(process_, &code)) code = 0xFFFFFFFF;
+  if (on_exit_) on_exit_(code);
+}
+
+Status RestrictedProcess::terminate(uint32_t exit_code) {
+  if (!job_) return Error{0, "the job is already closed"};
+  if (!TerminateJobObject(job_, exit_code)) return win32_error("TerminateJobObject");
+  return {};
+}
+
+void RestrictedProcess::close_job() {
+  if (job_) CloseHandle(job_);
+  job_ = nullptr;
+}
+
+Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
+    const RestrictedTokenPlan& plan, const std::vector<std::string>& argv,
+    const WindowsStdio& stdio, RestrictedProcess::ExitCallback on_exit) {
+  if (argv.empty()) return Error{0, "no command to run"};
+  STACKIE_TRY_ASSIGN(token, own_token());
+  Handle own(token);
+  Caller caller;
+  STACKIE_TRY(read_caller(own.h, caller));
+  STACKIE_TRY_ASSIGN(restricted_token, create_restricted_token(own.h, caller, plan));
+  Handle restricted(restricted_token);
+  STACKIE_TRY_ASSIGN(job_handle, create_kill_on_close_job());
+  Handle job(job_handle);
+
+  // Inheritable duplicates of stdio: the only handles in PROC_THREAD_ATTRIBUTE_HANDLE_LIST, so
+  // no other inheritable handle of the daemon reaches the block.
+  HANDLE sources[3] = {stdio.input, stdio.output, stdio.error};
+  Handle copies[3];
+  std::vector<HANDLE> handle_list;
+  for (int i = 0; i < 3; ++i) {
+    if (!sources[i] || sources[i] == INVALID_HANDLE_VALUE) continue;
+    if (!DuplicateHandle(GetCurrentProcess(), sources[i], GetCurrentProcess(), &copies[i].h, 0,
+                         TRUE, DUPLICATE_SAME_ACCESS))
+      return win32_error("DuplicateHandle (stdio)");
+    handle_list.push_back(copies[i].h);
+  }
+  SIZE_T attribute_size = 0;
+  InitializeProcThreadAttributeList(nullptr, 1, 0, &attribute_size);
+  std::vector<BYTE> attribute_buffer(attribute_size);
+  auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(attribute_buffer.data());
+  if (!InitializeProcThreadAttributeList(attributes, 1, 0, &attribute_size))
+    return win32_error("InitializeProcThreadAttributeList");
+  struct AttributeListOwner {
+    LPPROC_THREAD_ATTRIBUTE_LIST list;
+    ~AttributeListOwner() { DeleteProcThreadAttributeList(list); }
+  } attribute_owner{attributes};
+  if (!handle_list.empty() &&
+      !UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
+                                 handle_list.data(), handle_list.size() * sizeof(HANDLE), nullptr,
+                                 nullptr))
+    return win32_error("UpdateProcThreadAttribute(HANDLE_LIST)");
+
+  STARTUPINFOEXW startup{};
+  startup.StartupInfo.cb = sizeof startup;
+  startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+  startup.StartupInfo.hStdInput = copies[0].h;
+  startup.StartupInfo.hStdOutput = copies[1].h;
+  startup.StartupInfo.hStdError = copies[2].h;
+  startup.lpAttributeList = attributes;
+
+  std::wstring command_line = widen(windows_command_line(argv));
+  std::wstring environment = environment_block(plan);
+  std::wstring working_dir = widen(plan.working_dir);
+  const DWORD flags = CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT |
+                      CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW;
+  PROCESS_INFORMATION info{};
+  // The token is a restricted copy of our own, so no SeAssignPrimaryTokenPrivilege is needed.
+  if (!CreateProcessAsUserW(restricted.h, nullptr, command_line.data(), nullptr, nullptr,
+                            !handle_list.empty(), flags, environment.data(),
+                            working_dir.empty() ? nullptr : working_dir.c_str(),
+                            &startup.StartupInfo, &info))
+    return win32_error("CreateProcessAsUser " + argv[0]);
+  Handle process(info.hProcess), thread(info.hThread);
+  for (Handle& copy : copies) copy.reset();  // the child has its own now
+
+  if (!AssignProcessToJobObject(job.h, process.h)) {
+    Error error = win32_error("AssignProcessToJobObject");
+    TerminateProcess(process.h, 1);  // still suspended: it never ran a single instruction
+    return error;
+  }
+  std::unique_ptr<RestrictedProcess> child(new RestrictedProcess());
+  child->on_exit_ = std::move(on_exit);
+  child->pid_ = info.dwProcessId;
+  child->process_ = process.release();
+  child->job_ = job.release();
+  if (!RegisterWaitForSingleObject(&child->wait_, child->process_, on_process_exit, child.get(),
+                                   INFINITE, WT_EXECUTEONLYONCE)) {
+    child->wait_ = nullptr;
+    return win32_error("RegisterWaitForSingleObject");  // ~RestrictedProcess kills the job
+  }
+  if (ResumeThread(thread.h) == static_cast<DWORD>(-1)) return win32_error("ResumeThread");
+  return child;
+}
+
+}  // namespace stackie

@@ -1,0 +1,350 @@
+#include "loader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "stack_file.h"
+#include "test_support.h"
+
+namespace stackie {
+namespace {
+
+using testing::fixtures;
+using testing::TempDir;
+
+// Loader options that depend on nothing of the host: a temp STACKIE_HOME, the fixture blocks
+// (and the real catalog from the source tree), PATH only where the test says.
+LoadOptions hermetic_options(const TempDir& home, std::string path = "/usr/bin:/bin") {
+  LoadOptions options;
+  options.cwd = home.path();
+  options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "stackie"}, {"PATH", path}};
+  options.block_path = {fixtures() + "/blocks", testing::source_root() + "/share/stackie/blocks"};
+  options.os = "linux";
+  return options;
+}
+
+// A fake host with postgres 9.6, 15 and 16 installed the Debian way and redis in /usr/bin.
+void make_fake_host(const TempDir& root) {
+  for (const char* version : {"9.6", "15", "16"})
+    for (const char* program : {"postgres", "initdb", "pg_isready"})
+      root.program(std::string("usr/lib/postgresql/") + version + "/bin/" + program);
+  root.program("usr/bin/redis-server");
+  root.program("usr/bin/redis-cli");
+  root.program("usr/bin/sh");
+}
+
+const ResolvedBlock* find_block(const ResolvedStack& stack, const std::string& name) {
+  for (const auto& block : stack.blocks)
+    if (block.name == name) return &block;
+  return nullptr;
+}
+
+std::string env_value(const ResolvedBlock& block, const std::string& name) {
+  for (const auto& [key, value] : block.policy.environment)
+    if (key == name) return value;
+  return "<unset>";
+}
+
+bool has_bind(const std::vector<BindMount>& binds, const std::string& path) {
+  return std::any_of(binds.begin(), binds.end(), [&](const BindMount& bind) {
+    return bind.source == path && bind.dest.empty();
+  });
+}
+
+// ---- bad input: one fixture per error, the expected message on its first line ----------------
+
+struct BadFixture {
+  std::string file;
+  std::string expected;  // the whole one-line message
+};
+
+std::vector<BadFixture> bad_fixtures() {
+  std::vector<BadFixture> out;
+  std::string dir = fixtures() + "/bad";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string path = std::filesystem::absolute(entry.path()).lexically_normal().string();
+    if (entry.is_directory()) {
+      out.push_back({path, path + ": cannot read: Is a directory"});
+      continue;
+    }
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    const std::string marker = "# expect: ";
+    EXPECT_EQ(first.rfind(marker, 0), 0u) << path << " has no '# expect:' line";
+    out.push_back({path, path + ":" + first.substr(marker.size())});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const BadFixture& a, const BadFixture& b) { return a.file < b.file; });
+  return out;
+}
+
+TEST(LoaderBadInput, EveryFixtureFailsWithItsExactMessage) {
+  auto cases = bad_fixtures();
+  ASSERT_GE(cases.size(), 25u) << "the bad fixtures went missing";
+  for (const auto& bad : cases) {
+    TempDir home;
+    LoadOptions options = hermetic_options(home);
+    options.file = bad.file;
+    auto stack = load_stack(options);
+    if (stack.ok()) {
+      ADD_FAILURE() << bad.file << " loaded but should fail with: " << bad.expected;
+      continue;
+    }
+    EXPECT_EQ(stack.error().message, bad.expected) << bad.file;
+    EXPECT_EQ(stack.error().message.find('\n'), std::string::npos) << "not one line: " << bad.file;
+  }
+}
+
+TEST(LoaderBadInput, UnreadableByPermission) {
+  TempDir home;
+  std::string file = home.write("stackie-stack.yml", "demo:\n  blocks:\n    a: {command: [sh]}\n");
+  ::chmod(file.c_str(), 0);
+  if (std::ifstream(file).good()) GTEST_SKIP() << "running as root: mode 000 does not stop reads";
+  LoadOptions options = hermetic_options(home);
+  auto stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message, file + ": cannot read: Permission denied");
+}
+
+TEST(LoaderBadInput, MissingProgramNamesThePackagePerOs) {
+  TempDir home;
+  TempDir empty_root;
+  LoadOptions options = hermetic_options(home, empty_root / "bin");
+  options.program_root = empty_root.path();
+  options.file = home.write("s.yml", "demo:\n  blocks:\n    stackie.postgres:\n");
+  auto linux_result = load_stack(options);
+  ASSERT_FALSE(linux_result.ok());
+  EXPECT_EQ(linux_result.error().message,
+            options.file +
+                ":3:5: stackie.postgres: program 'postgres' not found; install it with: "
+                "apt-get install postgresql");
+  options.os = "macos";
+  EXPECT_NE(load_stack(options).error().message.find("install it with: brew install postgresql@16"),
+            std::string::npos);
+}
+
+TEST(LoaderBadInput, NoStackFileInTheDirectory) {
+  TempDir home;
+  auto stack = load_stack(hermetic_options(home));
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message,
+            home.path() +
+                ": no stack file (looked for stackie-stack.yml, stackie-stack.yaml, "
+                "stackie.yml, stackie.yaml; use -f FILE)");
+}
+
+// ---- good input -------------------------------------------------------------------------------
+
+TEST(Loader, DiscoveryOrder) {
+  TempDir home;
+  home.write("stackie.yaml", "fourth:\n  blocks:\n    a: {command: [sh]}\n");
+  home.write("stackie.yml", "third:\n  blocks:\n    a: {command: [sh]}\n");
+  EXPECT_EQ(load_stack(hermetic_options(home))->name, "third");
+  home.write("stackie-stack.yaml", "second:\n  blocks:\n    a: {command: [sh]}\n");
+  EXPECT_EQ(load_stack(hermetic_options(home))->name, "second");
+  home.write("stackie-stack.yml", "first:\n  blocks:\n    a: {command: [sh]}\n");
+  auto stack = load_stack(hermetic_options(home));
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->name, "first");
+  EXPECT_EQ(stack->file, home / "stackie-stack.yml");
+  EXPECT_EQ(stack_file_names().front(), "stackie-stack.yml");
+}
+
+TEST(Loader, ThreeBlockStackWithTheRealCatalog) {
+  TempDir home;
+  TempDir host;
+  make_fake_host(host);
+  LoadOptions options = hermetic_options(home, host / "usr/bin");
+  options.program_root = host.path();
+  options.file = fixtures() + "/good/three_blocks/stackie-stack.yml";
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  std::string storage = home / "stackie/storage";
+  EXPECT_EQ(stack->name, "shop");
+  EXPECT_EQ(stack->storage_root, storage);
+  ASSERT_EQ(stack->blocks.size(), 3u);
+  EXPECT_EQ(stack->blocks[0].name, "stackie.postgres");
+  EXPECT_EQ(stack->blocks[1].name, "stackie.redis");
+  EXPECT_EQ(stack->blocks[2].name, "api");
+
+  const ResolvedBlock& pg = stack->blocks[0];
+  std::string pg_bin = host / "usr/lib/postgresql/16/bin";  // the newest of 9.6, 15, 16
+  EXPECT_EQ(pg.sandbox_id, "shop-postgres");
+  EXPECT_FALSE(pg.first_party);
+  EXPECT_EQ(pg.definition_file,
+            testing::source_root() + "/share/stackie/blocks/stackie.postgres.yml");
+  std::string data = storage + "/volumes/shop/postgres/data";
+  std::string run = storage + "/tmp/shop-postgres/run";
+  EXPECT_EQ(pg.command,
+            (std::vector<std::string>{pg_bin + "/postgres", "-D", data, "-c",
+                                      "listen_addresses=127.0.0.1", "-p", "5432", "-k", run}));
+  EXPECT_EQ(pg.stop_signal, SIGINT);
+  EXPECT_EQ(pg.stop_timeout, Milliseconds(30000));
+  EXPECT_EQ(pg.health.kind, HealthCheck::Kind::exec);
+  EXPECT_EQ(pg.health.argv.front(), pg_bin + "/pg_isready");
+  EXPECT_EQ(pg.policy.name, "shop-postgres");
+  EXPECT_EQ(pg.policy.identity, Identity::user);
+  EXPECT_EQ(pg.policy.network, NetworkMode::localhost);
+  EXPECT_EQ(pg.policy.host_tmp_dir, storage + "/tmp/shop-postgres");
+  EXPECT_TRUE(has_bind(pg.policy.read_write, data));
+  EXPECT_TRUE(has_bind(pg.policy.read_write, run));
+  EXPECT_TRUE(has_bind(pg.policy.read_only, pg_bin));
+  EXPECT_EQ(env_value(pg, "PGDATABASE"), "shop");  // the stack's var overrides the default
+  EXPECT_EQ(env_value(pg, "POSTGRES_PASSWORD"), "correct-horse-battery");
+  EXPECT_EQ(env_value(pg, "PATH"), pg_bin + ":/usr/local/bin:/usr/bin:/bin");
+  EXPECT_EQ(pg.secret_names, (std::vector<std::string>{"POSTGRES_PASSWORD"}));
+  EXPECT_EQ(pg.secret_values, (std::vector<std::string>{"correct-horse-battery"}));
+  ASSERT_EQ(pg.init.size(), 1u);
+  EXPECT_EQ(pg.init[0].if_not_exists, data + "/PG_VERSION");
+  ASSERT_EQ(pg.init[0].then.size(), 3u);
+  EXPECT_EQ(pg.init[0].then[0].run.front(), "/bin/sh");
+  EXPECT_EQ(pg.init[0].then[1].append_path, data + "/postgresql.conf");
+  EXPECT_NE(pg.init[0].then[1].append_text.find("unix_socket_directories = '" + run + "'"),
+            std::string::npos);
+  EXPECT_EQ(pg.init[0].then[2].run.back(), "shop");
+
+  const ResolvedBlock& redis = stack->blocks[1];
+  EXPECT_EQ(redis.command.front(), host / "usr/bin/redis-server");
+  EXPECT_EQ(redis.policy.identity, Identity::root);
+  EXPECT_EQ(redis.stop_signal, SIGTERM);
+  EXPECT_TRUE(has_bind(redis.policy.read_write, storage + "/volumes/shop/redis/data"));
+
+  const ResolvedBlock& api = stack->blocks[2];
+  EXPECT_TRUE(api.first_party);
+  EXPECT_EQ(api.sandbox_id, "shop-api");
+  EXPECT_EQ(api.command.front(), host / "usr/bin/sh");
+  EXPECT_EQ(api.depends_on, (std::vector<std::string>{"stackie.postgres", "stackie.redis"}));
+  ASSERT_EQ(api.consumes.size(), 2u);
+  EXPECT_EQ(api.consumes[0], (ConsumedPort{"db", "stackie.postgres", "postgres", 5432}));
+  EXPECT_EQ(api.consumes[1], (ConsumedPort{"cache", "stackie.redis", "redis", 6379}));
+  EXPECT_EQ(env_value(api, "DATABASE_URL"),
+            "postgres://postgres:correct-horse-battery@127.0.0.1:5432/shop");
+  EXPECT_EQ(env_value(api, "REDIS_URL"), "redis://127.0.0.1:6379/0");
+  EXPECT_EQ(env_value(api, "PRICE_LABEL"), "$5 off");
+  EXPECT_EQ(env_value(api, "PORT"), "8080");
+  EXPECT_EQ(api.secret_names, (std::vector<std::string>{"DATABASE_URL"}));
+  EXPECT_EQ(api.restart, RestartPolicy::always);
+  EXPECT_EQ(api.health.kind, HealthCheck::Kind::http);
+  EXPECT_EQ(api.health.port, 8080);
+  std::string api_dir = fixtures() + "/good/three_blocks/api";
+  EXPECT_EQ(api.policy.working_dir, api_dir);
+  EXPECT_TRUE(has_bind(api.policy.read_write, api_dir));
+}
+
+TEST(Loader, EveryStackFieldAndEmptyValues) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = fixtures() + "/good/full/stackie.yaml";
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->storage_root, "/var/tmp/stackie-fixture-storage");
+  const ResolvedBlock* db = find_block(*stack, "fixture.db");
+  const ResolvedBlock* worker = find_block(*stack, "worker");
+  const ResolvedBlock* web = find_block(*stack, "web");
+  ASSERT_TRUE(db && worker && web);
+  EXPECT_EQ(db->serves[0], (ServedPort{"db", "postgres", 5433, 15433}));
+  EXPECT_EQ(db->restart, RestartPolicy::no);
+  EXPECT_EQ(db->stop_signal, SIGQUIT);
+  EXPECT_EQ(db->stop_timeout, Milliseconds(5000));
+  EXPECT_TRUE(has_bind(db->policy.read_write, "/var/tmp/stackie-fixture-pgdata"));
+  EXPECT_EQ(worker->command,
+            (std::vector<std::string>{"/bin/sh", "-c", "echo working; sleep 1000"}));
+  EXPECT_FALSE(worker->sandboxed);  // platforms: linux: {sandbox: false}
+  EXPECT_EQ(env_value(*worker, "DB"), "127.0.0.1:5433");
+  EXPECT_EQ(env_value(*worker, "SCRATCH"),
+            "/var/tmp/stackie-fixture-storage/volumes/full/worker/scratch");
+  EXPECT_TRUE(web->sandboxed);
+  EXPECT_EQ(env_value(*web, "MESSAGE"), "hello world");
+  EXPECT_EQ(env_value(*web, "DB_PORT"), "5434");
+  EXPECT_EQ(web->health.kind, HealthCheck::Kind::tcp);
+  EXPECT_EQ(web->health.port, 9000);
+  EXPECT_EQ(web->health.interval, Milliseconds(500));
+  EXPECT_EQ(web->health.start_period, Milliseconds(60000));
+  EXPECT_EQ(web->health.retries, 5);
+
+  options.os = "macos";
+  auto on_macos = load_stack(options);
+  ASSERT_TRUE(on_macos.ok());
+  EXPECT_TRUE(find_block(*on_macos, "worker")->sandboxed);
+  options.no_sandbox = true;
+  auto unsandboxed = load_stack(options);
+  ASSERT_TRUE(unsandboxed.ok());
+  for (const auto& block : unsandboxed->blocks) EXPECT_FALSE(block.sandboxed) << block.name;
+
+  options.file = fixtures() + "/good/empty_values.yml";
+  options.no_sandbox = false;
+  auto tiny = load_stack(options);
+  ASSERT_TRUE(tiny.ok()) << tiny.error().message;
+  EXPECT_EQ(tiny->blocks.size(), 2u);
+}
+
+TEST(Loader, SettingsSupplyDefaults) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.settings.storage_root = "/srv/stackie";
+  options.settings.default_restart = RestartPolicy::no;
+  options.settings.no_sandbox = true;
+  options.file = home.write("s.yml", "demo:\n  blocks:\n    a: {command: [sh]}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->storage_root, "/srv/stackie");
+  EXPECT_EQ(stack->blocks[0].restart, RestartPolicy::no);
+  EXPECT_FALSE(stack->blocks[0].sandboxed);
+  EXPECT_EQ(stack->blocks[0].policy.host_tmp_dir, "/srv/stackie/tmp/demo-a");
+}
+
+TEST(Loader, SecretsFromTheEnvironmentWinAndVarsMayHoldThem) {
+  TempDir home;
+  home.write(".env", "TOKEN=from-dotenv\n");
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      vars: {auth: 'Bearer ${secrets.TOKEN}'}\n"
+                            "      environment: {AUTH: '${vars.auth}', PLAIN: x}\n");
+  auto from_file = load_stack(options);
+  ASSERT_TRUE(from_file.ok()) << from_file.error().message;
+  EXPECT_EQ(env_value(from_file->blocks[0], "AUTH"), "Bearer from-dotenv");
+  EXPECT_EQ(from_file->blocks[0].secret_names, (std::vector<std::string>{"AUTH"}));
+  options.env["TOKEN"] = "from-env";
+  EXPECT_EQ(env_value(load_stack(options)->blocks[0], "AUTH"), "Bearer from-env");
+}
+
+TEST(Loader, VarsThatReferToThemselvesAreErrors) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh]\n"
+                            "      vars: {x: '${vars.y}', y: '${vars.x}'}\n"
+                            "      environment: {X: '${vars.x}'}\n");
+  auto stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message, options.file + ":5:34: var 'x' refers to itself in block 'a'");
+}
+
+TEST(Loader, RelativeBlockPathIsTakenFromTheCwd) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.cwd = fixtures();
+  options.block_path = {"blocks"};
+  options.file = "good/empty_values.yml";
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->file, fixtures() + "/good/empty_values.yml");
+  EXPECT_EQ(stack->blocks[0].definition_file, fixtures() + "/blocks/fixture.cache.yml");
+}
+
+TEST(Loader, UserSettingsComeFromStackieHome) {
+  TempDir home;
+  home.write("config.toml", "no_sandbox = true\n[logs]\nmax_files = 2\n");
+  auto settings = load_user_settings({{"STACKIE_HOME", home.path()}});
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  EXPECT_TRUE(settings->no_sandbox);
+  EXPECT_EQ(settings->log_max_files, 2);
+}
+
+}  // namespace
+}  // namespace stackie

@@ -1,0 +1,226 @@
+// Runs the Windows backend for real (under Wine in CI): spawns children through
+// spawn_restricted() and checks TEMP/TMP redirection, exit-code delivery through the wait
+// callback, and that closing the job kills a child's own child. Prints one "ok"/"FAIL" line per
+// check and exits 1 if any failed. The same .exe is the child: `child-env`, `child-tree`,
+// `grandchild` select its role.
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "sandbox/restricted_token_plan.h"
+#include "sandbox/restricted_token_spawn.h"
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+  std::fflush(stdout);
+  if (!ok) ++failures;
+}
+
+std::string narrow(const wchar_t* text) {
+  int size = WideCharToMultiByte(CP_UTF8, 0, text, -1, nullptr, 0, nullptr, nullptr);
+  std::string out(static_cast<size_t>(size > 0 ? size - 1 : 0), '\0');
+  WideCharToMultiByte(CP_UTF8, 0, text, -1, out.data(), size, nullptr, nullptr);
+  return out;
+}
+
+std::string env(const char* name) {
+  char value[1024];
+  DWORD n = GetEnvironmentVariableA(name, value, sizeof value);
+  return n > 0 && n < sizeof value ? std::string(value, n) : std::string("<unset>");
+}
+
+std::string self_path() {
+  wchar_t path[MAX_PATH];
+  GetModuleFileNameW(nullptr, path, MAX_PATH);
+  return narrow(path);
+}
+
+// --- child roles -------------------------------------------------------------------------------
+
+int child_env(const char* stray_handle, const char* tricky_argument) {
+  std::printf("ARG=[%s]\n", tricky_argument);
+  // The parent's inheritable event, by value. If the child inherited it, SetEvent signals the
+  // parent's event; with the stdio-only handle list the value means nothing here (or names some
+  // other object of ours, which SetEvent refuses unless it is an event we own).
+  HANDLE stray =
+      reinterpret_cast<HANDLE>(static_cast<uintptr_t>(std::strtoull(stray_handle, nullptr, 10)));
+  std::printf("STRAY_SET=%d\n", SetEvent(stray) ? 1 : 0);
+  HANDLE token = nullptr;
+  OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token);
+  std::printf("TEMP=%s\nTMP=%s\nRESTRICTED=%d\nUSERPROFILE=%s\n", env("TEMP").c_str(),
+              env("TMP").c_str(), token && IsTokenRestricted(token) ? 1 : 0,
+              env("USERPROFILE").c_str());
+  std::fflush(stdout);
+  return 42;
+}
+
+int child_tree(const char* pid_file) {
+  STARTUPINFOA startup{};
+  startup.cb = sizeof startup;
+  PROCESS_INFORMATION info{};
+  std::string line = "\"" + self_path() + "\" grandchild";
+  if (!CreateProcessA(nullptr, line.data(), nullptr, nullptr, FALSE, 0, nullptr, nullptr, &startup,
+                      &info))
+    return 3;
+  FILE* out = std::fopen(pid_file, "w");
+  if (!out) return 4;
+  std::fprintf(out, "%lu\n", info.dwProcessId);
+  std::fclose(out);
+  Sleep(60000);  // killed with the job long before
+  return 5;
+}
+
+// --- the test ----------------------------------------------------------------------------------
+
+struct ExitSignal {
+  HANDLE event = CreateEventW(nullptr, TRUE, FALSE, nullptr);
+  volatile LONG code = -1;
+  ~ExitSignal() { CloseHandle(event); }
+  stackie::RestrictedProcess::ExitCallback callback() {
+    return [this](uint32_t exit_code) {
+      InterlockedExchange(&code, static_cast<LONG>(exit_code));
+      SetEvent(event);
+    };
+  }
+};
+
+std::string make_block_dir() {
+  char base[MAX_PATH];
+  GetTempPathA(MAX_PATH, base);
+  std::string root = std::string(base) + "stackie-wine-" + std::to_string(GetCurrentProcessId());
+  CreateDirectoryA(root.c_str(), nullptr);
+  std::string tmp = root + "\\tmp-wine-test";
+  CreateDirectoryA(tmp.c_str(), nullptr);
+  return tmp;
+}
+
+stackie::RestrictedTokenPlan make_plan(const std::string& tmp) {
+  stackie::SandboxPolicy policy;
+  policy.name = "wine-test";
+  policy.host_tmp_dir = tmp;
+  std::string exe = self_path();
+  policy.read_only = {{exe.substr(0, exe.find_last_of('\\')), ""}};
+  policy.environment = {{"TEMP", "C:\\caller-temp-must-not-pass"}, {"STACKIE_BLOCK", "wine-test"}};
+  stackie::Result<stackie::RestrictedTokenPlan> plan = stackie::plan_restricted_token(policy);
+  check(plan.ok(), "plan_restricted_token");
+  return plan.ok() ? *plan : stackie::RestrictedTokenPlan{};
+}
+
+void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std::string& tmp) {
+  SECURITY_ATTRIBUTES inheritable{sizeof inheritable, nullptr, TRUE};
+  HANDLE read_end = nullptr, write_end = nullptr;
+  CreatePipe(&read_end, &write_end, &inheritable, 0);
+  SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);
+  // An inheritable handle NOT in the stdio list: the child must not get it.
+  HANDLE stray = CreateEventW(&inheritable, TRUE, FALSE, nullptr);
+
+  ExitSignal exited;
+  stackie::WindowsStdio stdio{GetStdHandle(STD_INPUT_HANDLE), write_end, write_end};
+  const std::string stray_value = std::to_string(reinterpret_cast<uintptr_t>(stray));
+  const std::string tricky = "a \"quoted\" arg\\ with \\\" and trailing\\";
+  auto child = stackie::spawn_restricted(plan, {self_path(), "child-env", stray_value, tricky},
+                                         stdio, exited.callback());
+  CloseHandle(write_end);
+  check(child.ok(),
+        "spawn_restricted child-env" + (child.ok() ? std::string() : ": " + child.error().message));
+  if (!child.ok()) {
+    CloseHandle(read_end);
+    CloseHandle(stray);
+    return;
+  }
+  std::string output;
+  char buffer[512];
+  DWORD got = 0;
+  while (ReadFile(read_end, buffer, sizeof buffer, &got, nullptr) && got > 0)
+    output.append(buffer, got);
+  CloseHandle(read_end);
+  std::printf("---- child output ----\n%s----------------------\n", output.c_str());
+  check(output.find("TEMP=" + tmp + "\r\n") != std::string::npos ||
+            output.find("TEMP=" + tmp + "\n") != std::string::npos,
+        "child sees TEMP=" + tmp);
+  check(output.find("TMP=" + tmp) != std::string::npos, "child sees TMP=" + tmp);
+  check(output.find("caller-temp-must-not-pass") == std::string::npos,
+        "the policy's own TEMP does not pass");
+  check(output.find("USERPROFILE=<unset>") != std::string::npos,
+        "the caller's environment does not pass (USERPROFILE unset)");
+  check(output.find("ARG=[" + tricky + "]") != std::string::npos,
+        "argv survives windows_command_line and the C runtime's split");
+  check(WaitForSingleObject(stray, 0) == WAIT_TIMEOUT,
+        "an inheritable handle outside the stdio list is not inherited");
+  check(WaitForSingleObject(exited.event, 10000) == WAIT_OBJECT_0,
+        "exit delivered through the wait callback");
+  check(exited.code == 42, "exit code 42 read (got " + std::to_string(exited.code) + ")");
+  CloseHandle(stray);
+  std::printf("info token restricted in child: %s\n",
+              output.find("RESTRICTED=1") != std::string::npos ? "yes" : "no");
+}
+
+void test_job_kills_grandchild(const stackie::RestrictedTokenPlan& plan, const std::string& tmp) {
+  const std::string pid_file = tmp + "\\grandchild.pid";
+  DeleteFileA(pid_file.c_str());
+  ExitSignal exited;
+  HANDLE nul =
+      CreateFileA("NUL", GENERIC_READ | GENERIC_WRITE, 0, nullptr, OPEN_EXISTING, 0, nullptr);
+  stackie::WindowsStdio stdio{nul, nul, nul};
+  auto child = stackie::spawn_restricted(plan, {self_path(), "child-tree", pid_file}, stdio,
+                                         exited.callback());
+  CloseHandle(nul);
+  check(child.ok(), "spawn_restricted child-tree" +
+                        (child.ok() ? std::string() : ": " + child.error().message));
+  if (!child.ok()) return;
+
+  DWORD grandchild_pid = 0;
+  for (int i = 0; i < 200 && grandchild_pid == 0; ++i) {  // up to 10 s
+    if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
+      unsigned long pid = 0;
+      if (std::fscanf(in, "%lu", &pid) == 1) grandchild_pid = pid;
+      std::fclose(in);
+    }
+    if (grandchild_pid == 0) Sleep(50);
+  }
+  check(grandchild_pid != 0, "the child started a grandchild");
+  if (grandchild_pid == 0) return;
+  HANDLE grandchild =
+      OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, grandchild_pid);
+  check(grandchild != nullptr, "grandchild can be opened");
+  if (!grandchild) return;
+  check(WaitForSingleObject(grandchild, 0) == WAIT_TIMEOUT, "grandchild is running");
+  (*child)->close_job();
+  check(WaitForSingleObject(grandchild, 10000) == WAIT_OBJECT_0,
+        "closing the job killed the grandchild");
+  check(WaitForSingleObject(exited.event, 10000) == WAIT_OBJECT_0,
+        "closing the job killed the child (exit delivered)");
+  CloseHandle(grandchild);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "child-env") return child_env(argv[2], argv[3]);
+  if (argc >= 3 && std::string(argv[1]) == "child-tree") return child_tree(argv[2]);
+  if (argc >= 2 && std::string(argv[1]) == "grandchild") {
+    Sleep(60000);
+    return 6;
+  }
+  std::string tmp = make_block_dir();
+  stackie::RestrictedTokenPlan plan = make_plan(tmp);
+  std::printf("info block SID %s\n", plan.block_sid.c_str());
+  stackie::Status acls = stackie::apply_path_acls(plan);
+  std::printf("info apply_path_acls: %s\n", acls.ok() ? "ok" : acls.error().message.c_str());
+  check(acls.ok(), "apply_path_acls");
+  test_env_and_exit_code(plan, tmp);
+  test_job_kills_grandchild(plan, tmp);
+  std::printf("%s: %d failed\n", failures ? "FAILED" : "PASSED", failures);
+  return failures ? 1 : 0;
+}
