@@ -119,7 +119,30 @@ Status RotatingFile::rotate() {
 
 Status RotatingFile::append(std::string_view text) {
   if (fd_ < 0) STACKIE_TRY(open());
-  if (size_ > 0 && size_ + text.size() > max_bytes_) STACKIE_TRY(rotate());
+  // `text` is whole records ("...\n"): write as many as fit, rotate, go on. A single record
+  // larger than the limit gets a file of its own.
+  while (!text.empty()) {
+    size_t room = size_ < max_bytes_ ? static_cast<size_t>(max_bytes_ - size_) : 0;
+    size_t take = text.size();
+    if (take > room) {
+      size_t cut = room > 0 ? text.rfind('\n', room - 1) : std::string_view::npos;
+      if (cut != std::string_view::npos) {
+        take = cut + 1;
+      } else if (size_ > 0) {
+        STACKIE_TRY(rotate());
+        continue;
+      } else {
+        size_t end = text.find('\n');
+        take = end == std::string_view::npos ? text.size() : end + 1;
+      }
+    }
+    STACKIE_TRY(write_all(text.substr(0, take)));
+    text.remove_prefix(take);
+  }
+  return {};
+}
+
+Status RotatingFile::write_all(std::string_view text) {
   while (!text.empty()) {
     ssize_t n = ::write(fd_, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
@@ -153,27 +176,37 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
 void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   splitter.feed(data, [&](std::string_view line) { add_line(stream, line); });
+  flush_files();
 }
 
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   splitter.flush([&](std::string_view line) { add_line(stream, line); });
+  flush_files();
 }
 
 void BlockLogs::note(std::string_view text) {
   add_line(LogStream::daemon, std::string("[stackie] ") + std::string(text));
+  flush_files();
+}
+
+// One write per read from the pipe, not one per line.
+void BlockLogs::flush_files() {
+  if (out_file_ && !out_batch_.empty() && !out_file_->append(out_batch_)) ++write_errors_;
+  if (err_file_ && !err_batch_.empty() && !err_file_->append(err_batch_)) ++write_errors_;
+  out_batch_.clear();
+  err_batch_.clear();
 }
 
 void BlockLogs::add_line(LogStream stream, std::string_view text) {
   LogLine line{next_seq_++, now_ms(), stream, std::string(text)};
   // Our own notes go to stderr.log so that the files tell the whole story.
-  RotatingFile* file = stream == LogStream::out ? out_file_.get() : err_file_.get();
-  if (file != nullptr) {
-    std::string record = format_timestamp(line.time_ms);
-    record += ' ';
-    record += line.text;
-    record += '\n';
-    if (!file->append(record)) ++write_errors_;
+  if (out_file_) {
+    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    batch += format_timestamp(line.time_ms);
+    batch += ' ';
+    batch += line.text;
+    batch += '\n';
   }
   deliver(line);
   ring_bytes_ += line.text.size();

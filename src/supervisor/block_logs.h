@@ -65,6 +65,7 @@ class RotatingFile {
  private:
   Status open();
   Status rotate();
+  Status write_all(std::string_view text);
   std::string path_;
   uint64_t max_bytes_;
   int count_;
@@ -110,6 +111,7 @@ class BlockLogs {
   BlockLogs(std::string block, std::string directory, LogSettings settings);
   void add_line(LogStream stream, std::string_view text);
   void deliver(const LogLine& line);
+  void flush_files();
 
   struct Follower {
     LogSink* sink;
@@ -121,6 +123,7 @@ class BlockLogs {
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
   std::unique_ptr<RotatingFile> out_file_, err_file_;
+  std::string out_batch_, err_batch_;  // records not yet written
   std::deque<LogLine> ring_;
   size_t ring_bytes_ = 0;
   uint64_t next_seq_ = 1;
