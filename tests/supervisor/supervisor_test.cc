@@ -499,8 +499,11 @@ TEST_F(SupervisorTest, IdleMeansNoTimersAndNoWakeups) {
 }
 
 TEST_F(SupervisorTest, EphemeralStorageIsRemovedOnDown) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/stackie";
+  // Our own $TMPDIR: /tmp/stackie may belong to another user on a shared machine.
+  const char* saved = std::getenv("TMPDIR");
+  std::string saved_tmpdir = saved ? saved : "";
+  ::setenv("TMPDIR", dir_.c_str(), 1);
+  std::string base = dir_ + "/stackie";
   ::mkdir(base.c_str(), 0700);
   auto s = stack("eph", {block("a", {"print", "hi", "wait"})});
   s.storage_root = base + "/eph-" + std::to_string(::getpid());
@@ -510,6 +513,10 @@ TEST_F(SupervisorTest, EphemeralStorageIsRemovedOnDown) {
   EXPECT_EQ(::access((s.storage_root + "/logs/test-a").c_str(), F_OK), 0);
   ASSERT_TRUE(down("eph").ok());
   EXPECT_EQ(::access(s.storage_root.c_str(), F_OK), -1) << "ephemeral storage left behind";
+  if (saved)
+    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
 }
 
 TEST_F(SupervisorTest, PassthroughDownKillsTheWholeProcessGroup) {
