@@ -65,8 +65,9 @@ std::string describe_setup_failure(const std::string& report) {
 // Reads the error pipe on the loop; whatever is left when the lockbox exits is drained then.
 class ErrorPipe {
  public:
-  static Result<ErrorPipe*> open(uv_loop_t* loop, int fd) {
+  static Result<ErrorPipe*> open(uv_loop_t* loop, int fd, std::function<void()> on_exec) {
     auto* self = new ErrorPipe();
+    self->on_exec_ = std::move(on_exec);
     uv_pipe_init(loop, &self->pipe_, 0);
     self->pipe_.data = self;
     if (int rc = uv_pipe_open(&self->pipe_, fd); rc != 0) {
@@ -83,12 +84,22 @@ class ErrorPipe {
         [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
           auto* pipe = static_cast<ErrorPipe*>(stream->data);
           if (n > 0) pipe->append(buf->base, static_cast<size_t>(n));
-          if (n < 0) uv_read_stop(stream);  // EOF: the block was exec'd, or the lockbox died
+          if (n < 0) {
+            // EOF without a report: the lockbox exec'd the block (its error fd is close-on-
+            // exec). With a report, the exit (status 125) tells the rest.
+            uv_read_stop(stream);
+            if (pipe->report_.empty() && pipe->on_exec_) {
+              auto exec_done = std::move(pipe->on_exec_);
+              pipe->on_exec_ = nullptr;
+              exec_done();
+            }
+          }
         });
     return self;
   }
   // The process exited: collect what is still buffered, then free the handle.
   std::string finish() {
+    on_exec_ = nullptr;
     uv_os_fd_t fd;
     if (uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) == 0) {
       char buf[4096];
@@ -99,6 +110,7 @@ class ErrorPipe {
     return std::move(report_);
   }
   void close() {
+    on_exec_ = nullptr;
     uv_close(reinterpret_cast<uv_handle_t*>(&pipe_),
              [](uv_handle_t* h) { delete static_cast<ErrorPipe*>(h->data); });
   }
@@ -110,6 +122,7 @@ class ErrorPipe {
   }
   uv_pipe_t pipe_{};
   std::string report_;
+  std::function<void()> on_exec_;
 };
 
 class LockboxProcess final : public Process {
@@ -190,7 +203,7 @@ class LockboxSpawner final : public Spawner {
     plan.extra_fds = {policy_fd.fd, error_write.fd};
     static_assert(kPolicyFd == 3 && kErrorFd == 4, "extra fds start at 3");
 
-    STACKIE_TRY_ASSIGN(error_pipe, ErrorPipe::open(loop, error_read.release()));
+    STACKIE_TRY_ASSIGN(error_pipe, ErrorPipe::open(loop, error_read.release(), request.on_exec));
     // The facade is created after the core, but the exit callback needs it: share a slot.
     auto slot = std::make_shared<LockboxProcess*>(nullptr);
     auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,

@@ -72,6 +72,8 @@ class PassthroughSpawner final : public Spawner {
                                             exit.term_signal = signum;
                                             on_exit(exit);
                                           }));
+    // uv_spawn returns once the child has exec'd (an exec failure is its error).
+    if (request.on_exec) request.on_exec();
     return std::unique_ptr<Process>(new PassthroughProcess(core));
   }
 };

@@ -30,6 +30,10 @@ struct SpawnRequest {
   // stderr; the caller reads them. nullptr = /dev/null.
   uv_pipe_t* stdout_pipe = nullptr;
   uv_pipe_t* stderr_pipe = nullptr;
+  // Called once when the block's command itself has been exec'd (for the lockbox: the sandbox
+  // is built and the error fd closed without a report). Only then is the block really alive.
+  // Backends whose spawn returns after the exec (uv_spawn waits for it) call it from spawn().
+  std::function<void()> on_exec;
 };
 
 struct ExitStatus {

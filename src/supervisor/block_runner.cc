@@ -156,7 +156,18 @@ void BlockRunner::launch() {
 void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   OutputPipe* out = OutputPipe::create(env_.loop, this, logs_, LogStream::out, &pipes_);
   OutputPipe* err = OutputPipe::create(env_.loop, this, logs_, LogStream::err, &pipes_);
-  SpawnRequest request{argv, spec_.policy, out->handle(), err->handle()};
+  SpawnRequest request{argv, spec_.policy, out->handle(), err->handle(), nullptr};
+  exec_seen_ = false;
+  if (phase == Phase::command) {
+    // Alive only once the command itself runs (for the lockbox: after the sandbox is built).
+    request.on_exec = [this] {
+      if (!process_) {
+        exec_seen_ = true;  // reported from inside spawn(): handled below
+        return;
+      }
+      if (phase_ == Phase::command && state_ == BlockState::starting) became_alive();
+    };
+  }
   auto process = env_.spawner->spawn(
       env_.loop, request, [this, phase](const ExitStatus& status) { on_exit(phase, status); });
   if (!process.ok()) {
@@ -171,7 +182,8 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   err->start_reading();
   if (phase == Phase::command) {
     started_at_ = uv_now(env_.loop);
-    became_alive();
+    if (exec_seen_) became_alive();
+    exec_seen_ = false;
   }
 }
 

@@ -93,6 +93,7 @@ class BlockRunner {
   std::unique_ptr<ProbeHandle> probe_;
   int probe_failures_ = 0;
   bool ready_seen_ = false;
+  bool exec_seen_ = false;  // on_exec came before spawn() returned
 };
 
 }  // namespace stackie

@@ -240,6 +240,12 @@ TEST_F(SupervisorTest, StopEscalatesToSigkillAfterStopTimeout) {
   ASSERT_TRUE(up(stack("s", {b})).ok());
   int pid = status_of("stubborn")->pid;
   ASSERT_TRUE(process_alive(pid));
+  // It ignores SIGTERM once it has said so.
+  ASSERT_TRUE(run_until([&] {
+    auto tail = supervisor_->tail("s", "stubborn", 10);
+    return std::any_of(tail->begin(), tail->end(),
+                       [](const LogLine& l) { return l.text == "ready"; });
+  }));
   uint64_t t0 = uv_now(&loop_);
   ASSERT_TRUE(down("s").ok());
   uv_update_time(&loop_);
@@ -255,10 +261,15 @@ TEST_F(SupervisorTest, StopEscalatesToSigkillAfterStopTimeout) {
 
 TEST_F(SupervisorTest, StopSignalIsTheBlocksOwn) {
   std::string out = dir_ + "/bye";
-  auto b = block("pg", {"ignore", "TERM", "exit-on", "INT", "0", "wait"});
+  auto b = block("pg", {"ignore", "TERM", "exit-on", "INT", "0", "print", "ready", "wait"});
   b.stop_signal = SIGINT;
   b.stop_timeout = Milliseconds{5000};
   ASSERT_TRUE(up(stack("s", {b})).ok());
+  ASSERT_TRUE(run_until([&] {
+    auto tail = supervisor_->tail("s", "pg", 10);
+    return std::any_of(tail->begin(), tail->end(),
+                       [](const LogLine& l) { return l.text == "ready"; });
+  }));
   uint64_t t0 = uv_now(&loop_);
   ASSERT_TRUE(down("s").ok());
   uv_update_time(&loop_);
