@@ -1,0 +1,252 @@
+#include "supervisor/block_logs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace stackie {
+
+std::string_view to_string(LogStream stream) {
+  switch (stream) {
+    case LogStream::out: return "stdout";
+    case LogStream::err: return "stderr";
+    case LogStream::daemon: return "stackie";
+  }
+  return "?";
+}
+
+std::string format_timestamp(int64_t time_ms) {
+  time_t seconds = static_cast<time_t>(time_ms / 1000);
+  struct tm utc;
+  gmtime_r(&seconds, &utc);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(time_ms % 1000));
+  return buf;
+}
+
+namespace {
+
+int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Status make_directories(const std::string& path) {
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = path.find('/', pos + 1);
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
+      return system_error(errno, "mkdir " + prefix);
+  }
+  return {};
+}
+
+}  // namespace
+
+void LineSplitter::feed(std::string_view data, const std::function<void(std::string_view)>& emit) {
+  while (!data.empty()) {
+    size_t newline = data.find('\n');
+    std::string_view piece = data.substr(0, newline);
+    // Overlong lines: emit full pieces of max_line as they fill, never hold more than that.
+    while (!piece.empty()) {
+      size_t take = std::min(piece.size(), max_line_ - pending_.size());
+      pending_.append(piece.substr(0, take));
+      piece.remove_prefix(take);
+      just_split_ = false;
+      if (pending_.size() == max_line_) {
+        emit(pending_);
+        pending_.clear();
+        just_split_ = true;
+      }
+    }
+    if (newline == std::string_view::npos) return;
+    // A newline right after a split piece ends that piece; it is not an extra empty line.
+    if (!just_split_) emit(pending_);
+    pending_.clear();
+    just_split_ = false;
+    data.remove_prefix(newline + 1);
+  }
+}
+
+void LineSplitter::flush(const std::function<void(std::string_view)>& emit) {
+  if (!pending_.empty()) emit(pending_);
+  pending_.clear();
+  just_split_ = false;
+}
+
+RotatingFile::RotatingFile(std::string path, uint64_t max_bytes, int count)
+    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {}
+
+RotatingFile::~RotatingFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status RotatingFile::open() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return system_error(errno, "open " + path_);
+  struct stat st;
+  size_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return {};
+}
+
+Status RotatingFile::rotate() {
+  ::close(fd_);
+  fd_ = -1;
+  if (count_ == 1) {
+    if (::truncate(path_.c_str(), 0) != 0) return system_error(errno, "truncate " + path_);
+    return open();
+  }
+  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off.
+  for (int i = count_ - 2; i >= 1; --i) {
+    std::string from = path_ + "." + std::to_string(i);
+    std::string to = path_ + "." + std::to_string(i + 1);
+    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
+      return system_error(errno, "rename " + from);
+  }
+  std::string first = path_ + ".1";
+  if (::rename(path_.c_str(), first.c_str()) != 0 && errno != ENOENT)
+    return system_error(errno, "rename " + path_);
+  return open();
+}
+
+Status RotatingFile::append(std::string_view text) {
+  if (fd_ < 0) STACKIE_TRY(open());
+  // `text` is whole records ("...\n"): write as many as fit, rotate, go on. A single record
+  // larger than the limit gets a file of its own.
+  while (!text.empty()) {
+    size_t room = size_ < max_bytes_ ? static_cast<size_t>(max_bytes_ - size_) : 0;
+    size_t take = text.size();
+    if (take > room) {
+      size_t cut = room > 0 ? text.rfind('\n', room - 1) : std::string_view::npos;
+      if (cut != std::string_view::npos) {
+        take = cut + 1;
+      } else if (size_ > 0) {
+        STACKIE_TRY(rotate());
+        continue;
+      } else {
+        size_t end = text.find('\n');
+        take = end == std::string_view::npos ? text.size() : end + 1;
+      }
+    }
+    STACKIE_TRY(write_all(text.substr(0, take)));
+    text.remove_prefix(take);
+  }
+  return {};
+}
+
+Status RotatingFile::write_all(std::string_view text) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd_, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error(errno, "write " + path_);
+    size_ += static_cast<uint64_t>(n);
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings settings)
+    : block_(std::move(block)),
+      directory_(std::move(directory)),
+      settings_(settings),
+      out_splitter_(settings.max_line),
+      err_splitter_(settings.max_line) {}
+
+Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::string directory,
+                                                   LogSettings settings) {
+  if (!directory.empty()) STACKIE_TRY(make_directories(directory));
+  std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+  if (!directory.empty()) {
+    logs->out_file_ = std::make_unique<RotatingFile>(directory + "/stdout.log",
+                                                     settings.file_max_bytes, settings.file_count);
+    logs->err_file_ = std::make_unique<RotatingFile>(directory + "/stderr.log",
+                                                     settings.file_max_bytes, settings.file_count);
+  }
+  return logs;
+}
+
+void BlockLogs::feed(LogStream stream, std::string_view data) {
+  auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
+  splitter.feed(data, [&](std::string_view line) { add_line(stream, line); });
+  flush_files();
+}
+
+void BlockLogs::end_of_stream(LogStream stream) {
+  auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
+  splitter.flush([&](std::string_view line) { add_line(stream, line); });
+  flush_files();
+}
+
+void BlockLogs::note(std::string_view text) {
+  add_line(LogStream::daemon, std::string("[stackie] ") + std::string(text));
+  flush_files();
+}
+
+// One write per read from the pipe, not one per line.
+void BlockLogs::flush_files() {
+  if (out_file_ && !out_batch_.empty() && !out_file_->append(out_batch_)) ++write_errors_;
+  if (err_file_ && !err_batch_.empty() && !err_file_->append(err_batch_)) ++write_errors_;
+  out_batch_.clear();
+  err_batch_.clear();
+}
+
+void BlockLogs::add_line(LogStream stream, std::string_view text) {
+  LogLine line{next_seq_++, now_ms(), stream, std::string(text)};
+  // Our own notes go to stderr.log so that the files tell the whole story.
+  if (out_file_) {
+    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    batch += format_timestamp(line.time_ms);
+    batch += ' ';
+    batch += line.text;
+    batch += '\n';
+  }
+  deliver(line);
+  ring_bytes_ += line.text.size();
+  ring_.push_back(std::move(line));
+  while (!ring_.empty() &&
+         (ring_.size() > settings_.ring_lines || ring_bytes_ > settings_.ring_bytes)) {
+    ring_bytes_ -= ring_.front().text.size();
+    ring_.pop_front();
+  }
+}
+
+void BlockLogs::deliver(const LogLine& line) {
+  for (auto& [id, follower] : followers_) {
+    if (follower.skipped > 0) {
+      LogLine marker{line.seq, line.time_ms, LogStream::daemon,
+                     "[stackie] " + std::to_string(follower.skipped) +
+                         " lines skipped: the follower did not keep up"};
+      if (!follower.sink->offer(marker)) {
+        ++follower.skipped;
+        continue;
+      }
+      follower.skipped = 0;
+    }
+    if (!follower.sink->offer(line)) ++follower.skipped;
+  }
+}
+
+std::vector<LogLine> BlockLogs::tail(size_t lines) const {
+  size_t n = std::min(lines, ring_.size());
+  return std::vector<LogLine>(ring_.end() - static_cast<std::ptrdiff_t>(n), ring_.end());
+}
+
+uint64_t BlockLogs::follow(LogSink* sink) {
+  uint64_t id = next_follower_++;
+  followers_[id] = Follower{sink};
+  return id;
+}
+
+void BlockLogs::unfollow(uint64_t id) {
+  followers_.erase(id);
+}
+
+}  // namespace stackie

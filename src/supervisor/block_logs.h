@@ -1,0 +1,135 @@
+// A block's logs (DESIGN.md §7): every line timestamped, written to
+// <logs>/<sandbox-id>/{stdout,stderr}.log with size-based rotation, kept in a bounded ring for
+// `logs --tail`, and offered to followers that outlive restarts of the block. Nothing here can
+// block: files are appended with O_APPEND writes, followers that cannot take a line skip it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error.h"
+
+namespace stackie {
+
+enum class LogStream { out, err, daemon };
+std::string_view to_string(LogStream stream);
+
+struct LogLine {
+  uint64_t seq = 0;
+  int64_t time_ms = 0;  // wall clock, milliseconds since the epoch
+  LogStream stream = LogStream::out;
+  std::string text;  // without the newline
+};
+
+// "2026-12-01T21:35:00.123Z"
+std::string format_timestamp(int64_t time_ms);
+
+struct LogSettings {
+  uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
+  int file_count = 5;                          // files kept per stream, the live one included
+  size_t ring_lines = 2000;
+  size_t ring_bytes = 1024 * 1024;
+  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+};
+
+// Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces.
+class LineSplitter {
+ public:
+  explicit LineSplitter(size_t max_line) : max_line_(max_line) {}
+  void feed(std::string_view data, const std::function<void(std::string_view)>& emit);
+  void flush(const std::function<void(std::string_view)>& emit);  // at EOF: the unfinished line
+
+ private:
+  size_t max_line_;
+  std::string pending_;
+  bool just_split_ = false;
+};
+
+// One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1).
+class RotatingFile {
+ public:
+  RotatingFile(std::string path, uint64_t max_bytes, int count);
+  ~RotatingFile();
+  RotatingFile(const RotatingFile&) = delete;
+  RotatingFile& operator=(const RotatingFile&) = delete;
+  Status append(std::string_view text);
+  const std::string& path() const { return path_; }
+
+ private:
+  Status open();
+  Status rotate();
+  Status write_all(std::string_view text);
+  std::string path_;
+  uint64_t max_bytes_;
+  int count_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// Receives lines as they come. offer() must not block: false means "not now" (its buffer is
+// full), and the line is skipped for this follower.
+class LogSink {
+ public:
+  virtual ~LogSink() = default;
+  virtual bool offer(const LogLine& line) = 0;
+};
+
+class BlockLogs {
+ public:
+  // directory: <storage>/logs/<sandbox-id>; created when missing. Empty = no files (tests).
+  static Result<std::shared_ptr<BlockLogs>> open(std::string block, std::string directory,
+                                                 LogSettings settings);
+
+  const std::string& block() const { return block_; }
+  const std::string& directory() const { return directory_; }
+
+  // Bytes read from the block's pipe for `stream`.
+  void feed(LogStream stream, std::string_view data);
+  // The pipe closed: the unfinished last line, if any, becomes a line.
+  void end_of_stream(LogStream stream);
+  // A line of our own about the block ("[stackie] restarting in 200 ms").
+  void note(std::string_view text);
+
+  std::vector<LogLine> tail(size_t lines) const;
+
+  // Followers: they stay registered across restarts of the block (BlockLogs outlives its
+  // processes). A follower that refused lines gets one marker line saying how many it missed
+  // before the next line it accepts.
+  uint64_t follow(LogSink* sink);
+  void unfollow(uint64_t id);
+  size_t follower_count() const { return followers_.size(); }
+  uint64_t write_errors() const { return write_errors_; }
+
+ private:
+  BlockLogs(std::string block, std::string directory, LogSettings settings);
+  void add_line(LogStream stream, std::string_view text);
+  void deliver(const LogLine& line);
+  void flush_files();
+
+  struct Follower {
+    LogSink* sink;
+    uint64_t skipped = 0;
+  };
+
+  std::string block_;
+  std::string directory_;
+  LogSettings settings_;
+  LineSplitter out_splitter_, err_splitter_;
+  std::unique_ptr<RotatingFile> out_file_, err_file_;
+  std::string out_batch_, err_batch_;  // records not yet written
+  std::deque<LogLine> ring_;
+  size_t ring_bytes_ = 0;
+  uint64_t next_seq_ = 1;
+  uint64_t next_follower_ = 1;
+  std::map<uint64_t, Follower> followers_;
+  uint64_t write_errors_ = 0;
+};
+
+}  // namespace stackie

@@ -1,0 +1,99 @@
+// One block of a running stack: its processes over time (init, command, restarts), its pipes,
+// health checks and timers, driven by the state table in block_state.h. Everything runs on
+// the daemon's loop; nothing here blocks.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sandbox/spawner.h"
+#include "stack_model.h"
+#include "supervisor/block_logs.h"
+#include "supervisor/block_state.h"
+#include "supervisor/health_probe.h"
+#include "supervisor/restart_policy.h"
+
+namespace stackie {
+
+class OutputPipe;
+
+struct BlockEnvironment {
+  uv_loop_t* loop = nullptr;
+  Spawner* spawner = nullptr;  // chosen for this block (sandboxed or passthrough)
+  RestartTuning restart;
+  PortAddress port_address;         // how to reach the block's ports
+  std::function<void()> on_change;  // after every state change
+};
+
+class BlockRunner {
+ public:
+  BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_ptr<BlockLogs> logs);
+  ~BlockRunner();  // kills whatever still runs; handles close on the loop
+  BlockRunner(const BlockRunner&) = delete;
+  BlockRunner& operator=(const BlockRunner&) = delete;
+
+  void start();
+  void stop();
+
+  const ResolvedBlock& spec() const { return spec_; }
+  BlockState state() const { return state_; }
+  const std::string& reason() const { return reason_; }
+  int pid() const { return process_ ? process_->pid() : 0; }
+  int restarts() const { return backoff_.restarts(); }
+  // Since the command was spawned; 0 when no command runs.
+  uint64_t uptime_ms() const {
+    return process_ && phase_ == Phase::command ? uv_now(env_.loop) - started_at_ : 0;
+  }
+  SandboxKind sandbox_kind() const { return env_.spawner->kind(); }
+  BlockLogs& logs() { return *logs_; }
+  std::shared_ptr<BlockLogs> shared_logs() const { return logs_; }
+  // What `stackie exec` runs: the command inside this block's sandbox; empty when not running.
+  std::vector<std::string> join_argv(const std::vector<std::string>& command) const;
+
+ private:
+  enum class Phase { none, init, command };
+
+  bool move(BlockEvent event, std::string reason = {});
+  void launch();
+  void spawn(Phase phase, const std::vector<std::string>& argv);
+  void on_exit(Phase phase, const ExitStatus& status);
+  void after_exit(const ExitStatus& status);
+  void became_alive();
+  void schedule_probe(Milliseconds delay);
+  void probe();
+  void probe_result(bool healthy, const std::string& detail);
+  void arm_timer(Milliseconds delay, void (*fire)(BlockRunner&));
+  void close_pipes();
+  std::string describe(const ExitStatus& status) const;
+
+  BlockEnvironment env_;
+  ResolvedBlock spec_;
+  std::shared_ptr<BlockLogs> logs_;
+  BlockState state_ = BlockState::created;
+  std::string reason_;
+  RestartBackoff backoff_;
+
+  Phase phase_ = Phase::none;
+  std::unique_ptr<Process> process_;
+  std::vector<OutputPipe*> pipes_;
+  uint64_t started_at_ = 0;      // uv_now when the command was spawned
+  bool stop_requested_ = false;  // a stop asked from outside (not a health restart)
+  bool forced_failure_ = false;  // we are stopping it because it was unhealthy
+  bool killed_after_timeout_ = false;
+
+  // One timer for the state-exclusive waits: start_period (starting), backoff delay
+  // (backoff), stop timeout (stopping). A second one paces health probes.
+  uv_timer_t* timer_ = nullptr;
+  void (*timer_fire_)(BlockRunner&) = nullptr;
+  uv_timer_t* probe_timer_ = nullptr;
+  std::unique_ptr<ProbeHandle> probe_;
+  int probe_failures_ = 0;
+  bool ready_seen_ = false;
+  bool exec_seen_ = false;  // on_exec came before spawn() returned
+};
+
+}  // namespace stackie

@@ -1,0 +1,228 @@
+#include "supervisor/daemon_core.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+namespace stackie {
+
+namespace {
+
+Status make_private_directory(const std::string& path) {
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = path.find('/', pos + 1);
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
+      return system_error(errno, "mkdir " + prefix);
+  }
+  return {};
+}
+
+}  // namespace
+
+int read_pid_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[32] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  return n > 0 ? std::atoi(buf) : 0;
+}
+
+void notify_service_manager(const std::string& state) {
+  const char* socket_path = std::getenv("NOTIFY_SOCKET");
+  if (socket_path == nullptr || *socket_path == '\0') return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t len = std::strlen(socket_path);
+  if (len >= sizeof addr.sun_path) return;
+  std::memcpy(addr.sun_path, socket_path, len);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)!::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
+                  static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
+  ::close(fd);
+}
+
+Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
+  if (options.home.empty() || options.home[0] != '/')
+    return Error{UV_EINVAL, "STACKIE_HOME must be an absolute path"};
+  STACKIE_TRY(make_private_directory(options.home));
+  std::unique_ptr<Daemon> daemon(new Daemon(std::move(options)));
+
+  // The lock is the single-instance guarantee: the kernel drops it when we die, even by
+  // SIGKILL, so a stale pid file never blocks a new daemon.
+  std::string lock_path = daemon->options_.home + "/stackied.lock";
+  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (daemon->lock_fd_ < 0) return system_error(errno, "open " + lock_path);
+  if (::flock(daemon->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int saved = errno;
+    ::close(daemon->lock_fd_);
+    daemon->lock_fd_ = -1;
+    if (saved == EWOULDBLOCK) {
+      int pid = read_pid_file(daemon->pid_path());
+      return Error{UV_EBUSY, "another stackied is running for " + daemon->options_.home +
+                                 (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "")};
+    }
+    return system_error(saved, "lock " + lock_path);
+  }
+
+  std::string pid_text = std::to_string(::getpid()) + "\n";
+  std::string temp = daemon->pid_path() + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return system_error(errno, "open " + temp);
+  bool written =
+      ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), daemon->pid_path().c_str()) != 0)
+    return system_error(errno, "write " + daemon->pid_path());
+
+  auto records = read_state_file(daemon->state_path());
+  if (records.ok()) {
+    daemon->records_ = std::move(records).value();
+  } else {
+    // A corrupt state file must not keep the daemon down: keep it aside for inspection.
+    daemon->log(DaemonLogLevel::warning, records.error().message + " (moved to state.json.bad)");
+    std::string bad = daemon->state_path() + ".bad";
+    ::rename(daemon->state_path().c_str(), bad.c_str());
+  }
+
+  daemon->supervisor_ = std::make_unique<Supervisor>(daemon->options_.supervisor);
+  daemon->supervisor_->set_observer([d = daemon.get()](const BlockProgress& p) {
+    d->log(p.state == BlockState::failed ? DaemonLogLevel::warning : DaemonLogLevel::info,
+           p.stack + "/" + p.block + ": " + std::string(to_string(p.state)) +
+               (p.reason.empty() ? "" : " (" + p.reason + ")"));
+  });
+
+  if (daemon->options_.handle_signals) {
+    for (int signum : {SIGTERM, SIGINT}) {
+      auto* handle = new uv_signal_t;
+      uv_signal_init(daemon->options_.supervisor.loop, handle);
+      handle->data = daemon.get();
+      uv_signal_start(
+          handle,
+          [](uv_signal_t* h, int sig) {
+            auto* self = static_cast<Daemon*>(h->data);
+            self->log(DaemonLogLevel::info,
+                      std::string("received ") + sigabbrev_np(sig) + ": stopping every stack");
+            self->stop();
+          },
+          signum);
+      daemon->signals_.push_back(handle);
+    }
+  }
+  daemon->log(DaemonLogLevel::info,
+              "stackied " + std::to_string(::getpid()) + " serving " + daemon->options_.home);
+  return daemon;
+}
+
+Daemon::~Daemon() {
+  for (uv_signal_t* handle : signals_)
+    uv_close(reinterpret_cast<uv_handle_t*>(handle),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+  supervisor_.reset();
+  if (lock_fd_ >= 0) {
+    if (read_pid_file(pid_path()) == ::getpid()) ::unlink(pid_path().c_str());
+    ::close(lock_fd_);
+  }
+}
+
+void Daemon::log(DaemonLogLevel level, const std::string& message) const {
+  if (options_.log) options_.log(level, message);
+}
+
+void Daemon::restore() {
+  std::vector<StackRecord> records = records_;
+  for (const auto& record : records) {
+    log(DaemonLogLevel::info, "restoring stack " + record.name + " from " + record.request.file);
+    std::string name = record.name;
+    auto started = up(record.request, nullptr, [this, name](Status status) {
+      if (!status.ok())
+        log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
+      else
+        log(DaemonLogLevel::info, "stack " + name + " restored");
+    });
+    // It stays in the state file: `down` is how the user lets go of a stack.
+    if (!started.ok())
+      log(DaemonLogLevel::warning, "restore of " + name + ": " + started.error().message);
+  }
+}
+
+Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
+                               Supervisor::Done done) {
+  if (stopping_) return Error{UV_ECANCELED, "the daemon is shutting down"};
+  if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
+  STACKIE_TRY_ASSIGN(stack, options_.loader(request));
+  if (request.no_sandbox)
+    for (auto& block : stack.blocks) block.sandboxed = false;
+  std::string name = stack.name;
+  remember(name, request);
+  StackOptions options;
+  options.ephemeral = request.ephemeral;
+  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
+  return name;
+}
+
+void Daemon::down(const std::string& stack, Supervisor::Done done) {
+  bool recorded = std::any_of(records_.begin(), records_.end(),
+                              [&](const StackRecord& r) { return r.name == stack; });
+  if (!supervisor_->has_stack(stack)) {
+    if (recorded) {
+      forget(stack);  // it failed to restore: `down` is how the user lets go of it
+      done(Status{});
+      return;
+    }
+    done(Error{UV_ENOENT, "stack " + stack + " is not up"});
+    return;
+  }
+  forget(stack);
+  supervisor_->down(stack, std::move(done));
+}
+
+void Daemon::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  supervisor_->shutdown([this] { finish_stop(); });
+}
+
+void Daemon::finish_stop() {
+  log(DaemonLogLevel::info, "every stack is down");
+  for (uv_signal_t* handle : signals_) uv_signal_stop(handle);
+  if (on_stopped_) on_stopped_();
+}
+
+void Daemon::remember(const std::string& name, const UpRequest& request) {
+  auto it = std::find_if(records_.begin(), records_.end(),
+                         [&](const StackRecord& r) { return r.name == name; });
+  if (it != records_.end()) {
+    if (it->request == request) return;
+    it->request = request;
+  } else {
+    records_.push_back({name, request});
+  }
+  save();
+}
+
+void Daemon::forget(const std::string& name) {
+  auto removed = std::erase_if(records_, [&](const StackRecord& r) { return r.name == name; });
+  if (removed > 0) save();
+}
+
+void Daemon::save() {
+  if (auto written = write_state_file(state_path(), records_); !written.ok())
+    log(DaemonLogLevel::error, "state file: " + written.error().message);
+}
+
+}  // namespace stackie

@@ -1,0 +1,87 @@
+// The daemon around the supervisor (DESIGN.md §7): one instance per user (an flock on
+// $STACKIE_HOME/stackied.lock, not just a pid file), the pid file, the state file and the
+// restore of the stacks it lists, SIGTERM/SIGINT = stop every stack gracefully then finish.
+// The IPC handlers and the main sit on top; this layer never prints: it reports through `log`.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "stack_model.h"
+#include "supervisor/state_file.h"
+#include "supervisor/supervisor.h"
+
+namespace stackie {
+
+enum class DaemonLogLevel { error, warning, info };
+
+// Loads and resolves the stack an `up` names (the loader's load_stack in the real daemon).
+using StackLoader = std::function<Result<ResolvedStack>(const UpRequest&)>;
+
+struct DaemonOptions {
+  std::string home;  // $STACKIE_HOME, created 0700 when missing
+  StackLoader loader;
+  SupervisorConfig supervisor;  // loop, spawners, tuning
+  std::function<void(DaemonLogLevel, const std::string&)> log;
+  bool handle_signals = true;  // SIGTERM and SIGINT stop the daemon
+};
+
+class Daemon {
+ public:
+  // Takes the single-instance lock (fails when another stackied holds it), writes the pid file.
+  static Result<std::unique_ptr<Daemon>> open(DaemonOptions options);
+  ~Daemon();  // removes the pid file, releases the lock; blocks still running are killed
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Brings back the stacks of the state file (blocks do not survive a daemon; volumes do).
+  // Each comes up in the background; failures are logged and the stack stays recorded.
+  void restore();
+
+  // `up`: load, record in the state file, bring up (or re-apply). A file that does not load
+  // (or a daemon that is stopping) is an immediate error and `done` is not called; otherwise
+  // the stack's name, and `done` follows when it is up or failed.
+  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
+  // `down`: stop and forget the stack.
+  void down(const std::string& stack, Supervisor::Done done);
+  // Graceful stop (SIGTERM, `daemon.stop`): every stack down, the state file kept so that the
+  // next daemon restores them; `on_stopped` runs then.
+  void stop();
+  bool stopping() const { return stopping_; }
+  void set_on_stopped(std::function<void()> on_stopped) { on_stopped_ = std::move(on_stopped); }
+
+  Supervisor& supervisor() { return *supervisor_; }
+  const std::string& home() const { return options_.home; }
+  std::string pid_path() const { return options_.home + "/stackied.pid"; }
+  std::string state_path() const { return options_.home + "/state.json"; }
+  const std::vector<StackRecord>& records() const { return records_; }
+
+ private:
+  explicit Daemon(DaemonOptions options);
+  void log(DaemonLogLevel level, const std::string& message) const;
+  void remember(const std::string& name, const UpRequest& request);
+  void forget(const std::string& name);
+  void save();
+  void finish_stop();
+
+  DaemonOptions options_;
+  int lock_fd_ = -1;
+  std::unique_ptr<Supervisor> supervisor_;
+  std::vector<StackRecord> records_;
+  std::vector<uv_signal_t*> signals_;
+  bool stopping_ = false;
+  std::function<void()> on_stopped_;
+};
+
+// Where a second daemon finds the first: the pid in the pid file, 0 when unreadable.
+int read_pid_file(const std::string& path);
+
+// systemd-style readiness: "READY=1" (or any state) to $NOTIFY_SOCKET when it is set.
+void notify_service_manager(const std::string& state);
+
+}  // namespace stackie

@@ -1,0 +1,53 @@
+// The daemon's IPC methods (docs/ipc.md): each request is decoded here, handed to the Daemon /
+// Supervisor, and answered once. This is an edge: errors become error replies, never prints.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ipc/server.h"
+#include "supervisor/daemon_core.h"
+
+namespace stackie {
+
+class DaemonHandlers final : public ipc::Handler {
+ public:
+  // `lockbox`: the launcher path reported by `exec` (empty when none was found).
+  DaemonHandlers(Daemon& daemon, std::string lockbox, uint64_t started_ms);
+  ~DaemonHandlers() override;
+
+  void on_request(ipc::Session session, const ipc::Request& request) override;
+  void on_close(const ipc::Session& session) override;
+
+  // Followers still attached (tests).
+  size_t follower_count() const { return followers_.size(); }
+
+ private:
+  struct Follower;
+  void up(ipc::Session session, const ipc::Json& params);
+  void down(ipc::Session session, const ipc::Json& params);
+  void ps(ipc::Session session, const ipc::Json& params);
+  void status(ipc::Session session, const ipc::Json& params);
+  void logs(ipc::Session session, const ipc::Json& params);
+  void exec(ipc::Session session, const ipc::Json& params);
+  void block_action(ipc::Session session, const ipc::Json& params, const std::string& action);
+  void daemon_status(ipc::Session session);
+  void drop_followers_of(const std::string& stack);
+
+  // Which stack/block a request means (docs/ipc.md: `stack` may be omitted).
+  struct Target {
+    std::string stack;
+    std::string block;
+  };
+  Result<std::string> resolve_stack(const ipc::Json& params) const;
+  Result<Target> resolve_block(const ipc::Json& params) const;
+
+  Daemon& daemon_;
+  std::string lockbox_;
+  uint64_t started_ms_;
+  std::map<uint64_t, std::vector<std::unique_ptr<Follower>>> followers_;  // by session serial
+};
+
+}  // namespace stackie

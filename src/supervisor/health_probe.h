@@ -1,0 +1,41 @@
+// One health-check attempt (DESIGN.md §7): tcp connect, http GET with an expected status, or
+// an exec inside the block's sandbox. Each attempt is bounded by the check's timeout. The
+// caller schedules attempts; an attempt owns its libuv handles and frees them itself.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "stack_model.h"
+
+namespace stackie {
+
+// How the daemon reaches port P of a block. For passthrough and network:host blocks that is
+// 127.0.0.1:P on the daemon's side; blocks in their own network namespace are reached through
+// the forwarder (a later issue), which plugs in here.
+using PortAddress = std::function<Result<sockaddr_storage>(int port)>;
+PortAddress loopback_port_address();
+
+struct ProbeTarget {
+  PortAddress address;
+  std::vector<std::string> exec_argv;  // exec: already wrapped to run inside the sandbox
+  std::vector<std::string> exec_env;   // "K=V"
+};
+
+using ProbeDone = std::function<void(bool healthy, std::string detail)>;
+
+// Destroying the handle cancels the attempt: no callback after that.
+class ProbeHandle {
+ public:
+  virtual ~ProbeHandle() = default;
+};
+
+std::unique_ptr<ProbeHandle> run_probe(uv_loop_t* loop, const HealthCheck& check,
+                                       const ProbeTarget& target, ProbeDone done);
+
+}  // namespace stackie

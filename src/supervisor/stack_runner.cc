@@ -1,0 +1,249 @@
+#include "supervisor/stack_runner.h"
+
+#include <ftw.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace stackie {
+
+namespace {
+
+// Sandboxed blocks cannot run when stackie-lockbox is missing; say so instead of falling back
+// to no isolation (DESIGN.md §5: fail closed).
+class UnavailableSpawner final : public Spawner {
+ public:
+  SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
+  Result<std::unique_ptr<Process>> spawn(uv_loop_t*, const SpawnRequest&, ExitCallback) override {
+    return Error{UV_ENOENT,
+                 "no sandbox launcher available (stackie-lockbox not found); "
+                 "set STACKIE_LOCKBOX or run the block with sandbox: false"};
+  }
+};
+
+UnavailableSpawner unavailable_spawner;
+
+bool finished(BlockState state) {
+  return state == BlockState::stopped || state == BlockState::failed ||
+         state == BlockState::created;
+}
+
+const ServedPort* find_port(const ResolvedBlock& block, const std::string& name) {
+  for (const auto& port : block.serves)
+    if (port.name == name) return &port;
+  return nullptr;
+}
+
+const ResolvedBlock* find_block(const ResolvedStack& stack, const std::string& name) {
+  for (const auto& block : stack.blocks)
+    if (block.name == name) return &block;
+  return nullptr;
+}
+
+// True when something `consumer` consumes from a provider changed between the two stacks.
+bool consumed_port_changed(const ResolvedBlock& consumer, const ResolvedStack& before,
+                           const ResolvedStack& after) {
+  for (const auto& used : consumer.consumes) {
+    const ResolvedBlock* old_provider = find_block(before, used.provider);
+    const ResolvedBlock* new_provider = find_block(after, used.provider);
+    if (old_provider == nullptr || new_provider == nullptr) return true;
+    const ServedPort* old_port = find_port(*old_provider, used.provider_port);
+    const ServedPort* new_port = find_port(*new_provider, used.provider_port);
+    if ((old_port == nullptr) != (new_port == nullptr)) return true;
+    if (old_port != nullptr && !(*old_port == *new_port)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StackRunner::StackRunner(const SupervisorConfig& config, ResolvedStack spec, StackOptions options,
+                         BlockChanged on_block, Settled on_settled)
+    : config_(config),
+      spec_(std::move(spec)),
+      options_(options),
+      on_block_(std::move(on_block)),
+      on_settled_(std::move(on_settled)) {
+  pump_timer_ = new uv_timer_t;
+  uv_timer_init(config_.loop, pump_timer_);
+  pump_timer_->data = this;
+}
+
+Result<std::unique_ptr<StackRunner>> StackRunner::create(const SupervisorConfig& config,
+                                                         ResolvedStack spec, StackOptions options,
+                                                         BlockChanged on_block,
+                                                         Settled on_settled) {
+  std::unique_ptr<StackRunner> stack(new StackRunner(config, ResolvedStack{}, options,
+                                                     std::move(on_block), std::move(on_settled)));
+  stack->spec_.name = spec.name;
+  STACKIE_TRY(stack->apply(std::move(spec)));
+  return stack;
+}
+
+StackRunner::~StackRunner() {
+  uv_timer_stop(pump_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(pump_timer_),
+           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+  active_.clear();
+  retiring_.clear();
+}
+
+Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBlock& block) {
+  auto& logs = logs_[block.name];
+  if (!logs) {
+    std::string directory;
+    if (!spec_.storage_root.empty()) directory = spec_.storage_root + "/logs/" + block.sandbox_id;
+    STACKIE_TRY_ASSIGN(opened, BlockLogs::open(block.name, directory, config_.logs));
+    logs = opened;
+  }
+  BlockEnvironment env;
+  env.loop = config_.loop;
+  env.spawner = block.sandboxed ? config_.sandboxed : config_.passthrough;
+  if (env.spawner == nullptr) env.spawner = &unavailable_spawner;
+  env.restart = config_.restart;
+  env.port_address = config_.port_address ? config_.port_address(block) : loopback_port_address();
+  // Notify now (progress must see every state), decide later (pump).
+  auto self = std::make_shared<BlockRunner*>(nullptr);
+  env.on_change = [this, self] {
+    if (on_block_) on_block_(*this, **self);
+    schedule();
+  };
+  auto runner = std::make_unique<BlockRunner>(std::move(env), block, logs);
+  *self = runner.get();
+  return runner;
+}
+
+Status StackRunner::apply(ResolvedStack next) {
+  if (going_down_) return Error{UV_EBUSY, "stack " + spec_.name + " is going down"};
+  spec_.storage_root = next.storage_root;  // where new blocks' logs go
+  std::vector<std::unique_ptr<BlockRunner>> kept;
+  for (const auto& block : next.blocks) {
+    auto it = std::find_if(active_.begin(), active_.end(),
+                           [&](const auto& r) { return r->spec().name == block.name; });
+    bool unchanged =
+        it != active_.end() && (*it)->spec() == block && !consumed_port_changed(block, spec_, next);
+    if (unchanged) {
+      kept.push_back(std::move(*it));
+      active_.erase(it);
+      continue;
+    }
+    if (it != active_.end()) {
+      retiring_.push_back(std::move(*it));
+      active_.erase(it);
+    }
+    STACKIE_TRY_ASSIGN(runner, make_runner(block));
+    kept.push_back(std::move(runner));
+  }
+  for (auto& gone : active_) retiring_.push_back(std::move(gone));  // removed from the file
+  active_ = std::move(kept);
+  for (auto& old : retiring_) old->stop();
+  spec_ = std::move(next);
+  schedule();
+  return {};
+}
+
+void StackRunner::down() {
+  going_down_ = true;
+  schedule();
+}
+
+void StackRunner::schedule() {
+  if (uv_is_active(reinterpret_cast<uv_handle_t*>(pump_timer_))) return;
+  uv_timer_start(
+      pump_timer_, [](uv_timer_t* t) { static_cast<StackRunner*>(t->data)->pump(); }, 0, 0);
+}
+
+bool StackRunner::dependencies_running(const BlockRunner& block) const {
+  for (const auto& name : block.spec().depends_on) {
+    auto it = std::find_if(active_.begin(), active_.end(),
+                           [&](const auto& r) { return r->spec().name == name; });
+    if (it == active_.end() || (*it)->state() != BlockState::running) return false;
+  }
+  return true;
+}
+
+bool StackRunner::has_live_dependants(const BlockRunner& block) const {
+  for (const auto& other : active_) {
+    if (finished(other->state())) continue;
+    const auto& deps = other->spec().depends_on;
+    if (std::find(deps.begin(), deps.end(), block.spec().name) != deps.end()) return true;
+  }
+  return false;
+}
+
+void StackRunner::pump() {
+  std::erase_if(retiring_, [](const auto& r) { return finished(r->state()); });
+  if (going_down_) {
+    // Reverse dependency order: a block stops once nothing that depends on it is alive.
+    for (auto it = active_.rbegin(); it != active_.rend(); ++it)
+      if (!finished((*it)->state()) && !has_live_dependants(**it))
+        (*it)->stop();
+      else if ((*it)->state() == BlockState::created)
+        (*it)->stop();
+    if (all_down() && options_.ephemeral) remove_storage();
+  } else {
+    for (auto& block : active_) {
+      if (block->state() != BlockState::created) continue;
+      bool predecessor_alive = std::any_of(retiring_.begin(), retiring_.end(), [&](const auto& r) {
+        return r->spec().name == block->spec().name;
+      });
+      if (!predecessor_alive && dependencies_running(*block)) block->start();
+    }
+  }
+  on_settled_(*this);  // may destroy this: nothing after it
+}
+
+bool StackRunner::all_running() const {
+  if (!retiring_.empty()) return false;
+  return std::all_of(active_.begin(), active_.end(),
+                     [](const auto& r) { return r->state() == BlockState::running; });
+}
+
+bool StackRunner::all_down() const {
+  return retiring_.empty() && std::all_of(active_.begin(), active_.end(), [](const auto& r) {
+           return r->state() == BlockState::stopped || r->state() == BlockState::failed;
+         });
+}
+
+const BlockRunner* StackRunner::first_failed() const {
+  for (const auto& block : active_)
+    if (block->state() == BlockState::failed) return block.get();
+  return nullptr;
+}
+
+BlockRunner* StackRunner::find(const std::string& block) {
+  for (auto& runner : active_)
+    if (runner->spec().name == block) return runner.get();
+  return nullptr;
+}
+
+std::vector<const BlockRunner*> StackRunner::blocks() const {
+  std::vector<const BlockRunner*> out;
+  for (const auto& runner : active_) out.push_back(runner.get());
+  return out;
+}
+
+std::shared_ptr<BlockLogs> StackRunner::logs_of(const std::string& block) const {
+  auto it = logs_.find(block);
+  return it == logs_.end() ? nullptr : it->second;
+}
+
+// --ephemeral: storage lives under $TMPDIR/stackie/ and goes with the stack. Only a path of
+// that shape is ever removed, so a wrong storage_root cannot wipe anything else.
+void StackRunner::remove_storage() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/stackie/";
+  const std::string& root = spec_.storage_root;
+  if (root.size() <= base.size() || root.compare(0, base.size(), base) != 0 ||
+      root.find("/../") != std::string::npos)
+    return;
+  if (storage_removed_) return;
+  storage_removed_ = true;
+  ::nftw(
+      root.c_str(),
+      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+}
+
+}  // namespace stackie

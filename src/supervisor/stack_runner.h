@@ -1,0 +1,87 @@
+// One stack that is up: its blocks, started in dependency order (a block starts only when every
+// block it depends on is running; independent blocks start together), re-applied by difference
+// (only changed blocks restart, plus consumers of a changed port), and taken down in reverse
+// order. Scheduling decisions are made in pump(), deferred to the loop after any change, so
+// that no callback re-enters a block that is in the middle of changing state.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sandbox/spawner.h"
+#include "stack_model.h"
+#include "supervisor/block_logs.h"
+#include "supervisor/block_runner.h"
+#include "supervisor/restart_policy.h"
+
+namespace stackie {
+
+struct SupervisorConfig {
+  uv_loop_t* loop = nullptr;
+  Spawner* sandboxed = nullptr;    // for blocks with sandboxed == true
+  Spawner* passthrough = nullptr;  // for sandbox: false / --no-sandbox
+  RestartTuning restart;
+  LogSettings logs;
+  // How to reach a block's port P (the seam for the forwarder of network-namespaced blocks).
+  // Unset: 127.0.0.1:P.
+  std::function<PortAddress(const ResolvedBlock&)> port_address;
+};
+
+struct StackOptions {
+  bool ephemeral = false;  // storage_root is removed when the stack goes down
+};
+
+class StackRunner {
+ public:
+  using BlockChanged = std::function<void(StackRunner&, const BlockRunner&)>;
+  // Called after each scheduling pass. It may destroy the StackRunner.
+  using Settled = std::function<void(StackRunner&)>;
+
+  static Result<std::unique_ptr<StackRunner>> create(const SupervisorConfig& config,
+                                                     ResolvedStack spec, StackOptions options,
+                                                     BlockChanged on_block, Settled on_settled);
+  ~StackRunner();
+
+  // Re-apply: unchanged blocks keep running.
+  Status apply(ResolvedStack next);
+  void down();
+
+  const ResolvedStack& spec() const { return spec_; }
+  const StackOptions& options() const { return options_; }
+  bool going_down() const { return going_down_; }
+  bool all_running() const;
+  bool all_down() const;
+  const BlockRunner* first_failed() const;
+  BlockRunner* find(const std::string& block);
+  std::vector<const BlockRunner*> blocks() const;
+  std::shared_ptr<BlockLogs> logs_of(const std::string& block) const;
+  void schedule();  // ask for a pump on the next loop turn
+
+ private:
+  StackRunner(const SupervisorConfig& config, ResolvedStack spec, StackOptions options,
+              BlockChanged on_block, Settled on_settled);
+  Result<std::unique_ptr<BlockRunner>> make_runner(const ResolvedBlock& block);
+  void pump();
+  bool dependencies_running(const BlockRunner& block) const;
+  bool has_live_dependants(const BlockRunner& block) const;
+  void remove_storage();
+
+  SupervisorConfig config_;
+  ResolvedStack spec_;
+  StackOptions options_;
+  BlockChanged on_block_;
+  Settled on_settled_;
+  std::vector<std::unique_ptr<BlockRunner>> active_;    // in spec order
+  std::vector<std::unique_ptr<BlockRunner>> retiring_;  // replaced or removed; stopping
+  std::map<std::string, std::shared_ptr<BlockLogs>> logs_;
+  uv_timer_t* pump_timer_ = nullptr;
+  bool going_down_ = false;
+  bool storage_removed_ = false;
+};
+
+}  // namespace stackie

@@ -1,0 +1,37 @@
+// The daemon's JSON state file, $STACKIE_HOME/state.json: which stacks are up, with enough of
+// each `up` request to load them again (file, cwd, the client's environment subset, flags), so a
+// restarted daemon brings them back. Written atomically (temp file + rename), mode 0600: the
+// environment subset may hold secrets.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "error.h"
+
+namespace stackie {
+
+struct UpRequest {
+  std::string file;                                      // the stack file, absolute
+  std::string cwd;                                       // the client's working directory
+  std::vector<std::pair<std::string, std::string>> env;  // the client's environment subset
+  bool ephemeral = false;
+  bool no_sandbox = false;
+  bool operator==(const UpRequest&) const = default;
+};
+
+struct StackRecord {
+  std::string name;
+  UpRequest request;
+  bool operator==(const StackRecord&) const = default;
+};
+
+std::string state_to_json(const std::vector<StackRecord>& stacks);
+Result<std::vector<StackRecord>> state_from_json(const std::string& text);
+
+// A missing file is an empty state.
+Result<std::vector<StackRecord>> read_state_file(const std::string& path);
+Status write_state_file(const std::string& path, const std::vector<StackRecord>& stacks);
+
+}  // namespace stackie

@@ -1,0 +1,237 @@
+#include "supervisor/supervisor.h"
+
+#include <algorithm>
+
+namespace stackie {
+
+Supervisor::Supervisor(SupervisorConfig config) : config_(std::move(config)) {}
+
+Supervisor::~Supervisor() {
+  stacks_.clear();
+}
+
+void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress, Done done) {
+  if (shutdown_done_) {
+    done(Error{UV_ECANCELED, "the daemon is shutting down"});
+    return;
+  }
+  std::string name = stack.name;
+  auto it = stacks_.find(name);
+  if (it != stacks_.end() && it->second.runner->going_down()) {
+    done(Error{UV_EBUSY, "stack " + name + " is going down; try again when it is down"});
+    return;
+  }
+  if (it == stacks_.end()) {
+    auto runner = StackRunner::create(
+        config_, std::move(stack), options,
+        [this](StackRunner& s, const BlockRunner& b) { on_block(s, b); },
+        [this](StackRunner& s) { on_settled(s); });
+    if (!runner.ok()) {
+      done(runner.take_error());
+      return;
+    }
+    Entry entry;
+    entry.runner = std::move(runner).value();
+    entry.up_waiters.push_back({std::move(progress), std::move(done)});
+    stacks_.emplace(name, std::move(entry));
+    return;
+  }
+  if (auto applied = it->second.runner->apply(std::move(stack)); !applied.ok()) {
+    done(applied.take_error());
+    return;
+  }
+  it->second.up_waiters.push_back({std::move(progress), std::move(done)});
+}
+
+void Supervisor::down(const std::string& stack, Done done) {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) {
+    done(Error{UV_ENOENT, "stack " + stack + " is not up"});
+    return;
+  }
+  it->second.down_waiters.push_back(std::move(done));
+  it->second.runner->down();
+}
+
+void Supervisor::shutdown(std::function<void()> done) {
+  shutdown_done_ = std::move(done);
+  for (auto& [name, entry] : stacks_) entry.runner->down();
+  check_shutdown();
+}
+
+void Supervisor::check_shutdown() {
+  if (shutdown_done_ && stacks_.empty()) {
+    auto done = std::move(shutdown_done_);
+    shutdown_done_ = [] {};  // stays set: no new `up` after shutdown
+    done();
+  }
+}
+
+void Supervisor::on_block(StackRunner& stack, const BlockRunner& block) {
+  BlockProgress progress{stack.spec().name, block.spec().name, block.state(), block.reason()};
+  if (observer_) observer_(progress);
+  auto it = stacks_.find(stack.spec().name);
+  if (it == stacks_.end()) return;
+  for (auto& waiter : it->second.up_waiters)
+    if (waiter.progress) waiter.progress(progress);
+}
+
+void Supervisor::on_settled(StackRunner& stack) {
+  auto it = stacks_.find(stack.spec().name);
+  if (it == stacks_.end()) return;
+  Entry& entry = it->second;
+
+  // `restart BLOCK`: start it again once its stop completed.
+  for (auto pending = entry.restart_pending.begin(); pending != entry.restart_pending.end();) {
+    BlockRunner* block = stack.find(*pending);
+    if (block == nullptr || stack.going_down()) {
+      pending = entry.restart_pending.erase(pending);
+    } else if (block->state() == BlockState::stopped || block->state() == BlockState::failed) {
+      block->start();
+      pending = entry.restart_pending.erase(pending);
+    } else {
+      ++pending;
+    }
+  }
+
+  if (!entry.up_waiters.empty()) {
+    Status result;
+    bool settled = false;
+    if (stack.going_down()) {
+      result = Error{UV_ECANCELED, "stack " + stack.spec().name + " went down"};
+      settled = true;
+    } else if (const BlockRunner* failed = stack.first_failed()) {
+      std::string message = "block " + failed->spec().name + " failed: " + failed->reason();
+      std::string tail;
+      for (const auto& line : failed->shared_logs()->tail(20))
+        if (line.stream != LogStream::daemon) tail += "\n  " + line.text;
+      if (!tail.empty()) message += "\nlast lines of its log:" + tail;
+      result = Error{0, message};
+      settled = true;
+    } else if (stack.all_running()) {
+      settled = true;
+    }
+    if (settled) {
+      auto waiters = std::move(entry.up_waiters);
+      entry.up_waiters.clear();
+      for (auto& waiter : waiters) waiter.done(result);
+    }
+  }
+
+  if (stack.going_down() && stack.all_down()) {
+    auto waiters = std::move(entry.down_waiters);
+    stacks_.erase(it);  // destroys the StackRunner: its pump ends right after this call
+    for (auto& done : waiters) done(Status{});
+    check_shutdown();
+  }
+}
+
+bool Supervisor::has_stack(const std::string& stack) const {
+  return stacks_.count(stack) != 0;
+}
+
+std::vector<std::string> Supervisor::stacks() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : stacks_) names.push_back(name);
+  return names;
+}
+
+const StackRunner* Supervisor::stack(const std::string& name) const {
+  auto it = stacks_.find(name);
+  return it == stacks_.end() ? nullptr : it->second.runner.get();
+}
+
+std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
+  std::vector<BlockStatus> out;
+  for (const auto& [name, entry] : stacks_) {
+    if (!stack.empty() && name != stack) continue;
+    for (const BlockRunner* block : entry.runner->blocks()) {
+      BlockStatus row;
+      row.stack = name;
+      row.block = block->spec().name;
+      row.sandbox_id = block->spec().sandbox_id;
+      row.state = block->state();
+      row.reason = block->reason();
+      row.pid = block->pid();
+      row.restarts = block->restarts();
+      row.uptime_ms = block->uptime_ms();
+      row.has_health_check = block->spec().health.kind != HealthCheck::Kind::none;
+      row.sandbox = block->sandbox_kind();
+      row.serves = block->spec().serves;
+      out.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+Result<BlockRunner*> Supervisor::find_block(const std::string& stack, const std::string& block) {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return Error{UV_ENOENT, "stack " + stack + " is not up"};
+  BlockRunner* runner = it->second.runner->find(block);
+  if (runner == nullptr) return Error{UV_ENOENT, "stack " + stack + " has no block " + block};
+  return runner;
+}
+
+Result<std::vector<LogLine>> Supervisor::tail(const std::string& stack, const std::string& block,
+                                              size_t lines) const {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return Error{UV_ENOENT, "stack " + stack + " is not up"};
+  auto logs = it->second.runner->logs_of(block);
+  if (!logs) return Error{UV_ENOENT, "stack " + stack + " has no block " + block};
+  return logs->tail(lines);
+}
+
+Result<uint64_t> Supervisor::follow(const std::string& stack, const std::string& block,
+                                    LogSink* sink) {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return Error{UV_ENOENT, "stack " + stack + " is not up"};
+  auto logs = it->second.runner->logs_of(block);
+  if (!logs) return Error{UV_ENOENT, "stack " + stack + " has no block " + block};
+  return logs->follow(sink);
+}
+
+void Supervisor::unfollow(const std::string& stack, const std::string& block, uint64_t id) {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return;
+  if (auto logs = it->second.runner->logs_of(block)) logs->unfollow(id);
+}
+
+Status Supervisor::start_block(const std::string& stack, const std::string& block) {
+  STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
+  runner->start();
+  return {};
+}
+
+Status Supervisor::stop_block(const std::string& stack, const std::string& block) {
+  STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
+  runner->stop();
+  return {};
+}
+
+Status Supervisor::restart_block(const std::string& stack, const std::string& block) {
+  STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
+  if (!has_process(runner->state())) {
+    runner->start();
+    return {};
+  }
+  runner->stop();
+  stacks_[stack].restart_pending.push_back(block);
+  return {};
+}
+
+Result<std::vector<std::string>> Supervisor::join_argv(
+    const std::string& stack, const std::string& block,
+    const std::vector<std::string>& command) const {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return Error{UV_ENOENT, "stack " + stack + " is not up"};
+  for (const BlockRunner* runner : it->second.runner->blocks()) {
+    if (runner->spec().name != block) continue;
+    auto argv = runner->join_argv(command);
+    if (argv.empty())
+      return Error{UV_ESRCH, "block " + block + " is " + std::string(to_string(runner->state()))};
+    return argv;
+  }
+  return Error{UV_ENOENT, "stack " + stack + " has no block " + block};
+}
+
+}  // namespace stackie

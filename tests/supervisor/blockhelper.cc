@@ -1,0 +1,163 @@
+// A stand-in block for the supervisor tests: a small program whose behaviour is spelled out on
+// its command line, one action after another.
+//
+//   print TEXT | eprint TEXT     a line on stdout / stderr
+//   stamp FILE                   append "<pid> <monotonic ms>\n" to FILE (counts starts)
+//   sleep MS                     sleep
+//   exit N                       exit with status N now
+//   ignore SIGNAME               ignore TERM or INT
+//   exit-on SIGNAME N            exit N when the signal arrives
+//   daemonize PIDFILE            fork a setsid()'d, double-forked grandchild that writes its
+//                                pid to PIDFILE and sleeps forever
+//   flood N                      N lines of 100 bytes on stdout, as fast as the pipe takes
+//   longline N                   one line of N 'x'
+//   serve PORT STATUS            listen on 127.0.0.1:PORT; answer every connection with an
+//                                HTTP status line STATUS (0 = close at once); never returns
+//   check-file FILE              exit 0 if FILE exists, else 1
+//   wait                         sleep forever
+// Without `exit`, it exits 0 after the last action.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+namespace {
+
+int exit_code_on_signal[65];
+
+void exit_with_code(int signum) {
+  _exit(exit_code_on_signal[signum]);
+}
+
+int signal_number(std::string_view name) {
+  if (name == "TERM") return SIGTERM;
+  if (name == "INT") return SIGINT;
+  if (name == "HUP") return SIGHUP;
+  std::fprintf(stderr, "blockhelper: unknown signal %.*s\n", int(name.size()), name.data());
+  std::exit(99);
+}
+
+long monotonic_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) std::exit(98);
+    done += size_t(n);
+  }
+}
+
+[[noreturn]] void serve(int port, int status) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 16) != 0) {
+    std::perror("blockhelper: listen");
+    std::exit(97);
+  }
+  std::printf("listening on %d\n", port);
+  std::fflush(stdout);
+  for (;;) {
+    int client = accept(fd, nullptr, nullptr);
+    if (client < 0) continue;
+    if (status != 0) {
+      char buf[1024];
+      (void)!read(client, buf, sizeof buf);
+      std::string reply = "HTTP/1.0 " + std::to_string(status) + " X\r\nContent-Length: 0\r\n\r\n";
+      (void)!write(client, reply.data(), reply.size());
+    }
+    close(client);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view action = argv[i];
+    auto arg = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "blockhelper: %s needs an argument\n", argv[i]);
+        std::exit(99);
+      }
+      return argv[++i];
+    };
+    if (action == "print") {
+      std::printf("%s\n", arg());
+      std::fflush(stdout);
+    } else if (action == "eprint") {
+      std::fprintf(stderr, "%s\n", arg());
+    } else if (action == "stamp") {
+      FILE* f = std::fopen(arg(), "a");
+      if (f == nullptr) return 96;
+      std::fprintf(f, "%d %ld\n", getpid(), monotonic_ms());
+      std::fclose(f);
+    } else if (action == "sleep") {
+      long ms = std::atol(arg());
+      timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+      while (nanosleep(&ts, &ts) != 0) {
+      }
+    } else if (action == "exit") {
+      return std::atoi(arg());
+    } else if (action == "ignore") {
+      std::signal(signal_number(arg()), SIG_IGN);
+    } else if (action == "exit-on") {
+      int signum = signal_number(arg());
+      exit_code_on_signal[signum] = std::atoi(arg());
+      std::signal(signum, exit_with_code);
+    } else if (action == "daemonize") {
+      const char* pidfile = arg();
+      if (fork() == 0) {
+        setsid();
+        if (fork() == 0) {
+          FILE* f = std::fopen(pidfile, "w");
+          if (f != nullptr) {
+            std::fprintf(f, "%d\n", getpid());
+            std::fclose(f);
+          }
+          for (;;) pause();
+        }
+        _exit(0);
+      }
+    } else if (action == "flood") {
+      long n = std::atol(arg());
+      std::string line(99, 'f');
+      line += '\n';
+      std::string chunk;
+      for (int k = 0; k < 100; ++k) chunk += line;
+      for (long k = 0; k < n / 100; ++k) write_all(1, chunk);
+      for (long k = 0; k < n % 100; ++k) write_all(1, line);
+    } else if (action == "longline") {
+      write_all(1, std::string(size_t(std::atol(arg())), 'x') + "\n");
+    } else if (action == "serve") {
+      int port = std::atoi(arg());
+      serve(port, std::atoi(arg()));
+    } else if (action == "check-file") {
+      return access(arg(), F_OK) == 0 ? 0 : 1;
+    } else if (action == "wait") {
+      for (;;) pause();
+    } else {
+      std::fprintf(stderr, "blockhelper: unknown action %s\n", argv[i]);
+      return 99;
+    }
+  }
+  return 0;
+}

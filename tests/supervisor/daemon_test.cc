@@ -1,0 +1,357 @@
+// The daemon core: single instance, pid file, state file and restore, SIGTERM, plus the IPC
+// handlers over a real socket.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "ipc/protocol.h"
+#include "ipc/server.h"
+#include "loop_fixture.h"
+#include "sandbox/spawner.h"
+#include "supervisor/daemon_core.h"
+#include "supervisor/daemon_handlers.h"
+
+namespace stackie {
+namespace {
+
+using testing_support::LoopTest;
+using testing_support::process_alive;
+using testing_support::read_lines;
+
+class DaemonTest : public LoopTest {
+ protected:
+  void SetUp() override {
+    LoopTest::SetUp();
+    if (HasFatalFailure()) return;
+    home_ = dir_ + "/home";
+    passthrough_ = make_passthrough_spawner();
+  }
+  void TearDown() override {
+    daemon_.reset();
+    passthrough_.reset();
+    close_loop();
+  }
+  // The "loader" of these tests: the file name picks a hand-built stack.
+  Result<std::unique_ptr<Daemon>> open_daemon(bool signals = false) {
+    DaemonOptions options;
+    options.home = home_;
+    options.supervisor.loop = &loop_;
+    options.supervisor.passthrough = passthrough_.get();
+    options.handle_signals = signals;
+    options.loader = [this](const UpRequest& request) -> Result<ResolvedStack> {
+      auto it = stacks_.find(request.file);
+      if (it == stacks_.end()) return Error{UV_ENOENT, request.file + ": no such stack file"};
+      return it->second;
+    };
+    options.log = [this](DaemonLogLevel, const std::string& line) { log_.push_back(line); };
+    return Daemon::open(options);
+  }
+  Status up(Daemon& daemon, const std::string& file) {
+    std::optional<Status> result;
+    UpRequest request{file, dir_, {{"PATH", "/usr/bin:/bin"}}, false, false};
+    auto started = daemon.up(request, nullptr, [&](Status s) { result = s; });
+    if (!started.ok()) return started.take_error();
+    EXPECT_TRUE(run_until([&] { return result.has_value(); }));
+    return result.value_or(Error{-1, "timeout"});
+  }
+  int pid_of(Daemon& daemon, const std::string& block) {
+    for (const auto& row : daemon.supervisor().ps())
+      if (row.block == block && row.state == BlockState::running) return row.pid;
+    return 0;
+  }
+
+  std::string home_;
+  std::unique_ptr<Spawner> passthrough_;
+  std::unique_ptr<Daemon> daemon_;
+  std::map<std::string, ResolvedStack> stacks_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(DaemonTest, OnlyOneInstancePerHomeAndThePidFileNamesIt) {
+  auto first = open_daemon();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(read_pid_file(home_ + "/stackied.pid"), ::getpid());
+  auto second = open_daemon();
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, UV_EBUSY);
+  EXPECT_NE(second.error().message.find("another stackied is running"), std::string::npos);
+  EXPECT_NE(second.error().message.find("pid " + std::to_string(::getpid())), std::string::npos);
+  first->reset();
+  EXPECT_EQ(::access((home_ + "/stackied.pid").c_str(), F_OK), -1) << "pid file removed";
+  auto third = open_daemon();
+  EXPECT_TRUE(third.ok()) << "the lock goes with the daemon";
+}
+
+TEST_F(DaemonTest, AStalePidFileDoesNotBlockANewDaemon) {
+  ::mkdir(home_.c_str(), 0700);
+  { std::ofstream(home_ + "/stackied.pid") << "999999\n"; }
+  auto daemon = open_daemon();
+  ASSERT_TRUE(daemon.ok()) << daemon.error().message;
+  EXPECT_EQ(read_pid_file(home_ + "/stackied.pid"), ::getpid());
+}
+
+TEST_F(DaemonTest, ARestartedDaemonRestoresTheStacksThatWereUp) {
+  stacks_["/proj/a.yml"] = stack("a", {block("web", {"wait"})});
+  stacks_["/proj/b.yml"] = stack("b", {block("db", {"wait"})});
+  auto first = open_daemon();
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(up(**first, "/proj/a.yml").ok());
+  ASSERT_TRUE(up(**first, "/proj/b.yml").ok());
+  std::optional<Status> downed;
+  (*first)->down("b", [&](Status s) { downed = s; });
+  ASSERT_TRUE(run_until([&] { return downed.has_value(); }));
+  int old_pid = pid_of(**first, "web");
+  ASSERT_GT(old_pid, 0);
+  auto records = read_state_file(home_ + "/state.json");
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].name, "a");
+  EXPECT_EQ((*records)[0].request.file, "/proj/a.yml");
+  EXPECT_EQ((*records)[0].request.cwd, dir_);
+  first->reset();  // the daemon goes away; its blocks with it
+  run_until([&] { return !process_alive(old_pid); }, 3000);
+  EXPECT_FALSE(process_alive(old_pid));
+
+  auto second = open_daemon();
+  ASSERT_TRUE(second.ok());
+  (*second)->restore();
+  ASSERT_TRUE(run_until([&] { return pid_of(**second, "web") > 0; }));
+  EXPECT_NE(pid_of(**second, "web"), old_pid);
+  EXPECT_FALSE((*second)->supervisor().has_stack("b")) << "a stack taken down stays down";
+  daemon_ = std::move(second).value();
+}
+
+TEST_F(DaemonTest, SigtermStopsEveryStackGracefullyAndKeepsTheStateFile) {
+  std::string bye = dir_ + "/bye";
+  auto polite = block("polite", {"exit-on", "TERM", "0", "wait"});
+  stacks_["/proj/a.yml"] = stack("a", {polite});
+  auto daemon = open_daemon(true);
+  ASSERT_TRUE(daemon.ok());
+  ASSERT_TRUE(up(**daemon, "/proj/a.yml").ok());
+  int pid = pid_of(**daemon, "polite");
+  bool stopped = false;
+  (*daemon)->set_on_stopped([&] { stopped = true; });
+  ::kill(::getpid(), SIGTERM);
+  ASSERT_TRUE(run_until([&] { return stopped; }, 5000));
+  EXPECT_FALSE(process_alive(pid));
+  EXPECT_FALSE((*daemon)->supervisor().has_stack("a"));
+  auto records = read_state_file(home_ + "/state.json");
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(records->size(), 1u) << "the next daemon brings the stack back";
+  daemon_ = std::move(daemon).value();
+}
+
+TEST_F(DaemonTest, ACorruptStateFileIsSetAsideNotFatal) {
+  ::mkdir(home_.c_str(), 0700);
+  { std::ofstream(home_ + "/state.json") << "{not json"; }
+  auto daemon = open_daemon();
+  ASSERT_TRUE(daemon.ok());
+  EXPECT_EQ(::access((home_ + "/state.json.bad").c_str(), F_OK), 0);
+  EXPECT_TRUE((*daemon)->records().empty());
+}
+
+TEST(StateFile, RoundTrips) {
+  std::vector<StackRecord> records{{"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false}},
+                                   {"b", {"/q/b.yml", "/q", {}, false, true}}};
+  auto back = state_from_json(state_to_json(records));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, records);
+  EXPECT_FALSE(state_from_json("{\"v\":2,\"stacks\":[]}").ok());
+}
+
+// --- the IPC handlers over a real socket ---
+
+class HandlersTest : public DaemonTest {
+ protected:
+  void TearDown() override {
+    if (server_) {
+      server_->close();
+      run_for(50);
+    }
+    server_.reset();
+    handlers_.reset();
+    DaemonTest::TearDown();
+  }
+  void serve() {
+    auto daemon = open_daemon();
+    ASSERT_TRUE(daemon.ok());
+    daemon_ = std::move(daemon).value();
+    handlers_ = std::make_unique<DaemonHandlers>(*daemon_, "/x/stackie-lockbox", 0);
+    server_ = std::make_unique<ipc::Server>(&loop_, *handlers_);
+    socket_ = dir_ + "/s.sock";
+    ASSERT_TRUE(server_->listen(socket_).ok());
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, socket_.c_str());
+    ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  void send(int id, const std::string& method, const ipc::Json& params) {
+    ipc::Request request{id, method, params};
+    std::string line = ipc::encode_request(request);
+    ASSERT_EQ(::write(fd_, line.data(), line.size()), ssize_t(line.size()));
+  }
+  // Messages until the reply to `id`.
+  std::vector<ipc::ServerMessage> until_reply(int id, int timeout_ms = 10000) {
+    std::vector<ipc::ServerMessage> got;
+    bool done = false;
+    run_until(
+        [&] {
+          char buf[65536];
+          ssize_t n;
+          while ((n = ::read(fd_, buf, sizeof buf)) > 0) pending_.append(buf, size_t(n));
+          size_t nl;
+          while (!done && (nl = pending_.find('\n')) != std::string::npos) {
+            auto message = ipc::decode_server_message(pending_.substr(0, nl));
+            pending_.erase(0, nl + 1);
+            if (!message.ok()) continue;
+            if (auto* reply = std::get_if<ipc::Reply>(&*message); reply && reply->id == id)
+              done = true;
+            got.push_back(std::move(*message));
+          }
+          return done;
+        },
+        timeout_ms);
+    EXPECT_TRUE(done) << "no reply to request " << id;
+    return got;
+  }
+  static const ipc::Reply* reply_in(const std::vector<ipc::ServerMessage>& messages) {
+    for (const auto& m : messages)
+      if (auto* r = std::get_if<ipc::Reply>(&m)) return r;
+    return nullptr;
+  }
+  ipc::Json up_params(const std::string& file) {
+    return ipc::Json::object({{"file", file}, {"cwd", dir_}, {"env", ipc::Json::object()}});
+  }
+
+  std::unique_ptr<DaemonHandlers> handlers_;
+  std::unique_ptr<ipc::Server> server_;
+  std::string socket_;
+  int fd_ = -1;
+  std::string pending_;
+};
+
+TEST_F(HandlersTest, UpStreamsProgressThenPsShowsTheBlocks) {
+  stacks_["/p/s.yml"] = stack("s", {block("db", {"wait"}), block("api", {"wait"})});
+  serve();
+  send(1, "up", up_params("/p/s.yml"));
+  auto messages = until_reply(1);
+  const ipc::Reply* reply = reply_in(messages);
+  ASSERT_NE(reply, nullptr);
+  ASSERT_TRUE(reply->ok()) << reply->error().message;
+  EXPECT_EQ(reply->result()["stack"].string_or(""), "s");
+  int progress = 0;
+  for (const auto& m : messages)
+    if (auto* e = std::get_if<ipc::Event>(&m); e && e->name == "progress") ++progress;
+  EXPECT_GE(progress, 4) << "starting and running of each block";
+
+  send(2, "ps", ipc::Json::object());
+  auto messages2 = until_reply(2);
+  reply = reply_in(messages2);
+  ASSERT_TRUE(reply && reply->ok());
+  const auto& rows = reply->result()["blocks"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["state"].string_or(""), "running");
+  EXPECT_EQ(rows[0]["sandbox"].string_or(""), "passthrough");
+  EXPECT_TRUE(rows[0]["pid"].is_int());
+
+  send(3, "exec", ipc::Json::object({{"block", "api"}}));
+  auto messages3 = until_reply(3);
+  reply = reply_in(messages3);
+  ASSERT_TRUE(reply && reply->ok());
+  EXPECT_TRUE(reply->result()["join_pid"].is_int());
+
+  send(4, "down", ipc::Json::object({{"stack", "s"}}));
+  auto messages4 = until_reply(4);
+  reply = reply_in(messages4);
+  ASSERT_TRUE(reply && reply->ok()) << reply->error().message;
+  EXPECT_EQ(reply->result()["stopped"].size(), 2u);
+}
+
+TEST_F(HandlersTest, ErrorsHaveTheDocumentedCodes) {
+  auto bad = block("bad", {"eprint", "cannot bind", "exit", "2"});
+  bad.health.start_period = Milliseconds{200};
+  stacks_["/p/bad.yml"] = stack("t", {bad});
+  serve();
+  send(1, "up", up_params("/p/missing.yml"));
+  auto messages1 = until_reply(1);
+  const ipc::Reply* reply = reply_in(messages1);
+  ASSERT_TRUE(reply && !reply->ok());
+  EXPECT_EQ(reply->error().code, "invalid_stack");
+  send(2, "up", up_params("/p/bad.yml"));
+  auto messages2 = until_reply(2);
+  reply = reply_in(messages2);
+  ASSERT_TRUE(reply && !reply->ok());
+  EXPECT_EQ(reply->error().code, "failed");
+  EXPECT_EQ(reply->error().data["block"].string_or(""), "bad");
+  ASSERT_GE(reply->error().data["log_tail"].size(), 1u);
+  send(3, "status", ipc::Json::object({{"block", "nope"}}));
+  auto messages3 = until_reply(3);
+  reply = reply_in(messages3);
+  ASSERT_TRUE(reply && !reply->ok());
+  EXPECT_EQ(reply->error().code, "not_found");
+  send(4, "frobnicate", ipc::Json::object());
+  auto messages4 = until_reply(4);
+  reply = reply_in(messages4);
+  ASSERT_TRUE(reply && !reply->ok());
+  EXPECT_EQ(reply->error().code, "unknown_method");
+  send(5, "down", ipc::Json::object({{"stack", "t"}}));
+  auto messages5 = until_reply(5);
+  reply = reply_in(messages5);
+  ASSERT_TRUE(reply && reply->ok());
+}
+
+TEST_F(HandlersTest, LogsTailThenFollowAcrossARestart) {
+  std::string starts = dir_ + "/starts";
+  auto b = block("api", {"stamp", starts, "print", "hello", "wait"});
+  stacks_["/p/s.yml"] = stack("s", {b});
+  serve();
+  send(1, "up", up_params("/p/s.yml"));
+  ASSERT_TRUE(reply_in(until_reply(1))->ok());
+  ASSERT_TRUE(run_until([&] {
+    auto tail = daemon_->supervisor().tail("s", "api", 20);
+    for (const auto& l : *tail)
+      if (l.text == "hello") return true;
+    return false;
+  }));
+  send(2, "logs", ipc::Json::object({{"tail", 20}, {"follow", true}}));
+  send(3, "restart", ipc::Json::object({{"block", "api"}}));
+  auto messages = until_reply(3);
+  ASSERT_TRUE(run_until([&] { return read_lines(starts).size() == 2; }));
+  // Read the stream for a while: two "hello"s, one from each run.
+  std::vector<std::string> texts;
+  run_until(
+      [&] {
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(fd_, buf, sizeof buf)) > 0) pending_.append(buf, size_t(n));
+        int hellos = 0;
+        for (size_t start = 0, nl; (nl = pending_.find('\n', start)) != std::string::npos;
+             start = nl + 1)
+          if (pending_.compare(start, nl - start, "") != 0 &&
+              pending_.substr(start, nl - start).find("\"text\":\"hello\"") != std::string::npos)
+            ++hellos;
+        for (const auto& m : messages)
+          if (auto* e = std::get_if<ipc::Event>(&m); e && e->data["text"].string_or("") == "hello")
+            ++hellos;
+        return hellos >= 2;
+      },
+      5000);
+  int hellos = 0;
+  for (const auto& m : messages)
+    if (auto* e = std::get_if<ipc::Event>(&m); e && e->data["text"].string_or("") == "hello")
+      ++hellos;
+  for (size_t pos = 0; (pos = pending_.find("\"text\":\"hello\"", pos)) != std::string::npos; ++pos)
+    ++hellos;
+  EXPECT_GE(hellos, 2);
+  EXPECT_EQ(handlers_->follower_count(), 1u);
+  ::close(fd_);  // the follower goes with its client
+  EXPECT_TRUE(run_until([&] { return handlers_->follower_count() == 0; }, 3000));
+}
+
+}  // namespace
+}  // namespace stackie

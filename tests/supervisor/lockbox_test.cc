@@ -1,0 +1,169 @@
+// The lockbox spawner with the real stackie-lockbox: setup failures reach the user verbatim,
+// stop reaches everything in the sandbox (daemonised grandchildren included), exec health
+// checks run inside through --join, and kill -9 of the daemon leaves no block process alive.
+// Built only once the real launcher is in the tree (see meson.build); run as an unprivileged
+// user (suite 'sandbox').
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <memory>
+
+#include "loop_fixture.h"
+#include "sandbox/spawner.h"
+#include "supervisor/supervisor.h"
+
+namespace stackie {
+namespace {
+
+using testing_support::LoopTest;
+using testing_support::read_lines;
+
+// Pids of every process whose command line mentions `token`.
+std::vector<int> processes_mentioning(const std::string& token) {
+  std::vector<int> pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* entry = ::readdir(proc)) {
+    int pid = std::atoi(entry->d_name);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(token) != std::string::npos && testing_support::process_alive(pid))
+      pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+class LockboxTest : public LoopTest {
+ protected:
+  void SetUp() override {
+    LoopTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto lockbox = find_lockbox();
+    ASSERT_TRUE(lockbox.ok()) << lockbox.error().message << " (meson sets STACKIE_LOCKBOX)";
+    lockbox_path_ = *lockbox;
+    lockbox_ = make_lockbox_spawner(lockbox_path_);
+    passthrough_ = make_passthrough_spawner();
+    SupervisorConfig config;
+    config.loop = &loop_;
+    config.sandboxed = lockbox_.get();
+    config.passthrough = passthrough_.get();
+    supervisor_ = std::make_unique<Supervisor>(config);
+  }
+  void TearDown() override {
+    supervisor_.reset();
+    lockbox_.reset();
+    passthrough_.reset();
+    close_loop();
+  }
+  ResolvedBlock boxed(const std::string& name, std::vector<std::string> actions) {
+    ResolvedBlock b = block(name, std::move(actions));
+    b.sandboxed = true;
+    std::string helper_dir = helper_.substr(0, helper_.rfind('/'));
+    b.policy.read_only = {{helper_dir, ""}};
+    b.policy.read_write = {{dir_, ""}};
+    b.policy.network = NetworkMode::none;
+    return b;
+  }
+  Status up(ResolvedStack s) {
+    std::optional<Status> result;
+    supervisor_->up(std::move(s), {}, nullptr, [&](Status st) { result = st; });
+    EXPECT_TRUE(run_until([&] { return result.has_value(); }, 15000));
+    return result.value_or(Error{-1, "timeout"});
+  }
+  Status down(const std::string& name) {
+    std::optional<Status> result;
+    supervisor_->down(name, [&](Status st) { result = st; });
+    EXPECT_TRUE(run_until([&] { return result.has_value(); }, 15000));
+    return result.value_or(Error{-1, "timeout"});
+  }
+  BlockStatus row(const std::string& block) {
+    for (auto& r : supervisor_->ps())
+      if (r.block == block) return r;
+    return {};
+  }
+
+  std::string lockbox_path_;
+  std::unique_ptr<Spawner> lockbox_, passthrough_;
+  std::unique_ptr<Supervisor> supervisor_;
+};
+
+TEST_F(LockboxTest, ABlockRunsInsideAndReportsItsSandboxKind) {
+  auto b = boxed("echo", {"print", "inside", "stamp", dir_ + "/ran", "wait"});
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  EXPECT_EQ(to_string(row("echo").sandbox), "linux-namespaces");
+  ASSERT_TRUE(run_until([&] { return read_lines(dir_ + "/ran").size() == 1; }));
+  // Inside its own pid namespace the block is pid 1's child: a small pid, not ours.
+  auto stamp = read_lines(dir_ + "/ran")[0];
+  EXPECT_LT(std::stoi(stamp), 10) << stamp;
+  ASSERT_TRUE(down("s").ok());
+}
+
+TEST_F(LockboxTest, ASetupFailureIsTheBlocksReasonVerbatim) {
+  auto b = boxed("broken", {"wait"});
+  b.policy.read_only.push_back({dir_ + "/does-not-exist", ""});
+  auto result = up(stack("s", {b}));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(row("broken").state, BlockState::failed);
+  std::string reason = row("broken").reason;
+  EXPECT_NE(reason.find("(sandbox step: "), std::string::npos) << reason;
+  EXPECT_NE(reason.find("does-not-exist"), std::string::npos) << reason;
+  ASSERT_TRUE(down("s").ok());
+}
+
+TEST_F(LockboxTest, DownLeavesNoProcessOfTheBlockNotEvenDaemonisedOnes) {
+  std::string pidfile = dir_ + "/grandchild";
+  auto b = boxed("forker", {"daemonize", pidfile, "ignore", "TERM", "wait"});
+  b.stop_timeout = Milliseconds{300};
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  ASSERT_TRUE(run_until([&] { return processes_mentioning(pidfile).size() >= 2; }))
+      << "the block and its daemonised grandchild";
+  ASSERT_TRUE(down("s").ok());
+  EXPECT_TRUE(run_until([&] { return processes_mentioning(pidfile).empty(); }, 3000));
+}
+
+TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
+  // The flag exists only inside the block's private /tmp: a check run outside would fail.
+  auto b = boxed("svc", {"stamp", "/tmp/inside-only", "wait"});
+  b.health.kind = HealthCheck::Kind::exec;
+  b.health.argv = {helper_, "check-file", "/tmp/inside-only"};
+  b.health.interval = Milliseconds{100};
+  b.health.retries = 20;
+  ASSERT_EQ(::access("/tmp/inside-only", F_OK), -1) << "test precondition: not on the host";
+  auto result = up(stack("s", {b}));
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(row("svc").state, BlockState::running);
+  ASSERT_TRUE(down("s").ok());
+}
+
+TEST_F(LockboxTest, KillDashNineOfTheDaemonLeavesNothing) {
+  std::string token = dir_ + "/victim";
+  pid_t daemon = ::fork();
+  ASSERT_GE(daemon, 0);
+  if (daemon == 0) {
+    // The "daemon": a fresh loop with the supervisor, forever.
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    SupervisorConfig config;
+    config.loop = &loop;
+    config.sandboxed = lockbox_.get();
+    Supervisor supervisor(config);
+    auto a = boxed("a", {"daemonize", token, "wait"});
+    auto b = boxed("b", {"stamp", token, "wait"});
+    supervisor.up(stack("k", {a, b}), {}, nullptr, [](Status) {});
+    uv_run(&loop, UV_RUN_DEFAULT);
+    std::_Exit(0);
+  }
+  bool started = run_until([&] { return processes_mentioning(token).size() >= 3; }, 10000);
+  ::kill(daemon, SIGKILL);
+  ::waitpid(daemon, nullptr, 0);
+  ASSERT_TRUE(started) << "blocks did not start";
+  EXPECT_TRUE(run_until([&] { return processes_mentioning(token).empty(); }, 3000))
+      << processes_mentioning(token).size() << " block processes outlived the daemon";
+}
+
+}  // namespace
+}  // namespace stackie

@@ -1,0 +1,250 @@
+// Pure pieces of the supervisor: the state table, the restart policy and backoff, line
+// splitting, rotation, the ring and followers, the init script.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "supervisor/block_logs.h"
+#include "supervisor/block_state.h"
+#include "supervisor/init_script.h"
+#include "supervisor/restart_policy.h"
+
+namespace stackie {
+namespace {
+
+TEST(BlockState, NamesAreTheDocumentedOnes) {
+  EXPECT_EQ(to_string(BlockState::created), "created");
+  EXPECT_EQ(to_string(BlockState::starting), "starting");
+  EXPECT_EQ(to_string(BlockState::running), "running");
+  EXPECT_EQ(to_string(BlockState::stopping), "stopping");
+  EXPECT_EQ(to_string(BlockState::stopped), "stopped");
+  EXPECT_EQ(to_string(BlockState::failed), "failed");
+  EXPECT_EQ(to_string(BlockState::backoff), "backoff");
+}
+
+TEST(BlockState, LifecycleFollowsTheTable) {
+  using S = BlockState;
+  using E = BlockEvent;
+  EXPECT_EQ(next_state(S::created, E::start), S::starting);
+  EXPECT_EQ(next_state(S::starting, E::ready), S::running);
+  EXPECT_EQ(next_state(S::running, E::stop), S::stopping);
+  EXPECT_EQ(next_state(S::stopping, E::exited_clean), S::stopped);
+  EXPECT_EQ(next_state(S::running, E::exited_restart), S::backoff);
+  EXPECT_EQ(next_state(S::backoff, E::backoff_elapsed), S::starting);
+  EXPECT_EQ(next_state(S::running, E::unhealthy), S::stopping);
+  EXPECT_EQ(next_state(S::stopping, E::exited_restart), S::backoff);
+  EXPECT_EQ(next_state(S::starting, E::setup_failed), S::failed);
+  EXPECT_EQ(next_state(S::failed, E::start), S::starting);
+}
+
+TEST(BlockState, MeaninglessEventsAreRejected) {
+  using S = BlockState;
+  using E = BlockEvent;
+  EXPECT_FALSE(next_state(S::stopped, E::stop).has_value());
+  EXPECT_FALSE(next_state(S::created, E::ready).has_value());
+  EXPECT_FALSE(next_state(S::backoff, E::ready).has_value());
+  EXPECT_FALSE(next_state(S::running, E::start).has_value());
+  EXPECT_FALSE(next_state(S::stopped, E::backoff_elapsed).has_value());
+}
+
+TEST(RestartBackoff, DoublesFrom100msTo30sThenGivesUp) {
+  RestartTuning tuning;
+  tuning.max_restarts = 12;
+  RestartBackoff backoff(tuning);
+  std::vector<long> delays;
+  for (int i = 0; i < 12; ++i) delays.push_back(backoff.next(Milliseconds{5})->count());
+  EXPECT_EQ(delays, (std::vector<long>{100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000,
+                                       30000, 30000}));
+  EXPECT_FALSE(backoff.next(Milliseconds{5}).has_value());
+  EXPECT_EQ(backoff.restarts(), 12);
+}
+
+TEST(RestartBackoff, AStableRunResetsTheSequence) {
+  RestartBackoff backoff;
+  EXPECT_EQ(backoff.next(Milliseconds{1})->count(), 100);
+  EXPECT_EQ(backoff.next(Milliseconds{1})->count(), 200);
+  EXPECT_EQ(backoff.next(Milliseconds{29999})->count(), 400);
+  EXPECT_EQ(backoff.next(Milliseconds{30000})->count(), 100);
+  EXPECT_EQ(backoff.restarts(), 1);
+}
+
+TEST(RestartPolicy, Decisions) {
+  EXPECT_EQ(decide_after_exit(RestartPolicy::no, true, false), AfterExit::stop);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::no, false, false), AfterExit::fail);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::on_failure, true, false), AfterExit::stop);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::on_failure, false, false), AfterExit::restart);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::on_failure, true, true), AfterExit::restart);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::always, true, false), AfterExit::restart);
+  EXPECT_EQ(decide_after_exit(RestartPolicy::no, true, true), AfterExit::fail);
+}
+
+std::vector<std::string> split(LineSplitter& splitter, std::string_view data) {
+  std::vector<std::string> lines;
+  splitter.feed(data, [&](std::string_view line) { lines.emplace_back(line); });
+  return lines;
+}
+
+TEST(LineSplitter, JoinsPiecesAndKeepsEmptyLines) {
+  LineSplitter splitter(100);
+  EXPECT_TRUE(split(splitter, "hel").empty());
+  EXPECT_EQ(split(splitter, "lo\n\nwor"), (std::vector<std::string>{"hello", ""}));
+  std::vector<std::string> rest;
+  splitter.flush([&](std::string_view line) { rest.emplace_back(line); });
+  EXPECT_EQ(rest, (std::vector<std::string>{"wor"}));
+}
+
+TEST(LineSplitter, OverlongLinesAreSplitNotLost) {
+  LineSplitter splitter(4);
+  EXPECT_EQ(split(splitter, "abcdefghij\n"), (std::vector<std::string>{"abcd", "efgh", "ij"}));
+  EXPECT_EQ(split(splitter, "abcd\nxy\n"), (std::vector<std::string>{"abcd", "xy"}));
+  EXPECT_EQ(split(splitter, "ab"), (std::vector<std::string>{}));
+  EXPECT_EQ(split(splitter, "cdef\n"), (std::vector<std::string>{"abcd", "ef"}));
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = "/tmp/stackie-unit-XXXXXX";
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override { (void)!std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+  long size_of(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+  }
+  std::string dir_;
+};
+
+using RotatingFileTest = TempDir;
+
+TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
+  RotatingFile file(dir_ + "/stdout.log", 100, 3);
+  std::string record(40, 'r');
+  record += '\n';
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(file.append(record).ok());
+  EXPECT_TRUE(exists(dir_ + "/stdout.log"));
+  EXPECT_TRUE(exists(dir_ + "/stdout.log.1"));
+  EXPECT_TRUE(exists(dir_ + "/stdout.log.2"));
+  EXPECT_FALSE(exists(dir_ + "/stdout.log.3"));
+  EXPECT_LE(size_of(dir_ + "/stdout.log"), 100);
+  EXPECT_EQ(size_of(dir_ + "/stdout.log.1"), 82);
+  // 10 records of 41 bytes, 2 per file: the live file holds the last 2.
+  EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
+}
+
+using BlockLogsTest = TempDir;
+
+struct RecordingSink : LogSink {
+  bool accept = true;
+  std::vector<LogLine> lines;
+  bool offer(const LogLine& line) override {
+    if (!accept) return false;
+    lines.push_back(line);
+    return true;
+  }
+};
+
+TEST_F(BlockLogsTest, LinesAreTimestampedInFilesAndRing) {
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
+  ASSERT_TRUE(logs.ok()) << logs.error().message;
+  (*logs)->feed(LogStream::out, "one\ntwo\n");
+  (*logs)->feed(LogStream::err, "bad\n");
+  auto tail = (*logs)->tail(10);
+  ASSERT_EQ(tail.size(), 3u);
+  EXPECT_EQ(tail[0].text, "one");
+  EXPECT_EQ(tail[2].stream, LogStream::err);
+  EXPECT_LT(tail[0].seq, tail[1].seq);
+  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
+  std::string first;
+  std::getline(out, first);
+  // "2026-12-01T21:35:00.123Z one"
+  ASSERT_EQ(first.size(), 24u + 1 + 3) << first;
+  EXPECT_EQ(first.substr(25), "one");
+  EXPECT_EQ(first[10], 'T');
+  EXPECT_EQ(first[23], 'Z');
+  std::ifstream err(dir_ + "/logs/s-api/stderr.log");
+  std::string err_line;
+  std::getline(err, err_line);
+  EXPECT_EQ(err_line.substr(25), "bad");
+}
+
+TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
+  LogSettings settings;
+  settings.ring_lines = 5;
+  settings.ring_bytes = 1000;
+  auto logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  for (int i = 0; i < 20; ++i) (*logs)->feed(LogStream::out, "line " + std::to_string(i) + "\n");
+  auto tail = (*logs)->tail(100);
+  ASSERT_EQ(tail.size(), 5u);
+  EXPECT_EQ(tail.front().text, "line 15");
+  EXPECT_EQ(tail.back().text, "line 19");
+  (*logs)->feed(LogStream::out, std::string(900, 'b') + "\n" + std::string(900, 'c') + "\n");
+  tail = (*logs)->tail(100);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(tail[0].text[0], 'c');
+}
+
+TEST_F(BlockLogsTest, SlowFollowerSkipsWithAMarkerOthersGetEverything) {
+  auto logs = BlockLogs::open("api", "", LogSettings{});
+  ASSERT_TRUE(logs.ok());
+  RecordingSink slow, fast;
+  (*logs)->follow(&slow);
+  (*logs)->follow(&fast);
+  (*logs)->feed(LogStream::out, "a\n");
+  slow.accept = false;
+  (*logs)->feed(LogStream::out, "b\nc\nd\n");
+  slow.accept = true;
+  (*logs)->feed(LogStream::out, "e\n");
+  ASSERT_EQ(fast.lines.size(), 5u);
+  ASSERT_EQ(slow.lines.size(), 3u);
+  EXPECT_EQ(slow.lines[0].text, "a");
+  EXPECT_EQ(slow.lines[1].stream, LogStream::daemon);
+  EXPECT_NE(slow.lines[1].text.find("3 lines skipped"), std::string::npos) << slow.lines[1].text;
+  EXPECT_EQ(slow.lines[2].text, "e");
+}
+
+TEST(InitScript, GuardsRunAndAppendAreQuoted) {
+  InitStep run;
+  run.run = {"initdb", "-D", "/data/it's here"};
+  InitStep append;
+  append.append_path = "/data/conf";
+  append.append_text = "listen = '*'\n";
+  InitStep guard;
+  guard.if_not_exists = "/data/PG_VERSION";
+  guard.then = {run, append};
+  std::string script = init_script({guard});
+  EXPECT_NE(script.find("set -e\n"), std::string::npos);
+  EXPECT_NE(script.find("if [ ! -e '/data/PG_VERSION' ]; then"), std::string::npos) << script;
+  EXPECT_NE(script.find("'initdb' '-D' '/data/it'\\''s here'"), std::string::npos) << script;
+  EXPECT_NE(script.find(">> '/data/conf'"), std::string::npos) << script;
+  EXPECT_TRUE(init_script({}).empty());
+  EXPECT_EQ(init_argv({guard}).at(0), "/bin/sh");
+}
+
+TEST(InitScript, TheScriptRunsInSh) {
+  std::string templ = "/tmp/stackie-init-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+  InitStep append;
+  append.append_path = templ + "/conf";
+  append.append_text = "a 'quoted' $HOME line\n";
+  InitStep guard;
+  guard.if_not_exists = templ + "/conf";
+  guard.then = {append};
+  std::string script = init_script({guard});
+  std::string cmd = "/bin/sh -c " + shell_quote(script) + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  ASSERT_EQ(std::system(cmd.c_str()), 0);  // the guard holds: appended once
+  std::ifstream in(templ + "/conf");
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "a 'quoted' $HOME line\n");
+  (void)!std::system(("rm -rf '" + templ + "'").c_str());
+}
+
+}  // namespace
+}  // namespace stackie
