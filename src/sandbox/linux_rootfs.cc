@@ -354,7 +354,13 @@ MaybeError build_tmp(NewRoot& root, const SandboxPolicy& policy, Entry* host_tmp
     return std::nullopt;
   }
   Fd target = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
-  return mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", "/tmp");
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", "/tmp"));
+  // Policy paths under /tmp (an ephemeral stack's volumes) get their mount targets made on
+  // this private tmpfs, which writes nothing to the host.
+  Fd mounted = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
+  if (mounted.get() < 0) return setup_error("mount /tmp", errno, "open the private /tmp");
+  root.adopt(mounted.get());
+  return std::nullopt;
 }
 
 bool policy_mounts(const std::vector<Entry>& entries, const char* target) {
@@ -405,10 +411,11 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   // 2. The root: a tmpfs over /tmp of this (private) mount namespace.
   NewRoot root;
   LOCKBOX_TRY(root.mount_at("/tmp"));
+  // The private /tmp first: a policy path under /tmp must land on top of it, not under it.
+  if (own_tmp) LOCKBOX_TRY(build_tmp(root, policy, &host_tmp));
   for (auto& entry : entries) LOCKBOX_TRY(place(root, entry));
   if (own_dev) LOCKBOX_TRY(build_dev(root, devices));
   if (own_proc) LOCKBOX_TRY(build_proc(root));
-  if (own_tmp) LOCKBOX_TRY(build_tmp(root, policy, &host_tmp));
   // The root itself read-only: the block cannot plant files next to /usr.
   if (set_attrs(root.fd(), "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false))
     return setup_error("mount /", errno, "make the root read-only");

@@ -127,6 +127,19 @@ TEST_F(Lockbox, ReadWritePathPersistsOnTheHost) {
   remove_tree(dir);
 }
 
+// The daemon binds volumes at their host path; an ephemeral stack's live under /tmp, which
+// must land on top of the private /tmp, not be hidden beneath it.
+TEST_F(Lockbox, ReadWritePathUnderTmpAtItsOwnPathIsVisible) {
+  std::string dir = make_temp_dir();
+  ASSERT_EQ(dir.rfind("/tmp/", 0), 0u) << dir;
+  EXPECT_EQ(probe({"write", dir + "/out"}, {"--rw", dir}), "ok");
+  std::ifstream file(dir + "/out");
+  std::string content;
+  file >> content;
+  EXPECT_EQ(content, "data");
+  remove_tree(dir);
+}
+
 TEST_F(Lockbox, MountTargetIsNeverCreatedOnTheHost) {
   std::string dir = make_temp_dir();
   RunResult r = run_probe({"--rw", dir + ":/data", "--tmpfs", "/data/sub"}, {"exists", "/data"});
