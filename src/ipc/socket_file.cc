@@ -1,5 +1,7 @@
 #include "ipc/socket_file.h"
 
+#include "directories.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -30,18 +32,6 @@ sockaddr_un unix_address(const std::string& path) {
   return address;
 }
 
-// mkdir -p where every directory we create is 0700 (an existing parent is left as it is).
-Status make_directories(const std::string& dir) {
-  if (dir.empty() || dir == "/") return {};
-  struct stat info {};
-  if (stat(dir.c_str(), &info) == 0) return {};
-  if (errno != ENOENT) return system_error(errno, "cannot inspect " + dir);
-  const std::size_t slash = dir.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) STACKIE_TRY(make_directories(dir.substr(0, slash)));
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return system_error(errno, "cannot create the socket directory " + dir);
-  return {};
-}
 
 }  // namespace
 

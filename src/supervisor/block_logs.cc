@@ -1,5 +1,7 @@
 #include "supervisor/block_logs.h"
 
+#include "directories.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,15 +41,6 @@ int64_t now_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-Status make_directories(const std::string& path) {
-  for (size_t pos = 1; pos != std::string::npos;) {
-    pos = path.find('/', pos + 1);
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-      return system_error(errno, "mkdir " + prefix);
-  }
-  return {};
-}
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "supervisor/daemon_core.h"
 
+#include "directories.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -17,15 +19,6 @@ namespace stackie {
 
 namespace {
 
-Status make_private_directory(const std::string& path) {
-  for (size_t pos = 1; pos != std::string::npos;) {
-    pos = path.find('/', pos + 1);
-    std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-      return system_error(errno, "mkdir " + prefix);
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -59,7 +52,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   if (options.home.empty() || options.home[0] != '/')
     return Error{UV_EINVAL, "STACKIE_HOME must be an absolute path"};
-  STACKIE_TRY(make_private_directory(options.home));
+  STACKIE_TRY(make_directories(options.home));
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(options)));
 
   // The lock is the single-instance guarantee: the kernel drops it when we die, even by
