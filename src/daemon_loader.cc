@@ -1,5 +1,7 @@
 #include "daemon_loader.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <functional>
 
@@ -34,10 +36,9 @@ StackLoader daemon_stack_loader(const std::string& home) {
     options.settings = settings;
     options.no_sandbox = request.no_sandbox || settings.no_sandbox;
     if (request.ephemeral) {
-      // --ephemeral: storage under $TMPDIR/stackie/, removed when the stack goes down (the
+      // --ephemeral: storage under ephemeral_base(), removed when the stack goes down (the
       // supervisor removes only paths of that shape). A stack file's own storage_root wins.
-      const char* tmp = std::getenv("TMPDIR");
-      std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/stackie";
+      std::string base = ephemeral_base(std::getenv("TMPDIR"), ::getuid());
       options.settings.storage_root =
           base + "/ephemeral-" + std::to_string(std::hash<std::string>{}(request.file));
     }

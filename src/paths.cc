@@ -85,6 +85,11 @@ std::string sandbox_id(const std::string& stack, const std::string& block) {
   return stack + "-" + short_name;
 }
 
+std::string ephemeral_base(const char* tmpdir, unsigned uid) {
+  std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  return base + "/stackie-" + std::to_string(uid);
+}
+
 std::string executable_dir() {
   char buffer[PATH_MAX];
   ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);

@@ -31,6 +31,9 @@ std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_
 
 // "<stack>-<block>" with a leading "stackie." of the block dropped.
 std::string sandbox_id(const std::string& stack, const std::string& block);
+// Where --ephemeral stacks keep their storage: TMPDIR (default /tmp) + "/stackie-UID". Per
+// user, because /tmp is shared and the first user to create a common directory would own it.
+std::string ephemeral_base(const char* tmpdir, unsigned uid);
 
 // Block catalog search order: $STACKIE_BLOCK_PATH (colon-separated), then
 // <dir of the running executable>/../share/stackie/blocks, then STACKIE_DATADIR/blocks.

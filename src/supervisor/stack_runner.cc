@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "paths.h"
+
 namespace stackie {
 
 namespace {
@@ -229,11 +231,10 @@ std::shared_ptr<BlockLogs> StackRunner::logs_of(const std::string& block) const 
   return it == logs_.end() ? nullptr : it->second;
 }
 
-// --ephemeral: storage lives under $TMPDIR/stackie/ and goes with the stack. Only a path of
+// --ephemeral: storage lives under ephemeral_base() and goes with the stack. Only a path of
 // that shape is ever removed, so a wrong storage_root cannot wipe anything else.
 void StackRunner::remove_storage() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/stackie/";
+  std::string base = ephemeral_base(std::getenv("TMPDIR"), ::getuid()) + "/";
   const std::string& root = spec_.storage_root;
   if (root.size() <= base.size() || root.compare(0, base.size(), base) != 0 ||
       root.find("/../") != std::string::npos)

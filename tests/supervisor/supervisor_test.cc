@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "loop_fixture.h"
+#include "paths.h"
 #include "sandbox/spawner.h"
 #include "supervisor/supervisor.h"
 
@@ -510,11 +511,11 @@ TEST_F(SupervisorTest, IdleMeansNoTimersAndNoWakeups) {
 }
 
 TEST_F(SupervisorTest, EphemeralStorageIsRemovedOnDown) {
-  // Our own $TMPDIR: /tmp/stackie may belong to another user on a shared machine.
+  // Our own $TMPDIR, so the test never touches another run's storage.
   const char* saved = std::getenv("TMPDIR");
   std::string saved_tmpdir = saved ? saved : "";
   ::setenv("TMPDIR", dir_.c_str(), 1);
-  std::string base = dir_ + "/stackie";
+  std::string base = ephemeral_base(dir_.c_str(), ::getuid());
   ::mkdir(base.c_str(), 0700);
   auto s = stack("eph", {block("a", {"print", "hi", "wait"})});
   s.storage_root = base + "/eph-" + std::to_string(::getpid());
