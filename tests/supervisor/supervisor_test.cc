@@ -510,6 +510,20 @@ TEST_F(SupervisorTest, IdleMeansNoTimersAndNoWakeups) {
   ASSERT_TRUE(down("s").ok());
 }
 
+TEST_F(SupervisorTest, VolumesAndTempDirAreCreatedPrivateBeforeTheBlockStarts) {
+  auto b = block("a", {"print", "hi", "wait"});
+  b.policy.read_write = {{dir_ + "/volumes/s/a/data", ""}, {dir_, ""}};
+  b.policy.host_tmp_dir = dir_ + "/tmp/s-a";
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  for (const std::string& path : {dir_ + "/volumes/s/a/data", dir_ + "/tmp/s-a"}) {
+    struct stat info {};
+    ASSERT_EQ(::stat(path.c_str(), &info), 0) << path << " was not created";
+    EXPECT_TRUE(S_ISDIR(info.st_mode)) << path;
+    EXPECT_EQ(info.st_mode & 0777, 0700u) << path;
+  }
+  ASSERT_TRUE(down("s").ok());
+}
+
 TEST_F(SupervisorTest, EphemeralStorageIsRemovedOnDown) {
   // Our own $TMPDIR, so the test never touches another run's storage.
   const char* saved = std::getenv("TMPDIR");
