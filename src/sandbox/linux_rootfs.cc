@@ -102,6 +102,16 @@ class NewRoot {
     struct stat st;
     if (fstat(fd, &st) == 0) own_devs_.push_back(st.st_dev);
   }
+  // The block's own scratch directory bound as /tmp (host_tmp_dir): mount targets of policy
+  // paths under /tmp may be created in it (it belongs to this block alone; nothing else of the
+  // host is written). Identified by mount id, not device: the device is the host's file system.
+  MaybeError adopt_scratch_mount(int fd) {
+    struct statx stx {};
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) != 0 || !(stx.stx_mask & STATX_MNT_ID))
+      return setup_error("mount /tmp", errno ? errno : ENOSYS, "identify the /tmp mount");
+    scratch_mounts_.push_back(stx.stx_mnt_id);
+    return std::nullopt;
+  }
   int fd() const { return root_.get(); }
 
   // Opens the parent directory of `target` (absolute, inside), creating missing directories.
@@ -165,12 +175,19 @@ class NewRoot {
   }
   bool on_our_tmpfs(int dir) {
     struct stat st;
-    return fstat(dir, &st) == 0 &&
-           std::find(own_devs_.begin(), own_devs_.end(), st.st_dev) != own_devs_.end();
+    if (fstat(dir, &st) == 0 &&
+        std::find(own_devs_.begin(), own_devs_.end(), st.st_dev) != own_devs_.end())
+      return true;
+    struct statx stx {};
+    return !scratch_mounts_.empty() && statx(dir, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 &&
+           (stx.stx_mask & STATX_MNT_ID) &&
+           std::find(scratch_mounts_.begin(), scratch_mounts_.end(), stx.stx_mnt_id) !=
+               scratch_mounts_.end();
   }
 
   Fd root_;
   std::vector<dev_t> own_devs_;
+  std::vector<uint64_t> scratch_mounts_;
 };
 
 size_t depth(const std::string& path) {
@@ -301,6 +318,12 @@ MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
   }
   if (mkdirat(dev.get(), "pts", 0755) != 0 || mkdirat(dev.get(), "shm", 01777) != 0)
     return setup_error("mount /dev", errno, "create /dev/pts and /dev/shm");
+  // POSIX shared memory (postgres's dynamic shared memory lives here): a tmpfs of its own,
+  // private to the sandbox, not the 1 MiB /dev. Sized like the host's /dev/shm (the kernel's
+  // default, half of RAM): pages are only used when written.
+  Fd shm = root.open_in_root_fd("/dev/shm", O_PATH | O_DIRECTORY);
+  LOCKBOX_TRY(
+      mount_fs(shm.get(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777", "/dev/shm"));
   Fd pts = root.open_in_root_fd("/dev/pts", O_PATH | O_DIRECTORY);
   LOCKBOX_TRY(mount_fs(pts.get(), "devpts", MS_NOSUID | MS_NOEXEC,
                        "newinstance,ptmxmode=0666,mode=620", "/dev/pts"));
@@ -351,7 +374,9 @@ MaybeError build_tmp(NewRoot& root, const SandboxPolicy& policy, Entry* host_tmp
   if (!policy.host_tmp_dir.empty()) {
     if (attach(host_tmp->tree, parent.get(), name.c_str()) != 0)
       return setup_error("mount /tmp", errno, "attach " + policy.host_tmp_dir);
-    return std::nullopt;
+    Fd mounted = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
+    if (mounted.get() < 0) return setup_error("mount /tmp", errno, "open the bound /tmp");
+    return root.adopt_scratch_mount(mounted.get());
   }
   Fd target = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
   LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", "/tmp"));

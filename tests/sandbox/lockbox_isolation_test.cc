@@ -317,6 +317,34 @@ TEST_F(Lockbox, HostTmpDirBacksTmp) {
   remove_tree(dir);
 }
 
+// The daemon's layout when STACKIE_HOME is under /tmp: /tmp backed by the block's scratch dir,
+// a volume under /tmp at its own path. The volume's mount target is made in the scratch dir
+// (the block's own); MountTargetIsNeverCreatedOnTheHost covers every other bound directory.
+TEST_F(Lockbox, PolicyPathUnderTmpWithHostTmpDir) {
+  std::string scratch = make_temp_dir();
+  std::string volume = make_temp_dir();
+  EXPECT_EQ(probe({"write", volume + "/out"}, {"--tmpdir", scratch, "--rw", volume}), "ok");
+  std::ifstream file(volume + "/out");
+  std::string content;
+  file >> content;
+  EXPECT_EQ(content, "data");
+  remove_tree(volume);
+  remove_tree(scratch);
+}
+
+// POSIX shared memory must work for real servers (postgres's dynamic shared memory wants
+// megabytes), on a tmpfs of the sandbox's own: nothing written there reaches the host's.
+TEST_F(Lockbox, DevShmIsPrivateAndLargerThanTheMinimalDev) {
+  std::string name = "stackie-shm-test-" + std::to_string(getpid());
+  RunResult r =
+      run({lockbox_path(), "--", "/bin/sh", "-c",
+           "head -c 8388608 /dev/zero > /dev/shm/" + name + " && stat -c %s /dev/shm/" + name});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(trim(r.out), "8388608");
+  EXPECT_NE(access(("/dev/shm/" + name).c_str(), F_OK), 0)
+      << "the sandbox wrote the host's /dev/shm";
+}
+
 TEST_F(Lockbox, PrivateSysvIpc) {
   key_t key = 0x5ac0000 + getpid() % 65536;
   int id = shmget(key, 4096, IPC_CREAT | 0600);
