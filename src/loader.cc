@@ -153,7 +153,10 @@ class BlockBuilder {
     block_.stop_timeout = Milliseconds(stop_ms);
     auto platform = decl_.platform_sandbox.find(options_.os);
     bool platform_off = platform != decl_.platform_sandbox.end() && !platform->second;
-    block_.sandboxed = !(options_.no_sandbox || options_.settings.no_sandbox || platform_off);
+    // --no-sandbox (and the no_sandbox setting) reach only first-party blocks: a managed or
+    // third-party block is always sandboxed, unless its own stack entry opts out per platform.
+    bool flag_off = block_.first_party && (options_.no_sandbox || options_.settings.no_sandbox);
+    block_.sandboxed = !(flag_off || platform_off);
     STACKIE_TRY(build_policy());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
