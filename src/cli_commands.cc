@@ -22,6 +22,7 @@ const std::array kCommands = std::to_array<Command>({
     Command{"stop", "stop one block", kStopUsage, run_stop},
     Command{"start", "start a stopped block", kStartUsage, run_start},
     Command{"daemon", "start, stop or query stackied", kDaemonUsage, run_daemon},
+    Command{"doctor", "check the host for sandboxing and the daemon", kDoctorUsage, run_doctor},
 });
 
 }  // namespace

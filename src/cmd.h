@@ -28,5 +28,7 @@ int run_start(std::span<char*> argv);
 extern const char kStartUsage[];
 int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
+int run_doctor(std::span<char*> argv);
+extern const char kDoctorUsage[];
 
 }  // namespace stackie::cli

@@ -86,6 +86,9 @@ run stop api >/dev/null; check "stop" 0 $?
 run start api >/dev/null; check "start" 0 $?
 run restart db >/dev/null; check "restart" 0 $?
 out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
+out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon reachable"
+contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
+run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
 out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
 
 (cd bad && run up --no-sandbox >/dev/null 2>../err); check "up of a failing block exits 1" 1 $?
