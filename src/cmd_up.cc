@@ -90,10 +90,12 @@ int run_up(std::span<char*> argv) {
   if (!reply->ok()) {
     const auto& remote = reply->error();
     if (remote.code == "failed" && remote.data.is_object()) {
-      std::fprintf(stderr, "stackie: block %s failed: %s\n",
-                   remote.data["block"].string_or("?").c_str(), remote.message.c_str());
+      // The daemon's message may already carry the log tail; print it only when it does not.
+      std::fprintf(stderr, "stackie: %s\n", remote.message.c_str());
       const auto& tail = remote.data["log_tail"];
-      if (tail.is_array())
+      bool tail_in_message = tail.is_array() && tail.size() > 0 &&
+                             remote.message.find(tail[0].string_or("")) != std::string::npos;
+      if (tail.is_array() && !tail_in_message)
         for (const auto& line : tail.as_array())
           std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
       return kExitFailed;

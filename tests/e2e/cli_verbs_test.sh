@@ -39,10 +39,12 @@ mkdir bad && cat > bad/stackie.yml <<'YML'
 broken:
   blocks:
     crash:
-      command: "echo about to fail; exit 4"
+      command: "echo about to fail; exec sleep 600"
       restart: "no"
-      healthcheck:
-        command: "false"
+      health:
+        exec: ["false"]
+        interval: 100ms
+        retries: 2
 YML
 
 run ps >/dev/null 2>err; check "ps without daemon exits 3" 3 $?
@@ -92,7 +94,8 @@ run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
 out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
 
 (cd bad && run up --no-sandbox >/dev/null 2>../err); check "up of a failing block exits 1" 1 $?
-contains "failure names the block" "$(cat err)" "crash"
+contains "failure names the block" "$(cat err)" "block crash failed"
+contains "failure prints the log tail" "$(cat err)" "about to fail"
 
 run down >/dev/null; check "down" 0 $?
 run down e2e >/dev/null 2>&1; check "down of a gone stack exits 1" 1 $?
