@@ -8,5 +8,27 @@ namespace stackie::cli {
 
 int run_validate(std::span<char*> argv);
 extern const char kValidateUsage[];
+int run_up(std::span<char*> argv);
+extern const char kUpUsage[];
+int run_down(std::span<char*> argv);
+extern const char kDownUsage[];
+int run_ps(std::span<char*> argv);
+extern const char kPsUsage[];
+int run_status(std::span<char*> argv);
+extern const char kStatusUsage[];
+int run_logs(std::span<char*> argv);
+extern const char kLogsUsage[];
+int run_exec(std::span<char*> argv);
+extern const char kExecUsage[];
+int run_restart(std::span<char*> argv);
+extern const char kRestartUsage[];
+int run_stop(std::span<char*> argv);
+extern const char kStopUsage[];
+int run_start(std::span<char*> argv);
+extern const char kStartUsage[];
+int run_daemon(std::span<char*> argv);
+extern const char kDaemonUsage[];
+int run_doctor(std::span<char*> argv);
+extern const char kDoctorUsage[];
 
 }  // namespace stackie::cli

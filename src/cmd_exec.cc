@@ -1,0 +1,57 @@
+// `stackie exec BLOCK -- CMD [ARG...]`: asks the daemon where the block runs, then becomes
+// `stackie-lockbox --join PID -- CMD` (or CMD itself for a passthrough block) so that CMD
+// keeps the caller's terminal and its exit status is ours.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "cli_daemon.h"
+#include "cmd.h"
+
+namespace stackie::cli {
+
+extern const char kExecUsage[] =
+    "Usage: stackie exec BLOCK -- CMD [ARG...]\n"
+    "\n"
+    "Run CMD inside the sandbox of a running block (its namespaces and policy), attached to\n"
+    "this terminal. A passthrough (--no-sandbox) block runs CMD directly.\n"
+    "\n"
+    "Exit status: CMD's; 1 the block is not running, 2 usage error, 3 no daemon, 127 CMD not\n"
+    "found.\n";
+
+int run_exec(std::span<char*> argv) {
+  if (argv.size() < 2 || std::string_view(argv[1]).starts_with("-"))
+    return usage_error("exec", "missing BLOCK");
+  std::string block = argv[1];
+  size_t cmd_at = 2;
+  if (cmd_at < argv.size() && std::string_view(argv[cmd_at]) == "--") ++cmd_at;
+  if (cmd_at >= argv.size()) return usage_error("exec", "missing CMD after --");
+  auto connection = connect_daemon();
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("exec", ipc::Json::object({{"block", block}}));
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  connection.client->close();
+  const auto& r = reply->result();
+  std::vector<std::string> words;
+  if (r["lockbox"].is_string()) {
+    words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0)), "--"};
+  }
+  for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
+  std::vector<char*> exec_argv;
+  for (auto& w : words) exec_argv.push_back(w.data());
+  exec_argv.push_back(nullptr);
+  std::fflush(stdout);
+  execvp(exec_argv[0], exec_argv.data());
+  std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));
+  return 127;
+}
+
+}  // namespace stackie::cli

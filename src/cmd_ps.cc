@@ -1,0 +1,166 @@
+// `stackie ps` and `stackie status`: the daemon's view of blocks, as a table or its JSON.
+#include <algorithm>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "cli_daemon.h"
+#include "cmd.h"
+
+namespace stackie::cli {
+
+extern const char kPsUsage[] =
+    "Usage: stackie ps [STACK] [--json]\n"
+    "\n"
+    "List blocks: NAME STATE HEALTH PID UPTIME RESTARTS PORTS SANDBOX. Ports read\n"
+    "127.0.0.1:HOST->SANDBOX. Without STACK, every stack (a STACK column is added when there\n"
+    "are several).\n"
+    "\n"
+    "Options:\n"
+    "      --json  the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, stackie-ipc(7))\n"
+    "\n"
+    "Exit status: 0, 1 no such stack, 2 usage error, 3 no daemon.\n";
+
+extern const char kStatusUsage[] =
+    "Usage: stackie status BLOCK [--json]\n"
+    "\n"
+    "Show one block (BLOCK or STACK/BLOCK): state, health, pid, ports, sandbox, paths, last\n"
+    "exit and last health check.\n"
+    "\n"
+    "Options:\n"
+    "      --json  the daemon's document verbatim ({\"v\":1,\"block\":{...}})\n"
+    "\n"
+    "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
+
+namespace {
+
+std::string text_of(const ipc::Json& value) {
+  if (value.is_string()) return value.as_string();
+  if (value.is_int()) return std::to_string(value.as_int());
+  return "-";
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (widths.size() <= i) widths.push_back(0);
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 3, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+}  // namespace
+
+int run_ps(std::span<char*> argv) {
+  ArgWalker args("ps", argv);
+  std::string stack;
+  bool json = false;
+  while (!args.done()) {
+    if (args.flag("", "--json"))
+      json = true;
+    else if (args.current().starts_with("-"))
+      return usage_error("ps", "unknown option '" + std::string(args.current()) + "'");
+    else if (stack.empty()) {
+      stack = args.current();
+      args.next();
+    } else
+      return usage_error("ps", "one STACK at most");
+  }
+  auto connection = connect_daemon();
+  if (!connection.client) return connection.exit_code;
+  ipc::Json params = ipc::Json::object();
+  if (!stack.empty()) params.set("stack", stack);
+  auto reply = connection.client->call("ps", params);
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  const auto& result = reply->result();
+  if (json) {
+    print_json(result);
+    return kExitOk;
+  }
+  const auto& blocks = result["blocks"];
+  bool several_stacks = false;
+  if (blocks.is_array())
+    for (const auto& row : blocks.as_array())
+      if (row["stack"] != blocks[0]["stack"]) several_stacks = true;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"NAME",   "STATE",    "HEALTH", "PID",
+                                     "UPTIME", "RESTARTS", "PORTS",  "SANDBOX"};
+  if (several_stacks) header.insert(header.begin(), "STACK");
+  rows.push_back(header);
+  if (blocks.is_array())
+    for (const auto& row : blocks.as_array()) {
+      std::vector<std::string> line = {text_of(row["name"]),           text_of(row["state"]),
+                                       text_of(row["health"]),         text_of(row["pid"]),
+                                       format_uptime(row["uptime_s"]), text_of(row["restarts"]),
+                                       format_ports(row["ports"]),     text_of(row["sandbox"])};
+      if (line[6].empty()) line[6] = "-";
+      if (several_stacks) line.insert(line.begin(), text_of(row["stack"]));
+      rows.push_back(line);
+    }
+  print_table(rows);
+  return kExitOk;
+}
+
+int run_status(std::span<char*> argv) {
+  ArgWalker args("status", argv);
+  std::string block;
+  bool json = false;
+  while (!args.done()) {
+    if (args.flag("", "--json"))
+      json = true;
+    else if (args.current().starts_with("-"))
+      return usage_error("status", "unknown option '" + std::string(args.current()) + "'");
+    else if (block.empty()) {
+      block = args.current();
+      args.next();
+    } else
+      return usage_error("status", "one BLOCK at most");
+  }
+  if (block.empty()) return usage_error("status", "missing BLOCK");
+  auto connection = connect_daemon();
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("status", ipc::Json::object({{"block", block}}));
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  if (json) {
+    print_json(reply->result());
+    return kExitOk;
+  }
+  const auto& b = reply->result()["block"];
+  std::printf("%s/%s\n", text_of(b["stack"]).c_str(), text_of(b["name"]).c_str());
+  std::printf("  state:      %s\n", text_of(b["state"]).c_str());
+  std::printf("  health:     %s\n", text_of(b["health"]).c_str());
+  std::printf("  pid:        %s\n", text_of(b["pid"]).c_str());
+  std::printf("  uptime:     %s\n", format_uptime(b["uptime_s"]).c_str());
+  std::printf("  restarts:   %s\n", text_of(b["restarts"]).c_str());
+  std::printf("  ports:      %s\n", format_ports(b["ports"]).c_str());
+  std::printf("  sandbox:    %s (%s)\n", text_of(b["sandbox"]).c_str(),
+              text_of(b["sandbox_id"]).c_str());
+  const auto& exit = b["last_exit"];
+  if (exit.is_object())
+    std::printf("  last exit:  code %s signal %s at %s\n", text_of(exit["code"]).c_str(),
+                text_of(exit["signal"]).c_str(), text_of(exit["at"]).c_str());
+  const auto& health = b["last_health"];
+  if (health.is_object())
+    std::printf("  last check: %s %s\n", health["ok"].bool_or(false) ? "ok" : "failed",
+                text_of(health["message"]).c_str());
+  const auto& logs = b["logs"];
+  if (logs.is_object())
+    std::printf("  logs:       %s %s\n", text_of(logs["stdout"]).c_str(),
+                text_of(logs["stderr"]).c_str());
+  return kExitOk;
+}
+
+}  // namespace stackie::cli

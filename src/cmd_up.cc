@@ -1,0 +1,149 @@
+// `stackie up` and `stackie down`: start a stack through the daemon (autostarting it) and
+// report per-block progress; stop it again.
+#include <cstdio>
+#include <span>
+#include <string>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "cli_daemon.h"
+#include "cmd.h"
+
+namespace stackie::cli {
+
+extern const char kUpUsage[] =
+    "Usage: stackie up [-f FILE] [--ephemeral] [--no-sandbox] [--detach]\n"
+    "\n"
+    "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
+    "the daemon, starting stackied first when it is not running. Prints one progress line per\n"
+    "block state change and returns once every block is running (and healthy).\n"
+    "The whole client environment is sent: the loader reads secrets and ${...} from it.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --file FILE  the stack file\n"
+    "      --ephemeral  keep volumes in a throw-away storage root\n"
+    "      --no-sandbox run every block unsandboxed\n"
+    "  -d, --detach     return once the stack is loaded and starting\n"
+    "\n"
+    "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
+    "tail is printed), 2 usage error, 3 the daemon could not be reached.\n";
+
+extern const char kDownUsage[] =
+    "Usage: stackie down [-f FILE | STACK]\n"
+    "\n"
+    "Stop every block of a stack (reverse start order) and forget it. Without arguments, the\n"
+    "stack of the file in the current directory.\n"
+    "\n"
+    "Exit status: 0 stopped, 1 no such stack, 2 usage error, 3 no daemon.\n";
+
+namespace {
+
+void print_progress(const ipc::Event& event) {
+  if (event.name != "progress") return;
+  std::string message = event.data["message"].string_or("");
+  std::printf("%s: %s%s%s\n", event.data["block"].string_or("?").c_str(),
+              event.data["state"].string_or("?").c_str(), message.empty() ? "" : " - ",
+              message.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_up(std::span<char*> argv) {
+  ArgWalker args("up", argv);
+  std::string file;
+  bool ephemeral = false, no_sandbox = false, detach = false;
+  while (!args.done()) {
+    if (auto v = args.value("-f", "--file"))
+      file = *v;
+    else if (args.flag("", "--ephemeral"))
+      ephemeral = true;
+    else if (args.flag("", "--no-sandbox"))
+      no_sandbox = true;
+    else if (args.flag("-d", "--detach"))
+      detach = true;
+    else
+      return usage_error("up", "unknown option '" + std::string(args.current()) + "'");
+    if (!args.error.empty()) return usage_error("up", args.error);
+  }
+  std::string error;
+  auto path = absolute_stack_file(file, error);
+  if (!path) {
+    std::fprintf(stderr, "stackie: %s\n", error.c_str());
+    return kExitFailed;
+  }
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);  // health waits are the daemon's
+  auto connection = connect_or_start_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  ipc::Json env = ipc::Json::object();
+  for (const auto& [name, value] : current_environment()) env.set(name, value);
+  auto reply = connection.client->call("up",
+                                       ipc::Json::object({{"file", *path},
+                                                          {"cwd", current_directory()},
+                                                          {"env", env},
+                                                          {"ephemeral", ephemeral},
+                                                          {"no_sandbox", no_sandbox},
+                                                          {"wait", !detach}}),
+                                       print_progress);
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) {
+    const auto& remote = reply->error();
+    if (remote.code == "failed" && remote.data.is_object()) {
+      // The daemon's message may already carry the log tail; print it only when it does not.
+      std::fprintf(stderr, "stackie: %s\n", remote.message.c_str());
+      const auto& tail = remote.data["log_tail"];
+      bool tail_in_message = tail.is_array() && tail.size() > 0 &&
+                             remote.message.find(tail[0].string_or("")) != std::string::npos;
+      if (tail.is_array() && !tail_in_message)
+        for (const auto& line : tail.as_array())
+          std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
+      return kExitFailed;
+    }
+    return report_remote_error(remote);
+  }
+  std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
+  return kExitOk;
+}
+
+int run_down(std::span<char*> argv) {
+  ArgWalker args("down", argv);
+  std::string file, stack;
+  while (!args.done()) {
+    if (auto v = args.value("-f", "--file"))
+      file = *v;
+    else if (args.current().starts_with("-"))
+      return usage_error("down", "unknown option '" + std::string(args.current()) + "'");
+    else if (stack.empty()) {
+      stack = args.current();
+      args.next();
+    } else
+      return usage_error("down", "one STACK at most");
+    if (!args.error.empty()) return usage_error("down", args.error);
+  }
+  if (!file.empty() && !stack.empty())
+    return usage_error("down", "-f and STACK exclude each other");
+  ipc::Json params = ipc::Json::object();
+  if (!stack.empty()) {
+    params.set("stack", stack);
+  } else {
+    std::string error;
+    auto path = absolute_stack_file(file, error);
+    if (!path) {
+      std::fprintf(stderr, "stackie: %s\n", error.c_str());
+      return kExitFailed;
+    }
+    params.set("file", *path);
+  }
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("down", params, print_progress);
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  std::printf("stack %s is down\n", reply->result()["stack"].string_or("?").c_str());
+  return kExitOk;
+}
+
+}  // namespace stackie::cli

@@ -1,0 +1,114 @@
+#!/bin/sh
+# End-to-end: the real stackie CLI against a real stackied in a temporary STACKIE_HOME.
+# Every verb, its --json, exit codes (2 usage, 3 no daemon, 1 failing block), autostart by up,
+# logs -n, logs -f (bounded), exec's exit status, two racing ups, a stale socket.
+set -u
+B=${STACKIE_BUILD_ROOT:?}/src
+S=$B/stackie
+T=$(mktemp -d /tmp/stackie-cli-e2e-XXXXXX)
+export STACKIE_HOME=$T/home
+unset XDG_RUNTIME_DIR
+fails=0
+cleanup() {
+  timeout 10 "$S" daemon stop >/dev/null 2>&1
+  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
+  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+check() {  # check NAME EXPECTED_RC ACTUAL_RC
+  if [ "$2" = "$3" ]; then echo "ok - $1"; else echo "FAIL - $1: exit $3, wanted $2"; fails=$((fails + 1)); fi
+}
+contains() {  # contains NAME TEXT PATTERN
+  if printf '%s' "$2" | grep -q -- "$3"; then echo "ok - $1"; else
+    echo "FAIL - $1: no '$3' in: $2"; fails=$((fails + 1)); fi
+}
+run() { timeout 20 "$S" "$@"; }
+cd "$T"
+cat > stackie.yml <<'YML'
+e2e:
+  blocks:
+    db:
+      command: "echo db up; exec sleep 600"
+      restart: "no"
+    api:
+      command: [sh, -c, "echo api up; echo api err >&2; exec sleep 600"]
+      depends_on: [db]
+YML
+mkdir bad && cat > bad/stackie.yml <<'YML'
+broken:
+  blocks:
+    crash:
+      command: "echo about to fail; exec sleep 600"
+      restart: "no"
+      health:
+        exec: ["false"]
+        interval: 100ms
+        retries: 2
+YML
+
+run ps >/dev/null 2>err; check "ps without daemon exits 3" 3 $?
+contains "the one-line daemon message" "$(cat err)" "the daemon is not running"
+run ps --bogus 2>err; check "unknown flag exits 2" 2 $?
+contains "usage hint" "$(cat err)" "see 'stackie help ps'"
+run status 2>/dev/null; check "status without BLOCK exits 2" 2 $?
+run logs -n x 2>/dev/null; check "logs -n x exits 2" 2 $?
+run help up | grep -q "Usage: stackie up"; check "help up" 0 $?
+
+# Two ups racing from nothing: both autostart, one daemon wins, both succeed.
+run up --no-sandbox >up1 2>&1 & p1=$!
+run up --no-sandbox >up2 2>&1 & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+check "first racing up" 0 $r1
+check "second racing up (busy or already up is fine: 0 or 1)" 0 $([ $r2 = 0 ] || [ $r2 = 1 ]; echo $?)
+contains "up names the stack" "$(cat up1 up2)" "stack e2e is up"
+run up --no-sandbox >/dev/null 2>&1; check "up again once settled" 0 $?
+
+out=$(run ps); check "ps" 0 $?
+contains "ps header" "$out" "NAME.*STATE.*HEALTH.*PID.*UPTIME.*RESTARTS.*PORTS.*SANDBOX"
+contains "ps row" "$out" "api.*running"
+out=$(run ps --json); contains "ps --json versioned" "$out" '^{"v":1,"blocks":\['
+out=$(run status api); check "status" 0 $?; contains "status state" "$out" "state: *running"
+out=$(run status api --json); contains "status --json" "$out" '"v":1,"block":{'
+run status nosuch >/dev/null 2>&1; check "status of unknown block exits 1" 1 $?
+
+sleep 1
+out=$(run logs -n 1 api); check "logs -n 1" 0 $?
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; check "logs -n 1 prints one line" 0 $?
+out=$(run logs); contains "logs prefixes blocks" "$out" "^db | db up"
+out=$(run logs --stderr api); contains "logs --stderr" "$out" "api err"
+out=$(timeout 3 "$S" logs -f api); check "logs -f runs until stopped by timeout" 124 $?
+contains "logs -f printed the tail" "$out" "api up"
+
+run exec api -- sh -c 'exit 7'; check "exec returns CMD's status" 7 $?
+out=$(run exec api -- echo inside); contains "exec output" "$out" "inside"
+run exec nosuch -- true 2>/dev/null; check "exec of unknown block exits 1" 1 $?
+
+run stop api >/dev/null; check "stop" 0 $?
+run start api >/dev/null; check "start" 0 $?
+run restart db >/dev/null; check "restart" 0 $?
+out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
+out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon reachable"
+contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
+run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
+out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
+
+(cd bad && run up --no-sandbox >/dev/null 2>../err); check "up of a failing block exits 1" 1 $?
+contains "failure names the block" "$(cat err)" "block crash failed"
+contains "failure prints the log tail" "$(cat err)" "about to fail"
+
+run down >/dev/null; check "down" 0 $?
+run down e2e >/dev/null 2>&1; check "down of a gone stack exits 1" 1 $?
+run daemon stop >/dev/null; check "daemon stop" 0 $?
+sleep 1
+run daemon status >/dev/null 2>&1; check "daemon status after stop exits 3" 3 $?
+
+# A daemon killed with SIGKILL leaves its socket: the next up starts a fresh one.
+run daemon start >/dev/null; check "daemon start" 0 $?
+pid=$(cat "$STACKIE_HOME/stackied.pid"); kill -9 "$pid"; sleep 0.5
+run ps >/dev/null 2>&1; check "ps over a stale socket exits 3" 3 $?
+run up --no-sandbox >/dev/null 2>&1; check "up over a stale socket" 0 $?
+run down >/dev/null 2>&1
+
+echo "$fails failures"
+[ "$fails" -eq 0 ]
