@@ -22,7 +22,7 @@ extern const char kUpUsage[] =
     "Options:\n"
     "  -f, --file FILE  the stack file\n"
     "      --ephemeral  keep volumes in a throw-away storage root\n"
-    "      --no-sandbox run every block unsandboxed\n"
+    "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
     "  -d, --detach     return once the stack is loaded and starting\n"
     "\n"
     "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
@@ -102,6 +102,14 @@ int run_up(std::span<char*> argv) {
     }
     return report_remote_error(remote);
   }
+  // Said once per block and per `up`, on stderr: running without isolation is a choice the
+  // user must see (DESIGN.md §5: never silently without a sandbox).
+  const auto& blocks = reply->result()["blocks"];
+  if (blocks.is_array())
+    for (const auto& row : blocks.as_array())
+      if (row["sandbox"].string_or("") == "passthrough")
+        std::fprintf(stderr, "stackie: warning: block %s runs without a sandbox\n",
+                     row["name"].string_or("?").c_str());
   std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
   return kExitOk;
 }

@@ -62,7 +62,9 @@ wait $p1; r1=$?; wait $p2; r2=$?
 check "first racing up" 0 $r1
 check "second racing up (busy or already up is fine: 0 or 1)" 0 $([ $r2 = 0 ] || [ $r2 = 1 ]; echo $?)
 contains "up names the stack" "$(cat up1 up2)" "stack e2e is up"
-run up --no-sandbox >/dev/null 2>&1; check "up again once settled" 0 $?
+run up --no-sandbox >/dev/null 2>up3; check "up again once settled" 0 $?
+contains "up warns for each unsandboxed block" "$(cat up3)" "warning: block db runs without a sandbox"
+contains "up warns for each unsandboxed block" "$(cat up3)" "warning: block api runs without a sandbox"
 
 out=$(run ps); check "ps" 0 $?
 contains "ps header" "$out" "NAME.*STATE.*HEALTH.*PID.*UPTIME.*RESTARTS.*PORTS.*SANDBOX"
