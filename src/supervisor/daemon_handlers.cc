@@ -1,5 +1,7 @@
 #include "supervisor/daemon_handlers.h"
 
+#include <optional>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -202,8 +204,15 @@ void DaemonHandlers::up(Session session, const Json& params) {
                                             {"state", std::string(to_string(p.state))},
                                             {"message", p.reason}}));
   };
-  auto answer = [this, session, stack_name, wait](Status result) mutable {
+  // An unchanged stack is answered from inside daemon_.up(), before its name is known here:
+  // keep that result and answer once the name is set below.
+  auto early = std::make_shared<std::optional<Status>>();
+  auto answer = [this, session, stack_name, wait, early](Status result) mutable {
     if (!wait) return;  // answered when the stack was loaded
+    if (stack_name->empty()) {
+      *early = std::move(result);
+      return;
+    }
     if (!result.ok()) {
       // Name the block that failed, with the last lines of its log.
       for (const auto& row : daemon_.supervisor().ps(*stack_name)) {
@@ -229,6 +238,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
     return session.fail(errc::kInvalidStack, error.message);
   }
   *stack_name = *started;
+  if (early->has_value()) answer(std::move(**early));
   if (!wait) {
     // --detach: answer once the stack is loaded and starting.
     Json blocks = Json::array();
