@@ -34,6 +34,7 @@ namespace {
 // pid 1: finish the sandbox, start the block, then be its init.
 [[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (request.net.fd >= 0) close(request.net.fd);  // the monitor's alone
   // The monitor may have died before the line above; then the lifeline pipe is widowed.
   pollfd check{lifeline, POLLIN, 0};
   if (poll(&check, 1, 0) == 1 && (check.revents & (POLLHUP | POLLERR))) _exit(kExitSetupFailed);
@@ -92,6 +93,15 @@ int run_sandboxed(const LaunchRequest& request) {
     report(request.sink, *error);
     return kExitSetupFailed;
   }
+  if (request.net.fd >= 0 && request.policy.network == NetworkMode::host) {
+    report(request.sink, setup_error("listen", EINVAL,
+                                     "--net-fd needs a network namespace (not --net host)"));
+    return kExitSetupFailed;
+  }
+  if (auto error = send_inside_listeners(request.net)) {
+    report(request.sink, *error);
+    return kExitSetupFailed;
+  }
   // Blocked before the fork so no forwarded signal is lost in between; pid 1 inherits the mask.
   block_handled_signals();
   int lifeline[2];
@@ -112,10 +122,9 @@ int run_sandboxed(const LaunchRequest& request) {
   // The monitor keeps only the lifeline; pid 1 reports from here on.
   if (request.sink.error_fd >= 0) close(request.sink.error_fd);
   for (int fd : request.policy.pass_fds) close(fd);
-  // Seam for `network: localhost` (DESIGN.md §6): the monitor lives in the block's net ns and
-  // will serve the daemon's socket requests here, on a control socket polled next to the
-  // signals in forward_until_exit.
-  return forward_until_exit(init, /*reap_all=*/false);
+  // `network: localhost` (DESIGN.md §6): the monitor lives in the block's net ns and makes
+  // the daemon's sockets there, between forwarded signals.
+  return forward_until_exit(init, /*reap_all=*/false, request.net.fd);
 }
 
 }  // namespace stackie::linux_sandbox

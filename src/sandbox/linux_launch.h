@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/linux_net_control.h"
 #include "sandbox/linux_setup_error.h"
 #include "sandbox/policy.h"
 
@@ -17,6 +18,7 @@ struct LaunchRequest {
   SandboxPolicy policy;  // validated
   std::vector<std::string> command;
   ErrorSink sink;  // the error fd is closed in the block (it must be O_CLOEXEC or is closed)
+  NetControl net;  // the monitor's net channel (`network: localhost`); unused by --join
 };
 
 // Process tree: this process becomes the monitor (inside the new user and net namespaces,

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sandbox/linux_net_control.h"
+
 namespace stackie::linux_sandbox {
 namespace {
 
@@ -46,7 +48,7 @@ void install_forwarding_handlers() {
   sigaction(SIGCHLD, &action, nullptr);
 }
 
-int forward_until_exit(pid_t child, bool reap_all) {
+int forward_until_exit(pid_t child, bool reap_all, int net_fd) {
   int sfd = signalfd(-1, &handled_signals(), SFD_CLOEXEC);
   for (;;) {
     // Reap first: the child may have exited before the signalfd existed.
@@ -65,6 +67,16 @@ int forward_until_exit(pid_t child, bool reap_all) {
       int sig = sigwaitinfo(&handled_signals(), &si);
       if (sig > 0 && sig != SIGCHLD) kill(child, sig);
       continue;
+    }
+    if (net_fd >= 0) {
+      pollfd fds[2] = {{sfd, POLLIN, 0}, {net_fd, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) continue;  // EINTR
+      if (fds[1].revents != 0 && !serve_net_request(net_fd)) {
+        // The daemon closed its end: no more sockets to make; the block runs on.
+        close(net_fd);
+        net_fd = -1;
+      }
+      if ((fds[0].revents & POLLIN) == 0) continue;
     }
     ssize_t n = read(sfd, &info, sizeof info);
     if (n != sizeof info) continue;  // EINTR

@@ -22,7 +22,9 @@ void install_forwarding_handlers();
 
 // Forward every handled signal to `child` until it exits; returns its exit code (128+N for a
 // signal). With reap_all, other children (orphans re-parented to pid 1) are reaped on the way.
-int forward_until_exit(pid_t child, bool reap_all);
+// With net_fd >= 0 (the monitor of a `network: localhost` sandbox) the daemon's socket requests
+// on the net channel are answered on the way too.
+int forward_until_exit(pid_t child, bool reap_all, int net_fd = -1);
 
 // The report for a child that failed before or at execve.
 SetupError describe_child_failure(const ChildFailure& failure, const std::string& command);

@@ -27,6 +27,10 @@ const char kUsage[] =
     "\n"
     "Other:\n"
     "  --error-fd N             report a setup failure as one JSON line on fd N\n"
+    "  --net-fd N               make sockets inside the network namespace on request\n"
+    "                           over the SOCK_SEQPACKET socket N (see stackie-lockbox(1))\n"
+    "  --listen PORT            listen on 127.0.0.1:PORT inside, before COMMAND starts,\n"
+    "                           and send the listener on the --net-fd socket\n"
     "  --join PID               run COMMAND inside the running sandbox of PID\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
@@ -145,10 +149,17 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 3));
       policy.pass_fds.push_back(fd);
       options.policy_flags_used = true;
-    } else if (arg == "--policy-fd" || arg == "--error-fd") {
+    } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
-      (arg == "--policy-fd" ? options.policy_fd : options.error_fd) = fd;
+      (arg == "--policy-fd" ? options.policy_fd
+       : arg == "--error-fd"  ? options.error_fd
+                              : options.net_fd) = fd;
+    } else if (arg == "--listen") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
+      if (port > 65535) return usage_error("--listen: port " + std::string(text) + " out of range");
+      options.listen_ports.push_back(port);
     } else if (arg == "--join") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(pid, parse_int(arg, text, 1));
@@ -171,8 +182,13 @@ Status check_options(const Options& options) {
     return usage_error("--policy-fd cannot be combined with the policy options");
   if (options.policy_fd >= 0 && options.policy_fd == options.error_fd)
     return usage_error("--policy-fd and --error-fd must be different fds");
+  if (!options.listen_ports.empty() && options.net_fd < 0)
+    return usage_error("--listen needs --net-fd (the listeners are sent there)");
+  if (options.net_fd >= 0 && (options.net_fd == options.policy_fd || options.net_fd == options.error_fd))
+    return usage_error("--net-fd must differ from --policy-fd and --error-fd");
   if (options.join_pid != 0) {
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
+    if (options.net_fd >= 0) return usage_error("--join cannot take --net-fd or --listen");
     const SandboxPolicy& p = options.policy;
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
         !p.host_tmp_dir.empty() || !p.pass_fds.empty())

@@ -18,6 +18,8 @@ struct Options {
   std::vector<std::string> command;
   int policy_fd = -1;
   int error_fd = -1;
+  int net_fd = -1;                // the daemon's net channel (net_channel_protocol.h)
+  std::vector<int> listen_ports;  // listeners made inside and sent on the net channel
   pid_t join_pid = 0;
   bool print_policy = false;
   bool help = false;

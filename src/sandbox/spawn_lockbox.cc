@@ -6,12 +6,15 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <utility>
 
+#include "sandbox/net_channel.h"
 #include "sandbox/spawn_process.h"
 #include "sandbox/spawner.h"
 
@@ -23,6 +26,7 @@ using spawn_detail::ProcessCore;
 
 constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
+constexpr int kNetFd = 5;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 
@@ -31,7 +35,13 @@ struct Fd {
   Fd() = default;
   explicit Fd(int f) : fd(f) {}
   Fd(Fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
-  Fd& operator=(Fd&&) = delete;
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd = std::exchange(other.fd, -1);
+    }
+    return *this;
+  }
   ~Fd() { reset(); }
   void reset() {
     if (fd >= 0) ::close(fd);
@@ -127,10 +137,12 @@ class ErrorPipe {
 
 class LockboxProcess final : public Process {
  public:
-  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe)
-      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe) {}
+  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
+                 spawn_detail::NetChannel* net)
+      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe), net_(net) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
+    if (net_ != nullptr) net_->close();
     int pid = core_->pid();
     core_->orphan([pid] { ::kill(pid, SIGKILL); });
   }
@@ -145,6 +157,11 @@ class LockboxProcess final : public Process {
     std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid()), "--"};
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
+  }
+  void inside_socket(SocketDone done) override {
+    if (net_ == nullptr) return Process::inside_socket(std::move(done));
+    if (!core_->running()) return done(Error{UV_ECONNREFUSED, "the block is not running"});
+    net_->request_socket(std::move(done));
   }
   std::string take_report() {
     std::string report = error_pipe_ ? error_pipe_->finish() : std::string();
@@ -162,7 +179,16 @@ class LockboxProcess final : public Process {
   std::string lockbox_;
   ProcessCore* core_;
   ErrorPipe* error_pipe_;
+  spawn_detail::NetChannel* net_;
 };
+
+// Both ends close-on-exec; uv_spawn dups ours into the child's fd 5 without the flag.
+Result<std::pair<Fd, Fd>> net_channel_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
+    return system_error(errno, "net channel");
+  return std::pair<Fd, Fd>(Fd(fds[0]), Fd(fds[1]));
+}
 
 // The policy is written whole before the spawn, so the pipe must hold it: grow it when needed.
 Result<Fd> policy_pipe(const std::string& json) {
@@ -198,12 +224,33 @@ class LockboxSpawner final : public Spawner {
     plan.argv = {
         lockbox_, "--policy-fd", std::to_string(kPolicyFd), "--error-fd", std::to_string(kErrorFd),
         "--"};
-    plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
     // The lockbox itself starts with an empty environment; the block's comes from the policy.
     plan.extra_fds = {policy_fd.fd, error_write.fd};
-    static_assert(kPolicyFd == 3 && kErrorFd == 4, "extra fds start at 3");
+    static_assert(kPolicyFd == 3 && kErrorFd == 4 && kNetFd == 5, "extra fds start at 3");
+    Fd net_ours, net_theirs;
+    if (request.net_channel) {
+      STACKIE_TRY_ASSIGN(pair, net_channel_pair());
+      net_ours = std::move(pair.first);
+      net_theirs = std::move(pair.second);
+      plan.extra_fds.push_back(net_theirs.fd);
+      plan.argv.insert(plan.argv.end() - 1, {"--net-fd", std::to_string(kNetFd)});
+      for (int port : request.inside_listen_ports)
+        plan.argv.insert(plan.argv.end() - 1, {"--listen", std::to_string(port)});
+    }
+    plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
 
-    STACKIE_TRY_ASSIGN(error_pipe, ErrorPipe::open(loop, error_read.release(), request.on_exec));
+    spawn_detail::NetChannel* net = nullptr;
+    if (request.net_channel) {
+      STACKIE_TRY_ASSIGN(channel, spawn_detail::NetChannel::open(loop, net_ours.release(),
+                                                                request.on_listeners));
+      net = channel;
+    }
+    auto error_pipe_opened = ErrorPipe::open(loop, error_read.release(), request.on_exec);
+    if (!error_pipe_opened.ok()) {
+      if (net != nullptr) net->close();
+      return error_pipe_opened.take_error();
+    }
+    ErrorPipe* error_pipe = *error_pipe_opened;
     // The facade is created after the core, but the exit callback needs it: share a slot.
     auto slot = std::make_shared<LockboxProcess*>(nullptr);
     auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
@@ -218,9 +265,10 @@ class LockboxSpawner final : public Spawner {
                                    });
     if (!core.ok()) {
       error_pipe->close();
+      if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe);
+    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net);
     *slot = process.get();
     return std::unique_ptr<Process>(std::move(process));
   }

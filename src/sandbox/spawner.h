@@ -23,6 +23,9 @@ enum class SandboxKind { linux_namespaces, seatbelt, restricted_token, passthrou
 // The one table of names, shared by IPC, logs and `ps`.
 std::string_view to_string(SandboxKind kind);
 
+// A fresh, unconnected, non-blocking TCP socket (an fd the callee now owns), or the error.
+using SocketDone = std::function<void(Result<int>)>;
+
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH of the policy's environment
   SandboxPolicy policy;           // environment and working_dir apply to every backend
@@ -34,6 +37,13 @@ struct SpawnRequest {
   // is built and the error fd closed without a report). Only then is the block really alive.
   // Backends whose spawn returns after the exec (uv_spawn waits for it) call it from spawn().
   std::function<void()> on_exec;
+  // `network: localhost` blocks of a backend with network namespaces (DESIGN.md §6): the
+  // process answers Process::inside_socket, and before the block starts it listens on
+  // 127.0.0.1:PORT inside for each of these ports (its `consumes`); on_listeners gets those
+  // listening fds, in this order, on the loop.
+  bool net_channel = false;
+  std::vector<int> inside_listen_ports;
+  std::function<void(std::vector<int> fds)> on_listeners;
 };
 
 struct ExitStatus {
@@ -63,6 +73,12 @@ class Process {
   // The argv that runs `command` inside this block's sandbox (exec health checks, `stackie
   // exec`); empty while not running.
   virtual std::vector<std::string> join_argv(const std::vector<std::string>& command) const = 0;
+  // A socket made inside the block's own network namespace (SpawnRequest::net_channel):
+  // connecting it to 127.0.0.1:P reaches the block's port P. `done` runs on the loop, or at
+  // once with an error when the block has no such namespace or is gone.
+  virtual void inside_socket(SocketDone done) {
+    done(Error{UV_ENOTSUP, "this block has no network namespace of its own"});
+  }
 };
 
 class Spawner {

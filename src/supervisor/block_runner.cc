@@ -128,6 +128,7 @@ BlockRunner::BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_p
 
 BlockRunner::~BlockRunner() {
   probe_.reset();
+  consume_forwards_.clear();
   close_timer(timer_);
   close_timer(probe_timer_);
   process_.reset();  // SIGKILL of the whole sandbox if still running
@@ -175,8 +176,17 @@ void BlockRunner::launch() {
 void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   OutputPipe* out = OutputPipe::create(env_.loop, this, logs_, LogStream::out, &pipes_);
   OutputPipe* err = OutputPipe::create(env_.loop, this, logs_, LogStream::err, &pipes_);
-  SpawnRequest request{argv, spec_.policy, out->handle(), err->handle(), nullptr};
+  SpawnRequest request;
+  request.argv = argv;
+  request.policy = spec_.policy;
+  request.stdout_pipe = out->handle();
+  request.stderr_pipe = err->handle();
   exec_seen_ = false;
+  if (phase == Phase::command && has_own_network()) {
+    request.net_channel = true;
+    for (const auto& consume : spec_.consumes) request.inside_listen_ports.push_back(consume.local_port);
+    request.on_listeners = [this](std::vector<int> fds) { forward_consumes(std::move(fds)); };
+  }
   if (phase == Phase::command) {
     // Alive only once the command itself runs (for the lockbox: after the sandbox is built).
     request.on_exec = [this] {
@@ -227,6 +237,7 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   uv_timer_stop(probe_timer_);
   uv_timer_stop(timer_);
   probe_.reset();
+  consume_forwards_.clear();
   if (process_) {
     (void)process_->kill_all();  // leftovers of the block die with it
     process_.reset();
@@ -309,6 +320,8 @@ void BlockRunner::probe() {
   if (!process_ || (state_ != BlockState::starting && state_ != BlockState::running)) return;
   ProbeTarget target;
   target.address = env_.port_address;
+  if (has_own_network())
+    target.socket_source = [this](SocketDone done) { inside_socket(std::move(done)); };
   if (spec_.health.kind == HealthCheck::Kind::exec) {
     target.exec_argv = process_->join_argv(spec_.health.argv);
     for (const auto& [key, value] : spec_.policy.environment)
@@ -376,6 +389,37 @@ void BlockRunner::stop() {
                      " ms: SIGKILL of the whole sandbox");
     if (self.process_) (void)self.process_->kill_all();
   });
+}
+
+bool BlockRunner::has_own_network() const {
+  return sandbox_kind() == SandboxKind::linux_namespaces &&
+         spec_.policy.network == NetworkMode::localhost;
+}
+
+void BlockRunner::inside_socket(SocketDone done) {
+  if (!process_ || phase_ != Phase::command)
+    return done(Error{UV_ECONNREFUSED, "block '" + spec_.name + "' is not running"});
+  process_->inside_socket(std::move(done));
+}
+
+// The lockbox made one listener per `consumes` entry inside the namespace, in spec order;
+// each connection to one is relayed to its provider.
+void BlockRunner::forward_consumes(std::vector<int> listeners) {
+  consume_forwards_.clear();
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    if (i >= spec_.consumes.size() || !env_.consume_upstream) {
+      ::close(listeners[i]);
+      continue;
+    }
+    ConsumedPort consume = spec_.consumes[i];
+    auto forward = PortForward::adopt(env_.loop, listeners[i],
+                                      [this, consume] { return env_.consume_upstream(consume); });
+    if (!forward.ok()) {
+      logs_->note("consumes '" + consume.name + "': " + forward.error().message);
+      continue;
+    }
+    consume_forwards_.push_back(std::move(*forward));
+  }
 }
 
 std::vector<std::string> BlockRunner::join_argv(const std::vector<std::string>& command) const {

@@ -15,6 +15,7 @@
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/health_probe.h"
+#include "supervisor/port_forward.h"
 #include "supervisor/restart_policy.h"
 
 namespace stackie {
@@ -27,6 +28,9 @@ struct BlockEnvironment {
   RestartTuning restart;
   PortAddress port_address;         // how to reach the block's ports
   std::function<void()> on_change;  // after every state change
+  // Where a connection to one of the block's `consumes` goes (the provider, found by the
+  // stack); asked per connection accepted inside the block's network namespace.
+  std::function<Result<Upstream>(const ConsumedPort&)> consume_upstream;
 };
 
 class BlockRunner {
@@ -53,6 +57,12 @@ class BlockRunner {
   std::shared_ptr<BlockLogs> shared_logs() const { return logs_; }
   // What `stackie exec` runs: the command inside this block's sandbox; empty when not running.
   std::vector<std::string> join_argv(const std::vector<std::string>& command) const;
+  // `network: localhost` in a namespace of its own: its ports are reached only through
+  // sockets made inside (DESIGN.md §6), and its `consumes` through listeners made inside.
+  bool has_own_network() const;
+  // Makes a socket inside the block's network namespace for `done` (at once, or an error when
+  // the command is not running). Only to be called right away, never stored.
+  void inside_socket(SocketDone done);
 
  private:
   enum class Phase { none, init, command };
@@ -68,6 +78,7 @@ class BlockRunner {
   void probe_result(bool healthy, const std::string& detail);
   void arm_timer(Milliseconds delay, void (*fire)(BlockRunner&));
   void close_pipes();
+  void forward_consumes(std::vector<int> listeners);
   std::string describe(const ExitStatus& status) const;
 
   BlockEnvironment env_;
@@ -80,6 +91,7 @@ class BlockRunner {
   Phase phase_ = Phase::none;
   std::unique_ptr<Process> process_;
   std::vector<OutputPipe*> pipes_;
+  std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
   uint64_t started_at_ = 0;      // uv_now when the command was spawned
   bool stop_requested_ = false;  // a stop asked from outside (not a health restart)
   bool forced_failure_ = false;  // we are stopping it because it was unhealthy

@@ -1,5 +1,7 @@
 #include "supervisor/health_probe.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstring>
 
@@ -81,7 +83,27 @@ class TcpAttempt final : public Attempt {
     tcp_.data = this;
     ++open_handles_;
   }
-  void start(const sockaddr_storage& address) {
+  // With a source, the socket comes from inside the block's network namespace.
+  void start(const sockaddr_storage& address, const std::function<void(SocketDone)>& source) {
+    if (!source) return connect(address);
+    ++open_handles_;  // the outstanding request keeps the attempt alive like a handle
+    source([this, address](Result<int> socket) {
+      if (finished_) {
+        if (socket.ok()) ::close(*socket);
+      } else if (!socket.ok()) {
+        finish(false, socket.error().message);
+      } else if (int rc = uv_tcp_open(&tcp_, *socket); rc != 0) {
+        ::close(*socket);
+        finish(false, std::string("socket: ") + uv_strerror(rc));
+      } else {
+        connect(address);
+      }
+      if (--open_handles_ == 0) delete this;
+    });
+  }
+
+ private:
+  void connect(const sockaddr_storage& address) {
     connect_.data = this;
     int rc = uv_tcp_connect(&connect_, &tcp_, reinterpret_cast<const sockaddr*>(&address),
                             [](uv_connect_t* req, int status) {
@@ -91,7 +113,6 @@ class TcpAttempt final : public Attempt {
     if (rc != 0) finish(false, std::string("connect: ") + uv_strerror(rc));
   }
 
- private:
   void connected(int status) {
     if (status != 0) return finish(false, std::string("connect: ") + uv_strerror(status));
     if (check_.kind == HealthCheck::Kind::tcp) return finish(true, "connected");
@@ -235,7 +256,7 @@ std::unique_ptr<ProbeHandle> run_probe(uv_loop_t* loop, const HealthCheck& check
   auto* attempt = new TcpAttempt(loop, check, std::move(wrapped));
   handle->attempt_ = attempt;
   attempt->arm(check.timeout);
-  attempt->start(*address);
+  attempt->start(*address, target.socket_source);
   return handle;
 }
 

@@ -11,18 +11,20 @@
 #include <vector>
 
 #include "error.h"
+#include "sandbox/spawner.h"
 #include "stack_model.h"
 
 namespace stackie {
 
-// How the daemon reaches port P of a block. For passthrough and network:host blocks that is
-// 127.0.0.1:P on the daemon's side; blocks in their own network namespace are reached through
-// the forwarder (a later issue), which plugs in here.
+// How the daemon reaches port P of a block: 127.0.0.1:P, from the daemon's network for
+// passthrough and network:host blocks, or from a socket made inside the block's own network
+// namespace (ProbeTarget::socket_source) for `network: localhost` ones.
 using PortAddress = std::function<Result<sockaddr_storage>(int port)>;
 PortAddress loopback_port_address();
 
 struct ProbeTarget {
   PortAddress address;
+  std::function<void(SocketDone)> socket_source;  // empty = the daemon's own network
   std::vector<std::string> exec_argv;  // exec: already wrapped to run inside the sandbox
   std::vector<std::string> exec_env;   // "K=V"
 };

@@ -105,6 +105,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
   if (env.spawner == nullptr) env.spawner = &unavailable_spawner;
   env.restart = config_.restart;
   env.port_address = config_.port_address ? config_.port_address(block) : loopback_port_address();
+  env.consume_upstream = [this](const ConsumedPort& consume) { return consume_upstream(consume); };
   // Notify now (progress must see every state), decide later (pump).
   auto self = std::make_shared<BlockRunner*>(nullptr);
   env.on_change = [this, self] {
@@ -118,6 +119,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
 
 Status StackRunner::apply(ResolvedStack next) {
   if (going_down_) return Error{UV_EBUSY, "stack " + spec_.name + " is going down"};
+  STACKIE_TRY(open_host_forwards(next));  // first: a port that cannot be had changes nothing
   spec_.storage_root = next.storage_root;  // where new blocks' logs go
   std::vector<std::unique_ptr<BlockRunner>> kept;
   for (const auto& block : next.blocks) {
@@ -147,6 +149,7 @@ Status StackRunner::apply(ResolvedStack next) {
 
 void StackRunner::down() {
   going_down_ = true;
+  host_forwards_.clear();  // the ports are free again at once
   schedule();
 }
 
@@ -229,6 +232,66 @@ std::vector<const BlockRunner*> StackRunner::blocks() const {
 std::shared_ptr<BlockLogs> StackRunner::logs_of(const std::string& block) const {
   auto it = logs_.find(block);
   return it == logs_.end() ? nullptr : it->second;
+}
+
+bool StackRunner::forwards_host_ports(const ResolvedBlock& block) const {
+  return block.sandboxed && block.policy.network == NetworkMode::localhost &&
+         config_.sandboxed != nullptr &&
+         config_.sandboxed->kind() == SandboxKind::linux_namespaces;
+}
+
+// One host listener per served port of every `network: localhost` block: kept when the port
+// is the same, opened when new, closed when gone. Nothing changes unless all could be opened.
+Status StackRunner::open_host_forwards(const ResolvedStack& next) {
+  std::map<std::string, std::unique_ptr<PortForward>> wanted;
+  for (const auto& block : next.blocks) {
+    if (!forwards_host_ports(block)) continue;
+    for (const auto& port : block.serves) {
+      std::string key = block.name + "/" + port.name;
+      int host = port.host_port != 0 ? port.host_port : port.port;
+      auto current = host_forwards_.find(key);
+      if (current != host_forwards_.end() && current->second->port() == host) {
+        wanted[key] = std::move(current->second);
+        host_forwards_.erase(current);
+        continue;
+      }
+      auto forward = PortForward::listen_host(
+          config_.loop, host,
+          [this, name = block.name, inside = port.port] { return upstream_to(name, inside); });
+      if (!forward.ok()) {
+        for (auto& [kept_key, kept] : wanted) host_forwards_[kept_key] = std::move(kept);
+        return Error{forward.error().code, "host port " + std::to_string(host) + " for '" +
+                                               block.name + "' (serves." + port.name +
+                                               "): " + forward.error().message};
+      }
+      wanted[key] = std::move(*forward);
+    }
+  }
+  host_forwards_ = std::move(wanted);  // the rest close here
+  return {};
+}
+
+// A connection for port `port` of `block` (inside its namespace, or on the host's loopback
+// for a block that shares the host's network).
+Result<Upstream> StackRunner::upstream_to(const std::string& block, int port) {
+  BlockRunner* runner = find(block);
+  if (runner == nullptr) return Error{UV_ECONNREFUSED, "no block '" + block + "'"};
+  Upstream upstream;
+  upstream.port = port;
+  if (runner->has_own_network())
+    upstream.source = [runner](SocketDone done) { runner->inside_socket(std::move(done)); };
+  return upstream;
+}
+
+Result<Upstream> StackRunner::consume_upstream(const ConsumedPort& consume) {
+  const ResolvedBlock* provider = find_block(spec_, consume.provider);
+  const ServedPort* port = provider ? find_port(*provider, consume.provider_port) : nullptr;
+  if (port == nullptr)
+    return Error{UV_ECONNREFUSED, "no port '" + consume.provider_port + "' of '" +
+                                      consume.provider + "'"};
+  // A provider on the host's network listens there on its own port (its host port is the
+  // same: the loader allocates it exactly).
+  return upstream_to(consume.provider, port->port);
 }
 
 // --ephemeral: storage lives under ephemeral_base() and goes with the stack. Only a path of

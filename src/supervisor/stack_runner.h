@@ -17,6 +17,7 @@
 #include "stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_runner.h"
+#include "supervisor/port_forward.h"
 #include "supervisor/restart_policy.h"
 
 namespace stackie {
@@ -70,6 +71,10 @@ class StackRunner {
   bool dependencies_running(const BlockRunner& block) const;
   bool has_live_dependants(const BlockRunner& block) const;
   void remove_storage();
+  bool forwards_host_ports(const ResolvedBlock& block) const;
+  Status open_host_forwards(const ResolvedStack& next);
+  Result<Upstream> upstream_to(const std::string& block, int port);
+  Result<Upstream> consume_upstream(const ConsumedPort& consume);
 
   SupervisorConfig config_;
   ResolvedStack spec_;
@@ -79,6 +84,9 @@ class StackRunner {
   std::vector<std::unique_ptr<BlockRunner>> active_;    // in spec order
   std::vector<std::unique_ptr<BlockRunner>> retiring_;  // replaced or removed; stopping
   std::map<std::string, std::shared_ptr<BlockLogs>> logs_;
+  // `serves` ports of `network: localhost` blocks: "BLOCK/PORT" -> the host listener. They
+  // live as long as the stack is up, across restarts of their block.
+  std::map<std::string, std::unique_ptr<PortForward>> host_forwards_;
   uv_timer_t* pump_timer_ = nullptr;
   bool going_down_ = false;
   bool storage_removed_ = false;
