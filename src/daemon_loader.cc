@@ -24,9 +24,10 @@ Environment daemon_environment(const std::string& home) {
 
 }  // namespace
 
-StackLoader daemon_stack_loader(const std::string& home) {
-  return [home](const UpRequest& request) -> Result<ResolvedStack> {
+StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate) {
+  return [home, allocate](const UpRequest& request) -> Result<ResolvedStack> {
     LoadOptions options;
+    options.allocate_host_port = allocate;
     options.file = request.file;
     options.cwd = request.cwd;
     for (const auto& [key, value] : request.env) options.env[key] = value;

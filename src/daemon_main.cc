@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "daemon_loader.h"
+#include "supervisor/host_ports.h"
 #include "ipc/server.h"
 #include "sandbox/spawner.h"
 #include "supervisor/block_logs.h"
@@ -179,7 +180,12 @@ int main(int argc, char** argv) {
 
   stackie::DaemonOptions options;
   options.home = home;
-  options.loader = stackie::daemon_stack_loader(home);
+  stackie::Daemon* running = nullptr;  // set once open: the allocator asks what it holds
+  options.loader = stackie::daemon_stack_loader(
+      home, [&running](const stackie::HostPortRequest& request) {
+        return stackie::allocate_host_port(
+            request, running ? running->supervisor().ps() : std::vector<stackie::BlockStatus>{});
+      });
   options.supervisor.loop = &loop;
   options.supervisor.passthrough = passthrough.get();
   options.supervisor.sandboxed = lockbox_spawner.get();
@@ -189,6 +195,7 @@ int main(int argc, char** argv) {
   {
     auto daemon = stackie::Daemon::open(options);
     if (!daemon.ok()) return fail(&ready_fd, daemon.error().message);
+    running = daemon->get();
 
     using namespace std::chrono;
     uint64_t started = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();

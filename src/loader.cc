@@ -117,13 +117,15 @@ class BlockBuilder {
  public:
   BlockBuilder(const LoadOptions& options, const StackFile& stack, const std::string& storage,
                const BlockSpec& spec, std::vector<ConsumedPort> consumes,
-               std::vector<std::string> depends_on, SecretStore& secrets)
+               std::vector<std::string> depends_on, SecretStore& secrets,
+               const std::vector<ResolvedBlock>& built)
       : options_(options),
         stack_(stack),
         storage_(storage),
         spec_(spec),
         decl_(*spec.decl),
-        secrets_(secrets) {
+        secrets_(secrets),
+        built_(built) {
     block_.name = decl_.name;
     block_.sandbox_id = spec.sandbox_id;
     block_.first_party = !spec.def.has_value();
@@ -135,6 +137,8 @@ class BlockBuilder {
   }
 
   Result<ResolvedBlock> build() {
+    decide_isolation();
+    STACKIE_TRY(allocate_host_ports());
     STACKIE_TRY(resolve_paths());
     STACKIE_TRY(find_programs());
     STACKIE_TRY_ASSIGN(command, expand_argv(spec_.command.argv, true));
@@ -151,12 +155,6 @@ class BlockBuilder {
     if (spec_.def && spec_.def->stop_timeout_ms) stop_ms = *spec_.def->stop_timeout_ms;
     if (decl_.stop_timeout_ms) stop_ms = *decl_.stop_timeout_ms;
     block_.stop_timeout = Milliseconds(stop_ms);
-    auto platform = decl_.platform_sandbox.find(options_.os);
-    bool platform_off = platform != decl_.platform_sandbox.end() && !platform->second;
-    // --no-sandbox (and the no_sandbox setting) reach only first-party blocks: a managed or
-    // third-party block is always sandboxed, unless its own stack entry opts out per platform.
-    bool flag_off = block_.first_party && (options_.no_sandbox || options_.settings.no_sandbox);
-    block_.sandboxed = !(flag_off || platform_off);
     STACKIE_TRY(build_policy());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
@@ -166,6 +164,58 @@ class BlockBuilder {
   }
 
  private:
+  void decide_isolation() {
+    auto platform = decl_.platform_sandbox.find(options_.os);
+    bool platform_off = platform != decl_.platform_sandbox.end() && !platform->second;
+    // --no-sandbox (and the no_sandbox setting) reach only first-party blocks: a managed or
+    // third-party block is always sandboxed, unless its own stack entry opts out per platform.
+    bool flag_off = block_.first_party && (options_.no_sandbox || options_.settings.no_sandbox);
+    block_.sandboxed = !(flag_off || platform_off);
+    block_.policy.network = NetworkMode::localhost;
+    if (spec_.def && spec_.def->sandbox.network) block_.policy.network = *spec_.def->sandbox.network;
+  }
+
+  // On the host's network: unsandboxed, or sandboxed with `network: host`.
+  bool on_host_network() const {
+    return !block_.sandboxed || block_.policy.network == NetworkMode::host;
+  }
+
+  // Host ports first (DESIGN.md §6): ${serves.X} of a block on the host's network and
+  // ${consumes.X.PORT} of a consumer there are host ports, so they must be known before any
+  // string is expanded. A block on the host's network binds its ports itself: exactly those.
+  Status allocate_host_ports() {
+    for (size_t i = 0; i < block_.serves.size(); ++i) {
+      ServedPort& port = block_.serves[i];
+      HostPortRequest request{stack_.name, block_.name, port.name,
+                              port.host_port != 0 ? port.host_port : port.port,
+                              stack_.strict_ports || on_host_network()};
+      if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
+        return error_at(spec_.serves[i].port_where,
+                        "'serves." + port.name + "' of '" + block_.name +
+                            "' runs on the host's network: host_port must equal port");
+      if (!options_.allocate_host_port) {
+        port.host_port = request.wanted;
+        continue;
+      }
+      auto allocated = options_.allocate_host_port(request);
+      if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
+      port.host_port = *allocated;
+    }
+    // A consumer on the host's network reaches a provider through its host port.
+    if (on_host_network())
+      for (auto& consume : block_.consumes)
+        if (const ServedPort* port = provider_port(consume)) consume.local_port = port->host_port;
+    return {};
+  }
+
+  const ServedPort* provider_port(const ConsumedPort& consume) const {
+    for (const auto& block : built_)
+      if (block.name == consume.provider)
+        for (const auto& port : block.serves)
+          if (port.name == consume.provider_port) return &port;
+    return nullptr;
+  }
+
   // ${paths.X}: a definition's volume and runtime paths, then the stack's volumes (which may
   // replace a definition's path of the same name, e.g. to keep postgres data elsewhere).
   Status resolve_paths() {
@@ -452,8 +502,6 @@ class BlockBuilder {
   Status build_policy() {
     SandboxPolicy& policy = block_.policy;
     policy.name = spec_.sandbox_id;
-    policy.network = NetworkMode::localhost;
-    if (spec_.def && spec_.def->sandbox.network) policy.network = *spec_.def->sandbox.network;
     if (spec_.def && spec_.def->sandbox.identity) policy.identity = *spec_.def->sandbox.identity;
     policy.host_tmp_dir = tmp_dir(storage_, spec_.sandbox_id);
     policy.working_dir = project_dir_.empty() ? "/" : project_dir_;
@@ -482,6 +530,7 @@ class BlockBuilder {
   const BlockSpec& spec_;
   const StackBlockDecl& decl_;
   SecretStore& secrets_;
+  const std::vector<ResolvedBlock>& built_;  // the blocks before this one (its providers)
   ResolvedBlock block_;
   std::vector<std::pair<std::string, std::string>> paths_;  // name -> host path
   std::string project_dir_;
@@ -571,7 +620,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   out.storage_root = storage;
   for (size_t index : resolved.order) {
     BlockBuilder builder(options, stack, storage, specs[index], resolved.consumes[index],
-                         resolved.depends_on[index], secrets);
+                         resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
   }

@@ -4,6 +4,7 @@
 // (the caller passes the client's) and never writes to the disk.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,19 @@
 
 namespace stackie {
 
+// The daemon's say on a block's host port (DESIGN.md §6): `wanted` is the declared port (or
+// `host_port`); with `exact` (strict stacks, blocks on the host's network, which bind the port
+// themselves) only that port will do, otherwise the next free one may be given. The error's
+// message names the holder; the loader adds the position.
+struct HostPortRequest {
+  std::string stack;
+  std::string block;
+  std::string port_name;
+  int wanted = 0;
+  bool exact = false;
+};
+using HostPortAllocator = std::function<Result<int>(const HostPortRequest&)>;
+
 struct LoadOptions {
   std::string file;  // -f; empty = discovery in cwd (stack_file_names())
   std::string cwd;   // absolute
@@ -23,6 +37,7 @@ struct LoadOptions {
   bool no_sandbox = false;              // --no-sandbox: every block unsandboxed
   std::string os = host_os_name();      // for `platforms:` and install hints
   std::string program_root;             // tests: prefix of every program search glob
+  HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
 };
 
 Result<ResolvedStack> load_stack(const LoadOptions& options);

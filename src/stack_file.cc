@@ -202,10 +202,18 @@ Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& abso
   stack.dir = parent_dir(absolute_path);
   stack.where = key.where;
   STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, stack.name));
-  STACKIE_TRY(check_fields(body, {"storage_root", "blocks"}, "stack '" + stack.name + "'"));
+  STACKIE_TRY(
+      check_fields(body, {"storage_root", "ports", "blocks"}, "stack '" + stack.name + "'"));
   if (const YamlNode* v = body.find("storage_root")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "storage_root"));
     stack.storage_root = *v;
+  }
+  if (const YamlNode* v = body.find("ports")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "ports"));
+    if (v->text != "strict" && v->text != "next-free")
+      return error_at(v->where,
+                      "unknown ports mode '" + v->text + "' (expected strict or next-free)");
+    stack.strict_ports = v->text == "strict";
   }
   const YamlNode* blocks = body.find("blocks");
   if (!blocks) return error_at(key.where, "stack '" + stack.name + "' has no 'blocks'");

@@ -57,6 +57,7 @@ struct StackFile {
   std::string dir;   // its directory
   SourceLocation where;
   std::optional<YamlNode> storage_root;
+  bool strict_ports = false;  // `ports: strict`: a taken host port is an error, not moved
   std::vector<StackBlockDecl> blocks;
 };
 
