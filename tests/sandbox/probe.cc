@@ -194,6 +194,35 @@ int probe(const std::string& what, char** args) {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return result(connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
   }
+  if (what == "talk-port") {  // connect to 127.0.0.1:PORT, send "ping", print the reply
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return result(-1);
+    if (write(s, "ping", 4) != 4) return result(-1);
+    char reply[64] = {};
+    ssize_t n = read(s, reply, sizeof reply - 1);
+    std::puts(n > 0 ? reply : "no reply");
+    return 0;
+  }
+  if (what == "serve-port") {  // listen on 127.0.0.1:PORT, answer one client "pong", exit
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) || listen(l, 4))
+      return result(-1);
+    int c = accept(l, nullptr, nullptr);
+    if (c < 0 || write(c, "pong", 4) != 4) return result(-1);
+    close(c);
+    std::puts("served");
+    return 0;
+  }
   if (what == "listen-connect") {  // loopback works inside
     int l = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
