@@ -2,10 +2,12 @@
 // command line and environment, opens the log, daemonises unless --foreground, wires the
 // Daemon core to the IPC server, and is the only place that prints.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -16,15 +18,24 @@
 #include <string_view>
 
 #include "daemon_loader.h"
-#include "supervisor/host_ports.h"
 #include "ipc/server.h"
 #include "sandbox/spawner.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
+#include "supervisor/host_ports.h"
 #include "version.h"
 
 namespace {
+
+// Every forwarded connection costs the daemon two fds (DESIGN.md §6), so the default soft
+// limit of 1024 would refuse the 500th concurrent one: take what the hard limit allows.
+void raise_fd_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, 1 << 16);
+  setrlimit(RLIMIT_NOFILE, &limit);
+}
 
 constexpr char kUsage[] =
     "Usage: stackied [--foreground] [--help] [--version]\n"
@@ -165,6 +176,7 @@ int main(int argc, char** argv) {
   log_fd = 2;
 
   uv_loop_t loop;
+  raise_fd_limit();
   uv_loop_init(&loop);
 
   auto passthrough = stackie::make_passthrough_spawner();
