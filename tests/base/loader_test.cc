@@ -254,7 +254,8 @@ TEST(Loader, EveryStackFieldAndEmptyValues) {
   EXPECT_EQ(worker->command,
             (std::vector<std::string>{"/bin/sh", "-c", "echo working; sleep 1000"}));
   EXPECT_FALSE(worker->sandboxed);  // platforms: linux: {sandbox: false}
-  EXPECT_EQ(env_value(*worker, "DB"), "127.0.0.1:5433");
+  // An unsandboxed consumer runs on the host's network: it reaches db through its host port.
+  EXPECT_EQ(env_value(*worker, "DB"), "127.0.0.1:15433");
   EXPECT_EQ(env_value(*worker, "SCRATCH"),
             "/var/tmp/stackie-fixture-storage/volumes/full/worker/scratch");
   EXPECT_TRUE(web->sandboxed);
@@ -286,6 +287,103 @@ TEST(Loader, EveryStackFieldAndEmptyValues) {
   auto tiny = load_stack(options);
   ASSERT_TRUE(tiny.ok()) << tiny.error().message;
   EXPECT_EQ(tiny->blocks.size(), 2u);
+}
+
+// ---- host ports (DESIGN.md §6): asked of the daemon before any string is expanded ----------
+
+constexpr char kPortsStack[] =
+    "demo:\n"
+    "PORTS_LINE"
+    "  blocks:\n"
+    "    db:\n"
+    "      command: [sh]\n"
+    "      serves: {sql: {port: 5432, type: sql}}\n"
+    "    api:\n"
+    "      command: [sh, -c, 'echo ${consumes.db.PORT} ${serves.http}']\n"
+    "      serves: {http: 8080}\n"
+    "      consumes: {db: db}\n"
+    "      environment: {DB: '${consumes.db.HOST}:${consumes.db.PORT}'}\n"
+    "    hostside:\n"
+    "      command: [sh]\n"
+    "      consumes: {db: db}\n"
+    "      environment: {DB: '${consumes.db.HOST}:${consumes.db.PORT}'}\n"
+    "      platforms: {linux: {sandbox: false}}\n";
+
+std::string ports_stack(const std::string& ports_line) {
+  std::string text = kPortsStack;
+  text.replace(text.find("PORTS_LINE"), 10, ports_line);
+  return text;
+}
+
+TEST(LoaderPorts, TheDaemonPicksHostPortsAndHostSideConsumersUseThem) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml", ports_stack(""));
+  std::vector<HostPortRequest> asked;
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+    asked.push_back(request);
+    return request.wanted + 1;  // as if every declared port were taken
+  };
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].block, "db");
+  EXPECT_EQ(asked[0].port_name, "sql");
+  EXPECT_EQ(asked[0].wanted, 5432);
+  EXPECT_FALSE(asked[0].exact);
+  EXPECT_EQ(asked[0].stack, "demo");
+  const ResolvedBlock* db = find_block(*stack, "db");
+  const ResolvedBlock* api = find_block(*stack, "api");
+  const ResolvedBlock* hostside = find_block(*stack, "hostside");
+  ASSERT_TRUE(db && api && hostside);
+  EXPECT_EQ(db->serves[0].host_port, 5433);
+  EXPECT_EQ(api->serves[0].host_port, 8081);
+  // Inside its own namespace the consumer sees the provider's declared port, and its own.
+  EXPECT_EQ(env_value(*api, "DB"), "127.0.0.1:5432");
+  EXPECT_EQ(api->command.back(), "echo 5432 8080");
+  // On the host's network only the host port reaches the provider.
+  EXPECT_EQ(env_value(*hostside, "DB"), "127.0.0.1:5433");
+  EXPECT_EQ(hostside->consumes[0].local_port, 5433);
+}
+
+TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml", ports_stack("  ports: strict\n"));
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<int> {
+    if (!request.exact) return Error{-EINVAL, "not exact"};
+    if (request.wanted == 5432) return Error{-EADDRINUSE, "host port 5432 is in use by pid 7"};
+    return request.wanted;
+  };
+  auto stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message, options.file + ":6:28: host port 5432 is in use by pid 7");
+}
+
+TEST(LoaderPorts, BlocksOnTheHostNetworkBindTheirOwnPortExactly) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    web:\n      command: [sh]\n"
+                            "      serves: {http: {port: 8000, host_port: 9000}}\n"
+                            "      platforms: {linux: {sandbox: false}}\n");
+  auto stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message,
+            options.file +
+                ":5:29: 'serves.http' of 'web' runs on the host's network: host_port must equal "
+                "port");
+  options.file = home.write("t.yml",
+                            "demo:\n  blocks:\n    web:\n      command: [sh]\n"
+                            "      serves: {http: {port: 8000}}\n"
+                            "      platforms: {linux: {sandbox: false}}\n");
+  bool exact = false;
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+    exact = request.exact;
+    return request.wanted;
+  };
+  ASSERT_TRUE(load_stack(options).ok());
+  EXPECT_TRUE(exact);
 }
 
 TEST(Loader, SettingsSupplyDefaults) {

@@ -1,0 +1,199 @@
+// Host-port allocation and the forwarder's relays on the daemon's own network (no sandbox):
+// the sandboxed paths are covered end to end by tests/e2e/network_test.sh.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "supervisor/host_ports.h"
+#include "supervisor/port_forward.h"
+
+namespace stackie {
+namespace {
+
+// A listener on 127.0.0.1 (port 0: any), closed with the object.
+class Listener {
+ public:
+  explicit Listener(int port = 0) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ok_ = bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && listen(fd_, 16) == 0 &&
+          getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listener() { close(fd_); }
+  bool ok() const { return ok_; }
+  int port() const { return port_; }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  bool ok_ = false;
+};
+
+HostPortRequest request_for(int port, bool exact) {
+  return HostPortRequest{"shop", "stackie.postgres", "postgres", port, exact};
+}
+
+TEST(HostPorts, AFreeDeclaredPortIsTakenAsIs) {
+  int port;
+  {
+    Listener probe;
+    port = probe.port();
+  }
+  auto allocated = allocate_host_port(request_for(port, false), {});
+  ASSERT_TRUE(allocated.ok()) << allocated.error().message;
+  EXPECT_EQ(*allocated, port);
+}
+
+TEST(HostPorts, ATakenPortMovesToTheNextFreeOne) {
+  Listener taken;
+  ASSERT_TRUE(taken.ok());
+  auto allocated = allocate_host_port(request_for(taken.port(), false), {});
+  ASSERT_TRUE(allocated.ok()) << allocated.error().message;
+  EXPECT_GT(*allocated, taken.port());
+  EXPECT_TRUE(host_port_free(*allocated));
+}
+
+TEST(HostPorts, ExactRequestsNameTheProcessHoldingThePort) {
+  Listener taken;
+  ASSERT_TRUE(taken.ok());
+  auto allocated = allocate_host_port(request_for(taken.port(), true), {});
+  ASSERT_FALSE(allocated.ok());
+  std::string expected = "host port " + std::to_string(taken.port()) +
+                         " for 'stackie.postgres' (serves.postgres) is in use by pid " +
+                         std::to_string(getpid()) + " (";
+  EXPECT_EQ(allocated.error().message.rfind(expected, 0), 0u) << allocated.error().message;
+}
+
+TEST(HostPorts, PortsOfTheDaemonsBlocksAreNamedOrKept) {
+  Listener held;  // as the forwarder would hold it
+  ASSERT_TRUE(held.ok());
+  BlockStatus running;
+  running.stack = "shop";
+  running.block = "stackie.postgres";
+  running.serves = {ServedPort{"postgres", "postgres", 5432, held.port()}};
+  // The same block and port name: a re-applied stack keeps its port.
+  auto same = allocate_host_port(request_for(held.port(), true), {running});
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_EQ(*same, held.port());
+  // Another stack's block: named, and skipped when not exact.
+  running.stack = "other";
+  auto exact = allocate_host_port(request_for(held.port(), true), {running});
+  ASSERT_FALSE(exact.ok());
+  EXPECT_NE(exact.error().message.find("in use by block 'stackie.postgres' (serves.postgres) of "
+                                       "stack 'other'"),
+            std::string::npos)
+      << exact.error().message;
+  auto moved = allocate_host_port(request_for(held.port(), false), {running});
+  ASSERT_TRUE(moved.ok());
+  EXPECT_NE(*moved, held.port());
+}
+
+// ---- relays on the loop ----------------------------------------------------------------------
+
+// Runs the loop until `done` or 10 s; the client side runs on a thread with blocking sockets.
+void run_until(uv_loop_t* loop, const std::atomic<bool>& done) {
+  for (int i = 0; i < 10000 && !done; ++i) {
+    uv_run(loop, UV_RUN_NOWAIT);
+    usleep(1000);
+  }
+}
+
+int connect_to(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+class ForwardLoop : public ::testing::Test {
+ protected:
+  void SetUp() override { uv_loop_init(&loop_); }
+  void TearDown() override {
+    forward_.reset();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle outlived the test";
+  }
+  uv_loop_t loop_{};
+  std::unique_ptr<PortForward> forward_;
+};
+
+TEST_F(ForwardLoop, BytesAndHalfCloseCrossTheRelay) {
+  Listener upstream;
+  ASSERT_TRUE(upstream.ok());
+  auto forward = PortForward::listen_host(&loop_, 0, [&]() -> Result<Upstream> {
+    return Upstream{{}, upstream.port()};
+  });
+  ASSERT_TRUE(forward.ok()) << forward.error().message;
+  forward_ = std::move(*forward);
+  std::atomic<bool> done{false};
+  std::string server_got, client_got;
+  std::thread peers([&] {
+    int client = connect_to(forward_->port());
+    int server = accept(upstream.fd(), nullptr, nullptr);
+    (void)!write(client, "hello", 5);
+    shutdown(client, SHUT_WR);  // half-close: the server must see EOF after "hello"
+    char buf[64];
+    ssize_t n;
+    while ((n = read(server, buf, sizeof buf)) > 0) server_got.append(buf, size_t(n));
+    (void)!write(server, "bye", 3);
+    close(server);
+    while ((n = read(client, buf, sizeof buf)) > 0) client_got.append(buf, size_t(n));
+    close(client);
+    done = true;
+  });
+  run_until(&loop_, done);
+  peers.join();
+  EXPECT_EQ(server_got, "hello");
+  EXPECT_EQ(client_got, "bye");
+}
+
+TEST_F(ForwardLoop, AnUpstreamThatCannotBeHadResetsTheClient) {
+  auto forward = PortForward::listen_host(&loop_, 0, []() -> Result<Upstream> {
+    Upstream upstream;
+    upstream.port = 1;
+    upstream.source = [](SocketDone done) { done(Error{UV_ECONNREFUSED, "gone"}); };
+    return upstream;
+  });
+  ASSERT_TRUE(forward.ok()) << forward.error().message;
+  forward_ = std::move(*forward);
+  std::atomic<bool> done{false};
+  int read_errno = 0;
+  ssize_t read_result = 0;
+  std::thread client([&] {
+    int fd = connect_to(forward_->port());
+    char buf[8];
+    read_result = read(fd, buf, sizeof buf);
+    read_errno = errno;
+    close(fd);
+    done = true;
+  });
+  run_until(&loop_, done);
+  client.join();
+  EXPECT_EQ(read_result, -1);  // not 0: a clean EOF would hide the failure
+  EXPECT_EQ(read_errno, ECONNRESET);
+}
+
+}  // namespace
+}  // namespace stackie
