@@ -3,8 +3,9 @@
 // a block's `serves` ports on 127.0.0.1; listeners made inside a consumer's network namespace
 // (by its lockbox) serve its `consumes`. A relay
 //   - connects upstream before it reads a byte from the client (the kernel holds early data),
-//   - stops reading a side whose peer has more than kHighWater bytes queued, so a slow reader
-//     never grows the daemon's memory beyond that per direction,
+//   - moves the bytes with splice(2) through one pipe per direction: they never enter the
+//     daemon's memory, and a full pipe stops the reading, so a slow reader holds the sender
+//     back instead of growing anything,
 //   - passes a half-close on (EOF read -> shutdown of the other side's write half),
 //   - turns a refused or reset upstream into a reset of the client (and the other way round).
 #pragma once
@@ -46,7 +47,6 @@ class PortForward {
   int port() const { return port_; }
   size_t connections() const { return relays_.size(); }
 
-  static constexpr size_t kHighWater = 1 << 20;  // bytes queued towards one side
   static constexpr size_t kMaxConnections = 4096;
 
  private:
