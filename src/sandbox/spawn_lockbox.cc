@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "paths.h"
 #include "sandbox/spawn_process.h"
 #include "sandbox/spawner.h"
 
@@ -247,6 +248,12 @@ Result<std::string> find_lockbox() {
     std::string dir(self, static_cast<size_t>(n));
     dir.erase(dir.rfind('/'));
     std::string candidate = dir + "/stackie-lockbox";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  // An installed tree wherever it is (DESTDIR, moved): <prefix>/libexec/stackie.
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_LIBEXECDIR "/stackie");
+  if (!relocated.empty()) {
+    std::string candidate = relocated + "/stackie-lockbox";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   std::string installed = std::string(STACKIE_LIBEXECDIR) + "/stackie-lockbox";
