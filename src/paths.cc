@@ -103,7 +103,7 @@ std::string relocated_prefix(const std::string& exe_dir, const std::string& bind
   if (exe_dir.empty() || exe_dir[0] != '/' || bindir.empty() || bindir[0] == '/') return "";
   std::string dir = normalize_path(exe_dir);
   std::string suffix = "/" + normalize_path("/" + bindir).substr(1);
-  if (suffix == "/" || dir.size() <= suffix.size() ||
+  if (suffix == "/" || dir.size() < suffix.size() ||
       dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
     return "";
   std::string prefix = dir.substr(0, dir.size() - suffix.size());

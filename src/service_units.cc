@@ -112,7 +112,9 @@ std::string systemd_service_unit(const ServiceSpec& spec) {
 std::string systemd_socket_unit(const ServiceSpec& spec) {
   std::string listen = spec.socket_path;
   const std::string& runtime = spec.runtime_dir;
-  if (!runtime.empty() && listen.size() > runtime.size() + 1 &&
+  if (listen.empty())
+    listen = "%t/stackie/stackied.sock";  // the daemon's default where XDG_RUNTIME_DIR is set
+  else if (!runtime.empty() && listen.size() > runtime.size() + 1 &&
       listen.compare(0, runtime.size(), runtime) == 0 && listen[runtime.size()] == '/')
     listen = "%t" + escape_specifiers(listen.substr(runtime.size()));
   else

@@ -20,7 +20,8 @@ inline constexpr char kSystemdSocketName[] = "stackied.socket";
 struct ServiceSpec {
   std::string daemon_program;  // absolute path of stackied
   std::string stackie_home;    // put in the unit's environment when non-empty
-  std::string socket_path;     // the daemon's socket (systemd socket unit); absolute
+  std::string socket_path;     // the daemon's socket (systemd socket unit); empty = the default
+                               // under systemd, $XDG_RUNTIME_DIR/stackie/stackied.sock
   std::string runtime_dir;     // $XDG_RUNTIME_DIR: a socket below it is written as %t/...
   std::string log_path;        // launchd: stdout and stderr go there; empty = not set
 };
