@@ -30,7 +30,8 @@ extern const char kDaemonUsage[] =
     "Exit status: 0, 1 failed, 2 usage error, 3 the daemon is not running (status, stop).\n";
 
 int run_daemon(std::span<char*> argv) {
-  if (argv.size() < 2) return usage_error("daemon", "missing start, stop, status, install or uninstall");
+  if (argv.size() < 2)
+    return usage_error("daemon", "missing start, stop, status, install or uninstall");
   std::string_view action = argv[1];
   if (action == "install") return run_daemon_install(argv.subspan(1));
   if (action == "uninstall") return run_daemon_uninstall(argv.subspan(1));

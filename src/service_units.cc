@@ -67,122 +67,109 @@ Status check_spec(const ServiceSpec& spec) {
       return Error{0, "a path for the service contains a newline: '" + *field + "'"};
   }
   if (spec.daemon_program.empty() || spec.daemon_program[0] != '/')
-    return Error{0, "the daemon program must be an absolute path, got '" + spec.daemon_program +
-                        "'"};
+    return Error{0,
+                 "the daemon program must be an absolute path, got '" + spec.daemon_program + "'"};
   return {};
-}
-
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& line : lines) out += line + "\n";
-  return out;
 }
 
 }  // namespace
 
 std::string systemd_service_unit(const ServiceSpec& spec) {
-  std::vector<std::string> lines = {
-      "# stackied as a systemd user service; see stackied(8). 'stackie daemon install' writes",
-      "# this file, 'stackie daemon uninstall' removes it.",
-      "[Unit]",
-      "Description=Stackie daemon (sandboxed development services)",
-      "Documentation=man:stackied(8) man:stackie(1)",
-      "",
-      "[Service]",
-      // stackied sends READY=1 once it listens and STOPPING=1 when it begins to stop.
-      "Type=notify",
-      "ExecStart=" + systemd_exec_word(spec.daemon_program) + " --foreground",
-  };
+  std::string unit =
+      R"(# stackied as a systemd user service; see stackied(8). 'stackie daemon install' writes
+# this file, 'stackie daemon uninstall' removes it.
+[Unit]
+Description=Stackie daemon (sandboxed development services)
+Documentation=man:stackied(8) man:stackie(1)
+
+[Service]
+Type=notify
+)";
+  unit += "ExecStart=" + systemd_exec_word(spec.daemon_program) + " --foreground\n";
   if (!spec.stackie_home.empty())
-    lines.push_back("Environment=" + systemd_quoted_assignment("STACKIE_HOME", spec.stackie_home));
-  lines.insert(lines.end(), {
-      // `stackie daemon stop` exits 0 and must stay stopped; a crash comes back.
-      "Restart=on-failure",
-      "# stackied stops the blocks itself, in reverse dependency order, each with its own stop",
-      "# signal and timeout: only the daemon gets SIGTERM; what is left gets SIGKILL after it.",
-      "KillMode=mixed",
-      "TimeoutStopSec=120",
-      "",
-      "[Install]",
-      "WantedBy=default.target",
-  });
-  return join_lines(lines);
+    unit += "Environment=" + systemd_quoted_assignment("STACKIE_HOME", spec.stackie_home) + "\n";
+  // Restart=on-failure: `stackie daemon stop` exits 0 and must stay stopped.
+  unit += R"(Restart=on-failure
+# stackied stops the blocks itself, in reverse dependency order, each with its own stop
+# signal and timeout: only the daemon gets SIGTERM; what is left gets SIGKILL after it.
+KillMode=mixed
+TimeoutStopSec=120
+
+[Install]
+WantedBy=default.target
+)";
+  return unit;
 }
 
 std::string systemd_socket_unit(const ServiceSpec& spec) {
   std::string listen = spec.socket_path;
   const std::string& runtime = spec.runtime_dir;
+  bool below_runtime = !runtime.empty() && listen.size() > runtime.size() + 1 &&
+                       listen.compare(0, runtime.size(), runtime) == 0 &&
+                       listen[runtime.size()] == '/';
   if (listen.empty())
     listen = "%t/stackie/stackied.sock";  // the daemon's default where XDG_RUNTIME_DIR is set
-  else if (!runtime.empty() && listen.size() > runtime.size() + 1 &&
-      listen.compare(0, runtime.size(), runtime) == 0 && listen[runtime.size()] == '/')
+  else if (below_runtime)
     listen = "%t" + escape_specifiers(listen.substr(runtime.size()));
   else
     listen = escape_specifiers(listen);
-  return join_lines({
-      "# The socket of stackied, opened by systemd: the daemon starts on the first connection.",
-      "# See stackied(8). Written by 'stackie daemon install --socket-activation'.",
-      "[Unit]",
-      "Description=Stackie daemon socket",
-      "Documentation=man:stackied(8)",
-      "",
-      "[Socket]",
-      "ListenStream=" + listen,
-      "SocketMode=0600",
-      "DirectoryMode=0700",
-      "",
-      "[Install]",
-      "WantedBy=sockets.target",
-  });
+  return R"(# The socket of stackied, opened by systemd: the daemon starts on the first connection.
+# See stackied(8). Written by 'stackie daemon install --socket-activation'.
+[Unit]
+Description=Stackie daemon socket
+Documentation=man:stackied(8)
+
+[Socket]
+ListenStream=)" +
+         listen + R"(
+SocketMode=0600
+DirectoryMode=0700
+
+[Install]
+WantedBy=sockets.target
+)";
 }
 
 std::string launchd_plist(const ServiceSpec& spec) {
-  std::vector<std::string> lines = {
-      R"(<?xml version="1.0" encoding="UTF-8"?>)",
-      R"(<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" )"
-      R"("http://www.apple.com/DTDs/PropertyList-1.0.dtd">)",
-      "<!-- stackied as a LaunchAgent; see stackied(8). -->",
-      R"(<plist version="1.0">)",
-      "<dict>",
-      "\t<key>Label</key>",
-      "\t<string>" + xml_text(kLaunchdLabel) + "</string>",
-      "\t<key>ProgramArguments</key>",
-      "\t<array>",
-      "\t\t<string>" + xml_text(spec.daemon_program) + "</string>",
-      "\t\t<string>--foreground</string>",
-      "\t</array>",
-  };
+  std::string plist = R"(<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- stackied as a LaunchAgent; see stackied(8). -->
+<plist version="1.0">
+<dict>
+	<key>Label</key>
+	<string>)" + xml_text(kLaunchdLabel) +
+                      R"(</string>
+	<key>ProgramArguments</key>
+	<array>
+		<string>)" +
+                      xml_text(spec.daemon_program) +
+                      R"(</string>
+		<string>--foreground</string>
+	</array>
+)";
   if (!spec.stackie_home.empty())
-    lines.insert(lines.end(), {
-        "\t<key>EnvironmentVariables</key>",
-        "\t<dict>",
-        "\t\t<key>STACKIE_HOME</key>",
-        "\t\t<string>" + xml_text(spec.stackie_home) + "</string>",
-        "\t</dict>",
-    });
-  lines.insert(lines.end(), {
-      "\t<key>RunAtLoad</key>",
-      "\t<true/>",
-      // Restarted after a crash, not after `stackie daemon stop` (which exits 0).
-      "\t<key>KeepAlive</key>",
-      "\t<dict>",
-      "\t\t<key>SuccessfulExit</key>",
-      "\t\t<false/>",
-      "\t</dict>",
-      // Stopping every stack gracefully takes each block's stop timeout; launchd's default
-      // before SIGKILL is 20 s.
-      "\t<key>ExitTimeOut</key>",
-      "\t<integer>120</integer>",
-  });
+    plist +=
+        "\t<key>EnvironmentVariables</key>\n\t<dict>\n\t\t<key>STACKIE_HOME</key>\n\t\t<string>" +
+        xml_text(spec.stackie_home) + "</string>\n\t</dict>\n";
+  // KeepAlive unless SuccessfulExit: restarted after a crash, not after `stackie daemon stop`.
+  // ExitTimeOut: stopping every stack gracefully takes each block's stop timeout, and launchd's
+  // default before SIGKILL is 20 s.
+  plist += R"(	<key>RunAtLoad</key>
+	<true/>
+	<key>KeepAlive</key>
+	<dict>
+		<key>SuccessfulExit</key>
+		<false/>
+	</dict>
+	<key>ExitTimeOut</key>
+	<integer>120</integer>
+)";
   if (!spec.log_path.empty())
-    lines.insert(lines.end(), {
-        "\t<key>StandardOutPath</key>",
-        "\t<string>" + xml_text(spec.log_path) + "</string>",
-        "\t<key>StandardErrorPath</key>",
-        "\t<string>" + xml_text(spec.log_path) + "</string>",
-    });
-  lines.insert(lines.end(), {"</dict>", "</plist>"});
-  return join_lines(lines);
+    for (const char* key : {"StandardOutPath", "StandardErrorPath"})
+      plist += std::string("\t<key>") + key + "</key>\n\t<string>" + xml_text(spec.log_path) +
+               "</string>\n";
+  plist += "</dict>\n</plist>\n";
+  return plist;
 }
 
 Result<std::string> systemd_user_unit_dir(const Environment& env) {
@@ -213,8 +200,8 @@ Result<ServiceInstallPlan> plan_service_install(const std::string& os, const Ser
     std::string unit = kSystemdServiceName;
     if (socket_activation) {
       if (spec.socket_path.empty() || spec.socket_path[0] != '/')
-        return Error{0, "the daemon socket must be an absolute path, got '" + spec.socket_path +
-                            "'"};
+        return Error{0,
+                     "the daemon socket must be an absolute path, got '" + spec.socket_path + "'"};
       plan.files.push_back({join_path(dir, kSystemdSocketName), systemd_socket_unit(spec)});
       unit = kSystemdSocketName;
     }
@@ -231,12 +218,13 @@ Result<ServiceInstallPlan> plan_service_install(const std::string& os, const Ser
     plan.enable_commands = {"launchctl bootstrap gui/$(id -u) " + path};
     return plan;
   }
-  return Error{0, "running stackied as a service is supported on Linux (systemd) and macOS "
-                  "(launchd), not on " + os};
+  return Error{0,
+               "running stackied as a service is supported on Linux (systemd) and macOS "
+               "(launchd), not on " +
+                   os};
 }
 
-Result<ServiceUninstallPlan> plan_service_uninstall(const std::string& os,
-                                                    const Environment& env) {
+Result<ServiceUninstallPlan> plan_service_uninstall(const std::string& os, const Environment& env) {
   ServiceUninstallPlan plan;
   if (os == "linux") {
     STACKIE_TRY_ASSIGN(dir, systemd_user_unit_dir(env));
@@ -254,8 +242,10 @@ Result<ServiceUninstallPlan> plan_service_uninstall(const std::string& os,
     plan.disable_commands = {"launchctl bootout gui/$(id -u)/" + std::string(kLaunchdLabel)};
     return plan;
   }
-  return Error{0, "running stackied as a service is supported on Linux (systemd) and macOS "
-                  "(launchd), not on " + os};
+  return Error{0,
+               "running stackied as a service is supported on Linux (systemd) and macOS "
+               "(launchd), not on " +
+                   os};
 }
 
 }  // namespace stackie

@@ -55,8 +55,8 @@ Result<ServiceInstallPlan> plan_service_install(const std::string& os, const Ser
                                                 const Environment& env, bool socket_activation);
 
 struct ServiceUninstallPlan {
-  std::vector<std::string> files;            // removed when they exist
-  std::vector<std::string> enable_links;     // removed when they are links to one of `files`
+  std::vector<std::string> files;             // removed when they exist
+  std::vector<std::string> enable_links;      // removed when they are links to one of `files`
   std::vector<std::string> disable_commands;  // what stops a unit that is still loaded
 };
 

@@ -30,11 +30,16 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string value = argv[++i];
-    if (flag == "--program") spec.daemon_program = value;
-    else if (flag == "--home") spec.stackie_home = value;
-    else if (flag == "--socket") spec.socket_path = value;
-    else if (flag == "--runtime-dir") spec.runtime_dir = value;
-    else if (flag == "--log") spec.log_path = value;
+    if (flag == "--program")
+      spec.daemon_program = value;
+    else if (flag == "--home")
+      spec.stackie_home = value;
+    else if (flag == "--socket")
+      spec.socket_path = value;
+    else if (flag == "--runtime-dir")
+      spec.runtime_dir = value;
+    else if (flag == "--log")
+      spec.log_path = value;
     else {
       std::fprintf(stderr, "stackie-service-units: unknown option '%s'\n%s", argv[i - 1], kUsage);
       return 2;
@@ -45,9 +50,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string text;
-  if (kind == "systemd-service") text = stackie::systemd_service_unit(spec);
-  else if (kind == "systemd-socket") text = stackie::systemd_socket_unit(spec);
-  else if (kind == "launchd-plist") text = stackie::launchd_plist(spec);
+  if (kind == "systemd-service")
+    text = stackie::systemd_service_unit(spec);
+  else if (kind == "systemd-socket")
+    text = stackie::systemd_socket_unit(spec);
+  else if (kind == "launchd-plist")
+    text = stackie::launchd_plist(spec);
   else {
     std::fprintf(stderr, "stackie-service-units: unknown kind '%s'\n%s", argv[1], kUsage);
     return 2;

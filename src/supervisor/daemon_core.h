@@ -28,7 +28,7 @@ struct DaemonOptions {
   StackLoader loader;
   SupervisorConfig supervisor;  // loop, spawners, tuning
   std::function<void(DaemonLogLevel, const std::string&)> log;
-  bool handle_signals = true;  // SIGTERM and SIGINT stop the daemon
+  bool handle_signals = true;         // SIGTERM and SIGINT stop the daemon
   std::function<void()> on_stopping;  // a graceful stop begins (stackied: STOPPING=1)
 };
 

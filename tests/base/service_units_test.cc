@@ -50,8 +50,8 @@ TEST(ServiceUnits, SocketUnderTheRuntimeDirIsWrittenWithPercentT) {
 
   ServiceSpec elsewhere = plain_spec();
   elsewhere.socket_path = "/home/a/.stackie/run/stackied.sock";
-  EXPECT_TRUE(has_line(systemd_socket_unit(elsewhere),
-                       "ListenStream=/home/a/.stackie/run/stackied.sock"));
+  EXPECT_TRUE(
+      has_line(systemd_socket_unit(elsewhere), "ListenStream=/home/a/.stackie/run/stackied.sock"));
   // "/run/user/10000" is not below "/run/user/1000".
   elsewhere.socket_path = "/run/user/10000/s.sock";
   EXPECT_TRUE(has_line(systemd_socket_unit(elsewhere), "ListenStream=/run/user/10000/s.sock"));
