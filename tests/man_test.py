@@ -33,7 +33,9 @@ def run(*argv):
 
 
 def help_text(binary):
-    """The help of a binary; for stackie also every verb's usage."""
+    """The help of a binary ("stackie help VERB" for one verb); for stackie also every verb's."""
+    if binary.startswith("stackie help "):
+        return run(os.path.join(BUILD, "src", "stackie"), "help", binary.split()[-1])
     path = os.path.join(BUILD, "src", binary)
     text = run(path, "--help")
     if binary == "stackie":
@@ -78,6 +80,7 @@ PAGES = {  # page -> the binaries whose help it documents
     "stackie.1": ["stackie"],
     "stackied.8": ["stackied"],
     "stackie-lockbox.1": ["stackie-lockbox"],
+    "stackie-validate.1": ["stackie help validate"],
 }
 
 
