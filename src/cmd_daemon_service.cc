@@ -106,6 +106,15 @@ int run_daemon_install(std::span<char*> argv) {
       return report_error(written.error());
     std::printf("wrote %s\n", file.path.c_str());
   }
+  // Without XDG_RUNTIME_DIR here, stackie uses HOME/run/stackied.sock; systemd sets it for the
+  // service, whose stackied would then listen elsewhere (unless the socket unit passes it ours).
+  if (host_os_name() == "linux" && spec.runtime_dir.empty() && !socket_activation &&
+      spec.socket_path == join_path(*home, "run/stackied.sock"))
+    std::fprintf(stderr,
+                 "stackie: warning: XDG_RUNTIME_DIR is not set here but systemd sets it for the "
+                 "service, so stackied will listen on $XDG_RUNTIME_DIR/stackie/stackied.sock; "
+                 "set socket_path in %s or use --socket-activation\n",
+                 config_path(*home).c_str());
   std::printf("enable and start it with:\n");
   for (const auto& command : plan->enable_commands) std::printf("  %s\n", command.c_str());
   return kExitOk;

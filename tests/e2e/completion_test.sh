@@ -85,6 +85,15 @@ fi
 if command -v fish >/dev/null 2>&1; then
   if fish -n "$SRC/share/completions/stackie.fish"; then ok "fish -n stackie.fish"; else
     bad "fish -n stackie.fish"; fi
+  fish_offers() {  # fish_offers NAME WANTED LINE
+    if fish -c "source '$SRC/share/completions/stackie.fish'; complete -C '$3'" |
+      cut -f1 | grep -qx -- "$2"; then ok "fish: $1"; else bad "fish: $1: no '$2' for '$3'"; fi
+  }
+  fish_offers "verbs" daemon "stackie d"
+  fish_offers "flags" --follow "stackie logs --fo"
+  fish_offers "block names" database "stackie logs da"
+  fish_offers "STACK/BLOCK names" compl/database "stackie status compl/"
+  fish_offers "stack names" compl "stackie down "
 else
   echo "ok - # SKIP fish -n: fish is not installed"
 fi

@@ -33,6 +33,8 @@ out=$("$S" daemon install 2>&1); check "daemon install" 0 $?
 contains "install says what it wrote" "$out" "wrote $units/stackied.service"
 contains "install prints the enable command" "$out" \
   "systemctl --user daemon-reload && systemctl --user enable --now stackied.service"
+contains "install warns that systemd's XDG_RUNTIME_DIR moves the socket" "$out" \
+  "warning: XDG_RUNTIME_DIR is not set here"
 [ -f "$units/stackied.service" ] && [ ! -e "$units/stackied.socket" ]
 check "install without --socket-activation writes only the service" 0 $?
 grep -qx "ExecStart=$B/src/stackied --foreground" "$units/stackied.service"
