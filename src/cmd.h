@@ -28,6 +28,8 @@ int run_start(std::span<char*> argv);
 extern const char kStartUsage[];
 int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
+int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"
+int run_daemon_uninstall(std::span<char*> argv);
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
 

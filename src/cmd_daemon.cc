@@ -1,4 +1,4 @@
-// `stackie daemon start|stop|status`.
+// `stackie daemon start|stop|status`; install and uninstall are in cmd_daemon_service.cc.
 #include <cstdio>
 #include <span>
 #include <string>
@@ -13,16 +13,28 @@ namespace stackie::cli {
 
 extern const char kDaemonUsage[] =
     "Usage: stackie daemon start|stop|status [--json]\n"
+    "       stackie daemon install [--socket-activation] | uninstall\n"
     "\n"
-    "  start   start stackied unless it runs (waits up to 5 s for its socket)\n"
-    "  stop    ask stackied to stop every stack and exit\n"
-    "  status  pid, version, uptime and stacks of the running daemon (--json: verbatim)\n"
+    "  start      start stackied unless it runs (waits up to 5 s for its socket)\n"
+    "  stop       ask stackied to stop every stack and exit\n"
+    "  status     pid, version, uptime and stacks of the running daemon (--json: verbatim)\n"
+    "  install    write a systemd user unit (Linux) or a LaunchAgent (macOS) that runs\n"
+    "             stackied, and print the command that enables it\n"
+    "  uninstall  remove what install wrote\n"
+    "\n"
+    "Options:\n"
+    "      --json               status: the daemon's document verbatim\n"
+    "      --socket-activation  install: also a stackied.socket; systemd opens the socket\n"
+    "                           and starts stackied on the first connection\n"
     "\n"
     "Exit status: 0, 1 failed, 2 usage error, 3 the daemon is not running (status, stop).\n";
 
 int run_daemon(std::span<char*> argv) {
-  if (argv.size() < 2) return usage_error("daemon", "missing start, stop or status");
+  if (argv.size() < 2)
+    return usage_error("daemon", "missing start, stop, status, install or uninstall");
   std::string_view action = argv[1];
+  if (action == "install") return run_daemon_install(argv.subspan(1));
+  if (action == "uninstall") return run_daemon_uninstall(argv.subspan(1));
   bool json = false;
   for (size_t i = 2; i < argv.size(); ++i) {
     if (std::string_view(argv[i]) == "--json" && action == "status")

@@ -24,6 +24,7 @@
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
 #include "supervisor/host_ports.h"
+#include "supervisor/service_manager.h"
 #include "version.h"
 
 namespace {
@@ -47,7 +48,8 @@ constexpr char kUsage[] =
     "  -h, --help     show this help\n"
     "  -V, --version  print version, commit and sandbox backend\n"
     "\n"
-    "Environment: STACKIE_HOME (default ~/.stackie), XDG_RUNTIME_DIR, STACKIE_LOCKBOX.\n"
+    "Environment: STACKIE_HOME (default ~/.stackie), XDG_RUNTIME_DIR, STACKIE_LOCKBOX;\n"
+    "NOTIFY_SOCKET, LISTEN_FDS and LISTEN_PID from systemd (readiness, socket activation).\n"
     "See stackied(8).\n";
 
 int log_fd = 2;
@@ -149,6 +151,27 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error value, not a death
 
+  // Socket activation: read before anything forks, and never passed on to a block.
+  stackie::Environment activation_env;
+  for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"})
+    if (const char* value = std::getenv(name)) activation_env[name] = value;
+  auto activated = stackie::activated_sockets(activation_env, ::getpid());
+  stackie::forget_activation_environment();
+  if (!activated.ok()) {
+    std::fprintf(stderr, "stackied: %s\n", activated.error().message.c_str());
+    return 1;
+  }
+  if (activated->count > 1) {
+    std::fprintf(stderr, "stackied: the service manager passed %d sockets; it serves one\n",
+                 activated->count);
+    return 1;
+  }
+  int activated_fd = -1;
+  if (activated->count == 1) {
+    activated_fd = stackie::kFirstActivatedFd;
+    ::fcntl(activated_fd, F_SETFD, FD_CLOEXEC);  // passed to us, not to the blocks
+  }
+
   std::string home = stackie_home();
   if (home.empty() || home[0] != '/') {
     std::fputs("stackied: set STACKIE_HOME (or HOME) to an absolute path\n", stderr);
@@ -203,6 +226,7 @@ int main(int argc, char** argv) {
   options.supervisor.sandboxed = lockbox_spawner.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
   options.log = log_line;
+  options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };
   int status = 0;
   {
     auto daemon = stackie::Daemon::open(options);
@@ -221,16 +245,19 @@ int main(int argc, char** argv) {
     stackie::ipc::Server server(&loop, handlers, server_options);
     std::string socket = stackie::daemon_socket_path(home);
     if (socket.empty()) socket = default_socket_path(home);
-    if (auto listening = server.listen(socket); !listening.ok()) {
+    auto listening = activated_fd >= 0 ? server.listen_fd(activated_fd) : server.listen(socket);
+    if (!listening.ok()) {
       status = fail(&ready_fd, listening.error().message);
     } else {
-      log_line(stackie::DaemonLogLevel::info, "listening on " + socket);
+      log_line(stackie::DaemonLogLevel::info,
+               activated_fd >= 0 ? "listening on the socket the service manager passed (fd " +
+                                       std::to_string(activated_fd) + ")"
+                                 : "listening on " + socket);
       (*daemon)->set_on_stopped([&server] { server.close(); });
       (*daemon)->restore();
       report_ready(&ready_fd, "ok");
       stackie::notify_service_manager("READY=1");
       uv_run(&loop, UV_RUN_DEFAULT);
-      stackie::notify_service_manager("STOPPING=1");
     }
   }
   // Every handle is closed by now; let the close callbacks run, then the loop must close.

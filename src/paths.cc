@@ -99,6 +99,28 @@ std::string executable_dir() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+std::string relocated_prefix(const std::string& exe_dir, const std::string& bindir) {
+  if (exe_dir.empty() || exe_dir[0] != '/' || bindir.empty() || bindir[0] == '/') return "";
+  std::string dir = normalize_path(exe_dir);
+  std::string suffix = "/" + normalize_path("/" + bindir).substr(1);
+  if (suffix == "/" || dir.size() < suffix.size() ||
+      dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  std::string prefix = dir.substr(0, dir.size() - suffix.size());
+  return prefix.empty() ? "/" : prefix;
+}
+
+std::string relocated_install_dir(const std::string& dir) {
+#ifdef STACKIE_INSTALL_BINDIR
+  if (dir.empty() || dir[0] == '/') return "";
+  std::string prefix = relocated_prefix(executable_dir(), STACKIE_INSTALL_BINDIR);
+  return prefix.empty() ? "" : join_path(prefix, dir);
+#else
+  (void)dir;
+  return "";
+#endif
+}
+
 std::vector<std::string> default_block_path(const Environment& env) {
   std::vector<std::string> dirs;
   auto found = env.find("STACKIE_BLOCK_PATH");
@@ -114,6 +136,10 @@ std::vector<std::string> default_block_path(const Environment& env) {
   }
   std::string exe = executable_dir();
   if (!exe.empty()) dirs.push_back(normalize_path(exe + "/../share/stackie/blocks"));
+#ifdef STACKIE_INSTALL_DATADIR
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_DATADIR "/stackie/blocks");
+  if (!relocated.empty() && (dirs.empty() || dirs.back() != relocated)) dirs.push_back(relocated);
+#endif
 #ifdef STACKIE_DATADIR
   dirs.push_back(std::string(STACKIE_DATADIR) + "/blocks");
 #endif

@@ -36,11 +36,22 @@ std::string sandbox_id(const std::string& stack, const std::string& block);
 std::string ephemeral_base(const char* tmpdir, unsigned uid);
 
 // Block catalog search order: $STACKIE_BLOCK_PATH (colon-separated), then
-// <dir of the running executable>/../share/stackie/blocks, then STACKIE_DATADIR/blocks.
+// <dir of the running executable>/../share/stackie/blocks (a build tree),
+// <relocated prefix>/<datadir>/stackie/blocks (an installed tree wherever it is), then
+// STACKIE_DATADIR/blocks (the configured prefix).
 std::vector<std::string> default_block_path(const Environment& env);
 
 // The directory of the running executable (empty when unknown).
 std::string executable_dir();
+
+// The install prefix an installed binary runs from: `exe_dir` without its trailing `bindir`
+// (Meson's bindir option, relative to the prefix: "bin"). Empty when `exe_dir` does not end in
+// it (a build tree) or `bindir` is absolute. An installed tree moved elsewhere, or staged under
+// DESTDIR, finds its own libexec and share through it rather than the configured prefix.
+std::string relocated_prefix(const std::string& exe_dir, const std::string& bindir);
+// `relocated_prefix(executable_dir(), STACKIE_INSTALL_BINDIR) / dir`, empty when there is none
+// or `dir` is absolute; `dir` is relative to the prefix (e.g. "libexec/stackie").
+std::string relocated_install_dir(const std::string& dir);
 
 // Joins "a" and "b" with exactly one '/'.
 std::string join_path(const std::string& a, const std::string& b);

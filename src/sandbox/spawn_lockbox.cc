@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "paths.h"
 #include "sandbox/net_channel.h"
 #include "sandbox/spawn_process.h"
 #include "sandbox/spawner.h"
@@ -295,6 +296,12 @@ Result<std::string> find_lockbox() {
     std::string dir(self, static_cast<size_t>(n));
     dir.erase(dir.rfind('/'));
     std::string candidate = dir + "/stackie-lockbox";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  // An installed tree wherever it is (DESTDIR, moved): <prefix>/libexec/stackie.
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_LIBEXECDIR "/stackie");
+  if (!relocated.empty()) {
+    std::string candidate = relocated + "/stackie-lockbox";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   std::string installed = std::string(STACKIE_LIBEXECDIR) + "/stackie-lockbox";

@@ -4,9 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,22 +27,6 @@ int read_pid_file(const std::string& path) {
   ssize_t n = ::read(fd, buf, sizeof buf - 1);
   ::close(fd);
   return n > 0 ? std::atoi(buf) : 0;
-}
-
-void notify_service_manager(const std::string& state) {
-  const char* socket_path = std::getenv("NOTIFY_SOCKET");
-  if (socket_path == nullptr || *socket_path == '\0') return;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  size_t len = std::strlen(socket_path);
-  if (len >= sizeof addr.sun_path) return;
-  std::memcpy(addr.sun_path, socket_path, len);
-  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  (void)!::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
-                  static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
-  ::close(fd);
 }
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
@@ -187,6 +169,7 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
 void Daemon::stop() {
   if (stopping_) return;
   stopping_ = true;
+  if (options_.on_stopping) options_.on_stopping();
   supervisor_->shutdown([this] { finish_stop(); });
 }
 

@@ -28,7 +28,8 @@ struct DaemonOptions {
   StackLoader loader;
   SupervisorConfig supervisor;  // loop, spawners, tuning
   std::function<void(DaemonLogLevel, const std::string&)> log;
-  bool handle_signals = true;  // SIGTERM and SIGINT stop the daemon
+  bool handle_signals = true;         // SIGTERM and SIGINT stop the daemon
+  std::function<void()> on_stopping;  // a graceful stop begins (stackied: STOPPING=1)
 };
 
 class Daemon {
@@ -80,8 +81,5 @@ class Daemon {
 
 // Where a second daemon finds the first: the pid in the pid file, 0 when unreadable.
 int read_pid_file(const std::string& path);
-
-// systemd-style readiness: "READY=1" (or any state) to $NOTIFY_SOCKET when it is set.
-void notify_service_manager(const std::string& state);
 
 }  // namespace stackie
