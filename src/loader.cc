@@ -172,7 +172,8 @@ class BlockBuilder {
     bool flag_off = block_.first_party && (options_.no_sandbox || options_.settings.no_sandbox);
     block_.sandboxed = !(flag_off || platform_off);
     block_.policy.network = NetworkMode::localhost;
-    if (spec_.def && spec_.def->sandbox.network) block_.policy.network = *spec_.def->sandbox.network;
+    if (spec_.def && spec_.def->sandbox.network)
+      block_.policy.network = *spec_.def->sandbox.network;
   }
 
   // On the host's network: unsandboxed, or sandboxed with `network: host`.

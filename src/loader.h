@@ -33,10 +33,10 @@ struct LoadOptions {
   std::string cwd;   // absolute
   Environment env;   // the client's environment (HOME, PATH, STACKIE_*, secrets…)
   Settings settings;
-  std::vector<std::string> block_path;  // empty = default_block_path(env)
-  bool no_sandbox = false;              // --no-sandbox: every block unsandboxed
-  std::string os = host_os_name();      // for `platforms:` and install hints
-  std::string program_root;             // tests: prefix of every program search glob
+  std::vector<std::string> block_path;   // empty = default_block_path(env)
+  bool no_sandbox = false;               // --no-sandbox: every block unsandboxed
+  std::string os = host_os_name();       // for `platforms:` and install hints
+  std::string program_root;              // tests: prefix of every program search glob
   HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
 };
 

@@ -102,10 +102,12 @@ int main(int argc, char** argv) {
       return fail(sink, "options", EBADF, "pass fd " + std::to_string(fd) + " is not usable");
   }
   if (options.net_fd >= 0 && fcntl(options.net_fd, F_SETFD, FD_CLOEXEC) != 0)
-    return fail(sink, "options", errno, "--net-fd " + std::to_string(options.net_fd) + " is not open");
-  stackie::linux_sandbox::LaunchRequest request{
-      std::move(options.policy), std::move(options.command), sink,
-      {options.net_fd, std::move(options.listen_ports)}};
+    return fail(sink, "options", errno,
+                "--net-fd " + std::to_string(options.net_fd) + " is not open");
+  stackie::linux_sandbox::LaunchRequest request{std::move(options.policy),
+                                                std::move(options.command),
+                                                sink,
+                                                {options.net_fd, std::move(options.listen_ports)}};
   if (options.join_pid != 0) return stackie::linux_sandbox::join_sandbox(options.join_pid, request);
   return stackie::linux_sandbox::run_sandboxed(request);
 }

@@ -71,8 +71,8 @@ std::optional<SetupError> send_inside_listeners(const NetControl& net) {
   for (int port : net.listen_ports) {
     int fd = listen_on(port);
     if (fd < 0) {
-      failure = setup_error("listen", -fd, "listen on 127.0.0.1:" + std::to_string(port) +
-                                               " inside the sandbox");
+      failure = setup_error("listen", -fd,
+                            "listen on 127.0.0.1:" + std::to_string(port) + " inside the sandbox");
       break;
     }
     fds.push_back(fd);

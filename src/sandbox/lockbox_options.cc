@@ -152,9 +152,9 @@ Result<Options> parse_options(int argc, const char* const* argv) {
     } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
-      (arg == "--policy-fd" ? options.policy_fd
-       : arg == "--error-fd"  ? options.error_fd
-                              : options.net_fd) = fd;
+      (arg == "--policy-fd"  ? options.policy_fd
+       : arg == "--error-fd" ? options.error_fd
+                             : options.net_fd) = fd;
     } else if (arg == "--listen") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
@@ -184,7 +184,8 @@ Status check_options(const Options& options) {
     return usage_error("--policy-fd and --error-fd must be different fds");
   if (!options.listen_ports.empty() && options.net_fd < 0)
     return usage_error("--listen needs --net-fd (the listeners are sent there)");
-  if (options.net_fd >= 0 && (options.net_fd == options.policy_fd || options.net_fd == options.error_fd))
+  if (options.net_fd >= 0 &&
+      (options.net_fd == options.policy_fd || options.net_fd == options.error_fd))
     return usage_error("--net-fd must differ from --policy-fd and --error-fd");
   if (options.join_pid != 0) {
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");

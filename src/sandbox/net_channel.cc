@@ -98,8 +98,8 @@ void NetChannel::receive_one(bool* more) {
   }
   if (tag == net_channel::kSocket && fds.size() == 1) return deliver(fds[0]);
   for (int fd : fds) ::close(fd);
-  int err = tag == net_channel::kError ? std::atoi(std::string(body + 1, size_t(n - 1)).c_str())
-                                       : EPROTO;
+  int err =
+      tag == net_channel::kError ? std::atoi(std::string(body + 1, size_t(n - 1)).c_str()) : EPROTO;
   deliver(Error{-(err > 0 ? err : EPROTO), std::string("socket inside the sandbox: ") +
                                                std::strerror(err > 0 ? err : EPROTO)});
 }

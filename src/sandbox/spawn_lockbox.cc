@@ -242,8 +242,8 @@ class LockboxSpawner final : public Spawner {
 
     spawn_detail::NetChannel* net = nullptr;
     if (request.net_channel) {
-      STACKIE_TRY_ASSIGN(channel, spawn_detail::NetChannel::open(loop, net_ours.release(),
-                                                                request.on_listeners));
+      STACKIE_TRY_ASSIGN(
+          channel, spawn_detail::NetChannel::open(loop, net_ours.release(), request.on_listeners));
       net = channel;
     }
     auto error_pipe_opened = ErrorPipe::open(loop, error_read.release(), request.on_exec);

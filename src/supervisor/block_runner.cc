@@ -184,7 +184,8 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   exec_seen_ = false;
   if (phase == Phase::command && has_own_network()) {
     request.net_channel = true;
-    for (const auto& consume : spec_.consumes) request.inside_listen_ports.push_back(consume.local_port);
+    for (const auto& consume : spec_.consumes)
+      request.inside_listen_ports.push_back(consume.local_port);
     request.on_listeners = [this](std::vector<int> fds) { forward_consumes(std::move(fds)); };
   }
   if (phase == Phase::command) {

@@ -140,8 +140,8 @@ class Relay {
     if (finished_) return;
     if (directions_[0].shut && directions_[1].shut) return finish(false);
     for (int i = 0; i < 2; ++i) {
-      const Direction& out = directions_[i];      // bytes read from side i
-      const Direction& in = directions_[1 - i];   // bytes written to side i
+      const Direction& out = directions_[i];     // bytes read from side i
+      const Direction& in = directions_[1 - i];  // bytes written to side i
       int wanted = 0;
       if (!out.eof && out.buffered < out.capacity) wanted |= UV_READABLE;
       if (in.buffered > 0) wanted |= UV_WRITABLE;
@@ -170,8 +170,8 @@ class Relay {
         }
       }
       if (direction.buffered > 0) {
-        ssize_t n = ::splice(direction.pipe_read, nullptr, destination, nullptr,
-                             direction.buffered, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        ssize_t n = ::splice(direction.pipe_read, nullptr, destination, nullptr, direction.buffered,
+                             SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           direction.buffered -= static_cast<size_t>(n);
           progress = true;
@@ -277,8 +277,8 @@ class Relay {
   uv_tcp_t* client_ = nullptr;    // phase 1 only
   uv_tcp_t* upstream_ = nullptr;  // phase 1 only
   uv_connect_t connect_{};
-  Side sides_[2];             // [0] the accepted client, [1] the upstream (phase 2)
-  Direction directions_[2];   // [0] client -> upstream, [1] upstream -> client
+  Side sides_[2];            // [0] the accepted client, [1] the upstream (phase 2)
+  Direction directions_[2];  // [0] client -> upstream, [1] upstream -> client
   int port_ = 0;
   int open_handles_ = 0;
   bool connecting_ = false;

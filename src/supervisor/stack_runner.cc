@@ -119,7 +119,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
 
 Status StackRunner::apply(ResolvedStack next) {
   if (going_down_) return Error{UV_EBUSY, "stack " + spec_.name + " is going down"};
-  STACKIE_TRY(open_host_forwards(next));  // first: a port that cannot be had changes nothing
+  STACKIE_TRY(open_host_forwards(next));   // first: a port that cannot be had changes nothing
   spec_.storage_root = next.storage_root;  // where new blocks' logs go
   std::vector<std::unique_ptr<BlockRunner>> kept;
   for (const auto& block : next.blocks) {
@@ -236,8 +236,7 @@ std::shared_ptr<BlockLogs> StackRunner::logs_of(const std::string& block) const 
 
 bool StackRunner::forwards_host_ports(const ResolvedBlock& block) const {
   return block.sandboxed && block.policy.network == NetworkMode::localhost &&
-         config_.sandboxed != nullptr &&
-         config_.sandboxed->kind() == SandboxKind::linux_namespaces;
+         config_.sandboxed != nullptr && config_.sandboxed->kind() == SandboxKind::linux_namespaces;
 }
 
 // One host listener per served port of every `network: localhost` block: kept when the port
@@ -287,8 +286,8 @@ Result<Upstream> StackRunner::consume_upstream(const ConsumedPort& consume) {
   const ResolvedBlock* provider = find_block(spec_, consume.provider);
   const ServedPort* port = provider ? find_port(*provider, consume.provider_port) : nullptr;
   if (port == nullptr)
-    return Error{UV_ECONNREFUSED, "no port '" + consume.provider_port + "' of '" +
-                                      consume.provider + "'"};
+    return Error{UV_ECONNREFUSED,
+                 "no port '" + consume.provider_port + "' of '" + consume.provider + "'"};
   // A provider on the host's network listens there on its own port (its host port is the
   // same: the loader allocates it exactly).
   return upstream_to(consume.provider, port->port);

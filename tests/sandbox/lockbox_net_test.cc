@@ -140,7 +140,8 @@ TEST_F(LockboxNet, ListenersMadeInsideReachTheCallerBeforeTheBlockRuns) {
     close(client);
     close(listeners.fds[0]);
   });
-  RunResult r = run_probe(net_flags({port}), {"talk-port", std::to_string(port)}, leaking_channel());
+  RunResult r =
+      run_probe(net_flags({port}), {"talk-port", std::to_string(port)}, leaking_channel());
   caller.join();
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(trim(r.out), "pong");  // the block's connect to 127.0.0.1:PORT reached the caller
@@ -187,8 +188,7 @@ TEST_F(LockboxNet, SocketsMadeOnRequestLiveInTheSandboxNetwork) {
     }
     reply = "never connected";
   });
-  RunResult r =
-      run_probe(net_flags({}), {"serve-port", std::to_string(port)}, leaking_channel());
+  RunResult r = run_probe(net_flags({}), {"serve-port", std::to_string(port)}, leaking_channel());
   caller.join();
   close(host);
   EXPECT_EQ(r.exit_code, 0) << r.err;
