@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 
@@ -105,6 +106,12 @@ void close_timer(uv_timer_t* timer) {
 std::string signal_name(int signum) {
   const char* abbrev = sigabbrev_np(signum);
   return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
+}
+
+uint64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 std::string last_lines(const BlockLogs& logs, size_t n) {
@@ -224,6 +231,13 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
 }
 
 void BlockRunner::after_exit(const ExitStatus& status) {
+  ExitRecord record{status.exit_status, status.term_signal, wall_clock_ms(), describe(status)};
+  if (record.signal == 0 && sandbox_kind() != SandboxKind::passthrough && record.code > 128 &&
+      record.code < 128 + 65) {
+    record.signal = static_cast<int>(record.code - 128);
+    record.code = 0;
+  }
+  last_exit_ = std::move(record);
   uv_timer_stop(probe_timer_);
   uv_timer_stop(timer_);
   probe_.reset();
@@ -321,6 +335,7 @@ void BlockRunner::probe() {
 void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   if (state_ != BlockState::starting && state_ != BlockState::running) return;
   const HealthCheck& check = spec_.health;
+  last_health_ = HealthRecord{healthy, wall_clock_ms(), detail};
   if (healthy) {
     probe_failures_ = 0;
     if (state_ == BlockState::starting) move(BlockEvent::ready, "healthy (" + detail + ")");
