@@ -8,17 +8,19 @@ namespace stackie::cli {
 namespace {
 
 // The first line of a message (a failure reason may carry the log tail on later lines).
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
 
 bool settles(const std::string& state) {
   return state == "running" || state == "failed" || state == "stopped";
 }
 
 const char* color_of(const std::string& state) {
-  if (state == "running") return "32";                                         // green
-  if (state == "failed") return "31";                                          // red
+  if (state == "running") return "32";                                                // green
+  if (state == "failed") return "31";                                                 // red
   if (state == "starting" || state == "backoff" || state == "stopping") return "33";  // yellow
-  return "2";                                                                  // dim: waiting
+  return "2";  // dim: waiting
 }
 
 }  // namespace
@@ -51,8 +53,8 @@ void UpProgressView::plan(const ipc::Json& blocks, int64_t now_ms) {
   std::vector<Row> ordered;
   for (const auto& block : blocks.as_array()) {
     std::string name = block["name"].string_or("?");
-    auto known = std::find_if(rows_.begin(), rows_.end(),
-                              [&](const Row& r) { return r.name == name; });
+    auto known =
+        std::find_if(rows_.begin(), rows_.end(), [&](const Row& r) { return r.name == name; });
     if (known != rows_.end()) {
       ordered.push_back(std::move(*known));
       rows_.erase(known);
@@ -92,12 +94,18 @@ void UpProgressView::progress(const ipc::Json& data, int64_t now_ms) {
 
 std::string UpProgressView::live_line(const Row& r, size_t name_width, int64_t now_ms) const {
   std::string elapsed = "-";
-  if (r.started_ms) elapsed = format_elapsed(r.settled_ms.value_or(now_ms) - *r.started_ms);
-  else if (r.uptime_s) elapsed = "up " + format_elapsed(*r.uptime_s * 1000);
-  std::string state = r.state == "created" ? "waiting" : r.state;
+  if (r.started_ms)
+    elapsed = format_elapsed(r.settled_ms.value_or(now_ms) - *r.started_ms);
+  else if (r.uptime_s)
+    elapsed = "up " + format_elapsed(*r.uptime_s * 1000);
+  // A block not started yet has no health to speak of (the daemon says "unhealthy").
+  bool waiting = r.state == "created";
+  std::string state = waiting ? "waiting" : r.state;
+  std::string health = waiting ? "-" : r.health;
   char head[256];
   std::snprintf(head, sizeof head, "%-*.*s  %-8s  %-9s  %7s", static_cast<int>(name_width),
-                static_cast<int>(name_width), r.name.c_str(), state.c_str(), r.health.c_str(), elapsed.c_str());
+                static_cast<int>(name_width), r.name.c_str(), state.c_str(), health.c_str(),
+                elapsed.c_str());
   std::string line = head;
   std::string message = first_line(r.message);
   if (!message.empty()) line += "  " + message;

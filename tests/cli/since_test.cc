@@ -18,8 +18,10 @@ class SinceTest : public ::testing::Test {
     saved_ = tz ? std::optional<std::string>(tz) : std::nullopt;
   }
   void TearDown() override {
-    if (saved_) ::setenv("TZ", saved_->c_str(), 1);
-    else ::unsetenv("TZ");
+    if (saved_)
+      ::setenv("TZ", saved_->c_str(), 1);
+    else
+      ::unsetenv("TZ");
     ::tzset();
   }
   static void zone(const char* tz) {
@@ -55,7 +57,7 @@ TEST_F(SinceTest, TimesWithoutAZoneAreLocal) {
   EXPECT_EQ(parse_since("2026-12-02 10:00", 0), kNow);
   EXPECT_EQ(parse_since("2026-12-02T10:00:00", 0), kNow);
   EXPECT_EQ(parse_since("2026-12-02", 0), kNow - 10 * 3'600'000);  // midnight
-  zone("CET-1CEST,M3.5.0,M10.5.0/3");  // UTC+1 in December
+  zone("CET-1CEST,M3.5.0,M10.5.0/3");                              // UTC+1 in December
   EXPECT_EQ(parse_since("2026-12-02 11:00:00", 0), kNow);
   EXPECT_EQ(parse_since("2026-12-02", 0), kNow - 11 * 3'600'000);
   zone("CET-1CEST,M3.5.0,M10.5.0/3");  // UTC+2 in summer: the zone's rules decide
@@ -63,10 +65,10 @@ TEST_F(SinceTest, TimesWithoutAZoneAreLocal) {
 }
 
 TEST_F(SinceTest, RefusesWhatIsNeitherADurationNorATime) {
-  for (const char* bad : {"", "5x", "m5", "-5m", "1h30", "yesterday", "2026-13-01", "2026-02-30",
-                          "2025-02-29", "2026-12-02T25:00:00Z", "2026-12-02T10:60",
-                          "2026-12-02T10:00:00+0100", "2026-12-02T10", "2026-12-2",
-                          "2026-12-02T10:00:00Zjunk", "2026-12-02T10:00:00.Z", "26-12-02"})
+  for (const char* bad :
+       {"", "5x", "m5", "-5m", "1h30", "yesterday", "2026-13-01", "2026-02-30", "2025-02-29",
+        "2026-12-02T25:00:00Z", "2026-12-02T10:60", "2026-12-02T10:00:00+0100", "2026-12-02T10",
+        "2026-12-2", "2026-12-02T10:00:00Zjunk", "2026-12-02T10:00:00.Z", "26-12-02"})
     EXPECT_FALSE(parse_since(bad, kNow).has_value()) << bad;
 }
 

@@ -10,14 +10,18 @@ namespace {
 using ipc::Json;
 
 Json event(const char* block, const char* state, const char* health, const char* message = "") {
-  return Json::object({{"block", block}, {"state", state}, {"health", health}, {"message", message}});
+  return Json::object(
+      {{"block", block}, {"state", state}, {"health", health}, {"message", message}});
 }
 
 Json plan_of(std::initializer_list<const char*> names) {
   Json blocks = Json::array();
   for (const char* name : names)
-    blocks.push_back(Json::object({{"name", name}, {"state", "created"}, {"health", "none"},
-                                   {"uptime_s", Json()}, {"message", ""}}));
+    blocks.push_back(Json::object({{"name", name},
+                                   {"state", "created"},
+                                   {"health", "none"},
+                                   {"uptime_s", Json()},
+                                   {"message", ""}}));
   return blocks;
 }
 

@@ -153,11 +153,12 @@ if command -v script >/dev/null 2>&1; then
   (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../live 2>&1)
   check "up on a terminal" 0 $?
   live=$(cat live)
+  words=$(sed "s/${esc}\[[0-9;]*[A-Za-z]//g" live | tr '\r' '\n')  # the text, without escapes
   contains "live up moves the cursor back over its lines" "$live" "${esc}\[2A"
   contains "live up clears each line it redraws" "$live" "${esc}\[2K"
-  contains "live up shows a waiting block" "$live" "second *waiting"
-  contains "live up ends with every block running" "$(printf '%s' "$live" | tr '\r' '\n' | grep second | tail -n 1)" "second.*running"
-  contains "live up shows health and elapsed" "$live" "first.*running.*healthy *[0-9.]*s"
+  contains "live up shows a waiting block" "$words" "^second *waiting"
+  contains "live up ends with every block running" "$(printf '%s\n' "$words" | grep '^second ' | tail -n 1)" "^second *running"
+  contains "live up shows health and elapsed" "$words" "^first *running *healthy *[0-9.]*s"
   contains "live up colours states" "$live" "${esc}\[32mrunning"
   run down slow >/dev/null
   (cd slow && NO_COLOR=1 TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../plain 2>&1)

@@ -8,6 +8,7 @@ Configuration comes from the environment the stack file sets: PORT, the libpq va
 (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE) and REDIS_HOST / REDIS_PORT.
 `server.py --check` asks this server's /health and exits 0 or 1.
 """
+import glob
 import http.server
 import json
 import os
@@ -31,9 +32,20 @@ def redis(*args):
     return reply[1:]  # ":42" -> "42", "+PONG" -> "PONG"
 
 
+def find_psql():
+    """Debian's /usr/bin/psql is a perl wrapper that reads /etc/postgresql-common: use the
+    real binary of the newest installed version when there is one."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"),
+                   key=lambda path: int(path.split("/")[4]) if path.split("/")[4].isdigit() else 0)
+    return found[-1] if found else "psql"
+
+
+PSQL = find_psql()
+
+
 def postgres(sql):
     """Runs SQL through psql (postgresql-client); returns its unaligned output."""
-    done = subprocess.run(["psql", "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql],
+    done = subprocess.run([PSQL, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql],
                           capture_output=True, text=True, timeout=5)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip() or f"psql exit status {done.returncode}")
