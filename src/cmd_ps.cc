@@ -71,7 +71,8 @@ void print_binds(const char* label, const ipc::Json& binds) {
   }
 }
 
-// The sandbox policy in the daemon's status (SandboxPolicy JSON, stackie-lockbox(1)).
+// The sandbox policy in the daemon's status (SandboxPolicy JSON, stackie-lockbox(1)); its
+// read-write paths are printed above it, with the block's other paths.
 void print_policy(const ipc::Json& policy) {
   if (!policy.is_object()) return;
   std::printf("  policy:\n");
@@ -80,7 +81,6 @@ void print_policy(const ipc::Json& policy) {
   std::string workdir = policy["working_dir"].string_or("");
   std::printf("    workdir    %s\n", workdir.empty() ? "/" : workdir.c_str());
   print_binds("read-only", policy["read_only"]);
-  print_binds("read-write", policy["read_write"]);
   if (policy["tmpfs"].is_array())
     for (const auto& dest : policy["tmpfs"].as_array())
       std::printf("    tmpfs      %s\n", text_of(dest).c_str());
@@ -209,8 +209,10 @@ int run_status(std::span<char*> argv) {
   const auto& paths = b["paths"];
   if (paths["volumes"].is_array())
     for (const auto& volume : paths["volumes"].as_array())
-      std::printf("  volume:     %s -> %s\n", text_of(volume["host"]).c_str(),
-                  text_of(volume["sandbox"]).c_str());
+      std::printf("  read-write: %s%s\n", text_of(volume["host"]).c_str(),
+                  volume["host"] == volume["sandbox"]
+                      ? ""
+                      : (" -> " + text_of(volume["sandbox"])).c_str());
   std::printf("  tmp:        %s\n", text_of(paths["tmp"]).c_str());
   const auto& logs = b["logs"];
   if (logs.is_object()) {
