@@ -97,7 +97,8 @@ std::string UpProgressView::live_line(const Row& r, size_t name_width, int64_t n
   if (r.started_ms)
     elapsed = format_elapsed(r.settled_ms.value_or(now_ms) - *r.started_ms);
   else if (r.uptime_s)
-    elapsed = "up " + format_elapsed(*r.uptime_s * 1000);
+    elapsed = "up " + (*r.uptime_s < 60 ? std::to_string(*r.uptime_s) + "s"
+                                        : format_elapsed(*r.uptime_s * 1000));
   // A block not started yet has no health to speak of (the daemon says "unhealthy").
   bool waiting = r.state == "created";
   std::string state = waiting ? "waiting" : r.state;
