@@ -37,7 +37,6 @@ extern const char kLogsUsage[] =
     "\n"
     "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
 
-
 namespace {
 // More than any block's in-memory ring holds (stackied(8): 2000 lines).
 constexpr long long kEveryLine = 1'000'000;
@@ -73,8 +72,10 @@ int run_logs(std::span<char*> argv) {
                      .count();
       since_ms = parse_since(*since, now);
       if (args.error.empty() && !since_ms)
-        return usage_error("logs", "--since needs a duration (5m, 2h) or a time (2026-12-02T10:00:00Z, "
-                                   "2026-12-02 10:00, 2026-12-02), not '" + *since + "'");
+        return usage_error("logs",
+                           "--since needs a duration (5m, 2h) or a time (2026-12-02T10:00:00Z, "
+                           "2026-12-02 10:00, 2026-12-02), not '" +
+                               *since + "'");
     } else if (auto when = args.value("", "--color")) {
       color = *when;
       if (args.error.empty() && color != "auto" && color != "always" && color != "never")

@@ -209,10 +209,9 @@ int run_status(std::span<char*> argv) {
   const auto& paths = b["paths"];
   if (paths["volumes"].is_array())
     for (const auto& volume : paths["volumes"].as_array())
-      std::printf("  read-write: %s%s\n", text_of(volume["host"]).c_str(),
-                  volume["host"] == volume["sandbox"]
-                      ? ""
-                      : (" -> " + text_of(volume["sandbox"])).c_str());
+      std::printf(
+          "  read-write: %s%s\n", text_of(volume["host"]).c_str(),
+          volume["host"] == volume["sandbox"] ? "" : (" -> " + text_of(volume["sandbox"])).c_str());
   std::printf("  tmp:        %s\n", text_of(paths["tmp"]).c_str());
   const auto& logs = b["logs"];
   if (logs.is_object()) {

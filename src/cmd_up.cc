@@ -71,7 +71,8 @@ UpProgressView::Options view_options(const std::string& color) {
   options.live = color == "always" || (color == "auto" && terminal);
   options.color = options.live;
   winsize size{};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) options.width = size.ws_col;
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    options.width = size.ws_col;
   return options;
 }
 
@@ -118,9 +119,12 @@ int run_up(std::span<char*> argv) {
     std::fflush(stdout);
   };
   auto on_event = [&](const ipc::Event& event) {
-    if (event.name == "stack") view.plan(event.data["blocks"], monotonic_ms());
-    else if (event.name == "progress") view.progress(event.data, monotonic_ms());
-    else return;
+    if (event.name == "stack")
+      view.plan(event.data["blocks"], monotonic_ms());
+    else if (event.name == "progress")
+      view.progress(event.data, monotonic_ms());
+    else
+      return;
     write_view();
   };
   // Live lines redraw their elapsed clocks between events too.

@@ -217,7 +217,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
                   Json::object({{"block", p.block},
                                 {"state", std::string(to_string(p.state))},
                                 {"health", std::string(health_of(p.state, p.has_health_check))},
-                                            {"message", p.reason}}));
+                                {"message", p.reason}}));
   };
   // An unchanged stack is answered from inside daemon_.up(), before its name is known here:
   // keep that result and answer once the name is set below.
@@ -323,22 +323,27 @@ void DaemonHandlers::status(Session session, const Json& params) {
         volumes.push_back(Json::object({{"host", bind.source}, {"sandbox", bind.target()}}));
       tmp = block.policy.host_tmp_dir;
     }
-    Json logs = Json::object({{"stdout", logs_dir + "/stdout.log"},
-                              {"stderr", logs_dir + "/stderr.log"}});
+    Json logs =
+        Json::object({{"stdout", logs_dir + "/stdout.log"}, {"stderr", logs_dir + "/stderr.log"}});
     result.set("logs", logs);
     result.set("paths", Json::object({{"volumes", volumes},
                                       {"tmp", tmp.empty() ? Json() : Json(tmp)},
                                       {"logs", logs_dir}}));
-    result.set("last_exit", row.last_exit ? Json::object({{"code", row.last_exit->code},
-                                                          {"signal", row.last_exit->signal},
-                                                          {"at", format_timestamp(static_cast<int64_t>(row.last_exit->at_ms))},
-                                                          {"message", row.last_exit->description}})
-                                          : Json());
-    result.set("last_health", row.last_health
-                                  ? Json::object({{"ok", row.last_health->ok},
-                                                  {"at", format_timestamp(static_cast<int64_t>(row.last_health->at_ms))},
-                                                  {"message", row.last_health->message}})
-                                  : Json());
+    result.set(
+        "last_exit",
+        row.last_exit
+            ? Json::object({{"code", row.last_exit->code},
+                            {"signal", row.last_exit->signal},
+                            {"at", format_timestamp(static_cast<int64_t>(row.last_exit->at_ms))},
+                            {"message", row.last_exit->description}})
+            : Json());
+    result.set(
+        "last_health",
+        row.last_health
+            ? Json::object({{"ok", row.last_health->ok},
+                            {"at", format_timestamp(static_cast<int64_t>(row.last_health->at_ms))},
+                            {"message", row.last_health->message}})
+            : Json());
     return session.reply(Json::object({{"v", 1}, {"block", result}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
