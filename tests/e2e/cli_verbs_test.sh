@@ -136,6 +136,9 @@ run exec nosuch -- true 2>/dev/null; check "exec of unknown block exits 1" 1 $?
 run stop api >/dev/null; check "stop" 0 $?
 run start api >/dev/null; check "start" 0 $?
 run restart db >/dev/null; check "restart" 0 $?
+sleep 0.5
+out=$(run status db --json); contains "status --json: the last exit after a restart" "$out" '"last_exit":{"code":0,"signal":15,"at":"20[0-9-]*T[0-9:.]*Z","message":"killed by SIGTERM"}'
+out=$(run status db); contains "status: the last exit after a restart" "$out" "last exit: *killed by SIGTERM at 20"
 out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
 out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon reachable"
 contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
