@@ -73,6 +73,7 @@ UpProgressView::Options view_options(const std::string& color) {
   winsize size{};
   if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
     options.width = size.ws_col;
+  if (size.ws_row > 0) options.height = size.ws_row;
   return options;
 }
 
@@ -137,7 +138,11 @@ int run_up(std::span<char*> argv) {
                                                           {"no_sandbox", no_sandbox},
                                                           {"wait", !detach}}),
                                        on_event, tick);
-  if (view.drawn()) write_view();  // the final states, clocks stopped
+  if (view.live()) {  // the final states, clocks stopped
+    std::string text = view.render(monotonic_ms(), true);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) {
     const auto& remote = reply->error();

@@ -50,6 +50,7 @@ UpProgressView::Row& UpProgressView::row(const std::string& name) {
 
 void UpProgressView::plan(const ipc::Json& blocks, int64_t now_ms) {
   if (!blocks.is_array()) return;
+  planned_ = true;
   std::vector<Row> ordered;
   for (const auto& block : blocks.as_array()) {
     std::string name = block["name"].string_or("?");
@@ -88,8 +89,7 @@ void UpProgressView::progress(const ipc::Json& data, int64_t now_ms) {
   r.state = state;
   r.health = health;
   r.message = message;
-  if (!options_.live && changed)
-    pending_.push_back(r.name + ": " + state + (message.empty() ? "" : " - " + message));
+  if (changed) pending_.push_back(r.name + ": " + state + (message.empty() ? "" : " - " + message));
 }
 
 std::string UpProgressView::live_line(const Row& r, size_t name_width, int64_t now_ms) const {
@@ -119,16 +119,20 @@ std::string UpProgressView::live_line(const Row& r, size_t name_width, int64_t n
          "\033[0m" + line.substr(at + state.size());
 }
 
-std::string UpProgressView::render(int64_t now_ms) {
+std::string UpProgressView::render(int64_t now_ms, bool final) {
   std::string out;
-  if (!options_.live) {
+  // The cursor cannot move back over lines scrolled off the top of the screen.
+  bool fits = rows_.size() < static_cast<size_t>(std::max(options_.height, 2));
+  if (!options_.live || (!fits && drawn_lines_ == 0)) {
     for (const auto& line : pending_) out += line + "\n";
     pending_.clear();
     return out;
   }
+  if (!planned_ && !final) return out;  // the whole table once its size is known
   size_t name_width = 4;
   for (const auto& r : rows_) name_width = std::max(name_width, r.name.size());
   name_width = std::min<size_t>(name_width, 32);
+  pending_.clear();
   if (drawn_lines_ > 0) out += "\033[" + std::to_string(drawn_lines_) + "A";  // back to the top
   for (const auto& r : rows_) out += "\r\033[2K" + live_line(r, name_width, now_ms) + "\n";
   drawn_lines_ = rows_.size();

@@ -19,6 +19,7 @@ class UpProgressView {
     bool live = false;   // redraw in place (a terminal that takes ANSI sequences)
     bool color = false;  // colour the state column
     int width = 80;      // terminal columns: a live line never wraps (that would break redraw)
+    int height = 24;     // terminal rows: a table taller than the screen is printed plain
   };
   explicit UpProgressView(Options options) : options_(options) {}
 
@@ -28,9 +29,12 @@ class UpProgressView {
   void progress(const ipc::Json& data, int64_t now_ms);
   // Text to write now. Live: the whole table, moving the cursor back over the previous one
   // first; plain: the change lines not written yet.
-  std::string render(int64_t now_ms);
-  // Whether anything is on screen that a final render should refresh.
+  // Live frames wait for plan() (so that the table's height is known before it is drawn),
+  // unless `final`: the last frame after the daemon's reply.
+  std::string render(int64_t now_ms, bool final = false);
+  // Whether anything is on screen (live) that a final render should refresh.
   bool drawn() const { return drawn_lines_ > 0; }
+  bool live() const { return options_.live; }
 
   // "0.4s", "12.3s", "1m05s", "2h03m".
   static std::string format_elapsed(int64_t ms);
@@ -52,6 +56,7 @@ class UpProgressView {
   std::vector<Row> rows_;
   std::vector<std::string> pending_;  // plain mode: lines to print
   size_t drawn_lines_ = 0;
+  bool planned_ = false;
 };
 
 }  // namespace stackie::cli

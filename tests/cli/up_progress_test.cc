@@ -32,7 +32,7 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(UpProgressPlain, OneLinePerChangeAndNoEscapes) {
-  UpProgressView view({.live = false, .color = false, .width = 80});
+  UpProgressView view({.live = false, .color = false, .width = 80, .height = 24});
   view.plan(plan_of({"db", "api"}), 0);
   EXPECT_EQ(view.render(0), "");
   view.progress(event("db", "starting", "starting"), 10);
@@ -46,8 +46,9 @@ TEST(UpProgressPlain, OneLinePerChangeAndNoEscapes) {
 }
 
 TEST(UpProgressLive, RedrawsEveryBlockInPlace) {
-  UpProgressView view({.live = true, .color = false, .width = 100});
+  UpProgressView view({.live = true, .color = false, .width = 100, .height = 24});
   view.progress(event("db", "starting", "starting"), 1000);  // before the plan: kept
+  EXPECT_EQ(view.render(1000), "") << "nothing drawn before the plan";
   view.plan(plan_of({"db", "api"}), 1000);
   std::string first = view.render(1000);
   EXPECT_EQ(first.rfind("\r\033[2K", 0), 0u) << "no cursor-up before the first frame";
@@ -71,11 +72,11 @@ TEST(UpProgressLive, RedrawsEveryBlockInPlace) {
 }
 
 TEST(UpProgressLive, NeverWiderThanTheTerminal) {
-  UpProgressView view({.live = true, .color = true, .width = 40});
+  UpProgressView view({.live = true, .color = true, .width = 40, .height = 24});
   view.progress(event("a-block-with-a-long-name", "failed", "unhealthy",
                       "health check failed 3 times: connection refused"),
                 0);
-  std::string out = view.render(0);
+  std::string out = view.render(0, true);
   std::string line = out.substr(out.find("\033[2K") + 4);
   line = line.substr(0, line.find('\n'));
   std::string visible;
@@ -88,6 +89,15 @@ TEST(UpProgressLive, NeverWiderThanTheTerminal) {
   }
   EXPECT_LE(visible.size(), 39u) << visible;
   EXPECT_NE(line.find("\033[31mfailed\033[0m"), std::string::npos) << line;
+}
+
+TEST(UpProgressLive, ATableTallerThanTheScreenIsPrintedPlain) {
+  UpProgressView view({.live = true, .color = true, .width = 80, .height = 3});
+  view.plan(plan_of({"a", "b", "c"}), 0);
+  view.progress(event("a", "starting", "none"), 0);
+  std::string out = view.render(100);
+  EXPECT_EQ(out, "a: starting\n");
+  EXPECT_FALSE(view.drawn());
 }
 
 TEST(UpProgress, ElapsedFormats) {
