@@ -6,7 +6,8 @@
 
 Configuration comes from the environment the stack file sets: PORT, the libpq variables
 (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE) and REDIS_HOST / REDIS_PORT.
-`server.py --check` asks this server's /health and exits 0 or 1.
+`server.py --check [PORT]` asks the server's /health and exits 0 or 1 (the port is an argument:
+a health check command does not get the block's environment).
 """
 import glob
 import http.server
@@ -90,9 +91,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         print(f"{self.command} {self.path} -> {args[1] if len(args) > 1 else '?'}", flush=True)
 
 
-def check():
+def check(port):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
             return 0 if response.status == 200 else 1
     except OSError as error:
         print(f"health: {error}", file=sys.stderr)
@@ -100,8 +101,8 @@ def check():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--check"]:
-        sys.exit(check())
+    if sys.argv[1:2] == ["--check"]:
+        sys.exit(check(int(sys.argv[2]) if len(sys.argv) > 2 else PORT))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
     print(f"api listening on 127.0.0.1:{PORT}", flush=True)
     server.serve_forever()
