@@ -113,7 +113,8 @@ int run_up(std::span<char*> argv) {
   if (!connection.client) return connection.exit_code;
   ipc::Json env = ipc::Json::object();
   for (const auto& [name, value] : current_environment()) env.set(name, value);
-  UpProgressView view(view_options(color));
+  const UpProgressView::Options view_opts = view_options(color);
+  UpProgressView view(view_opts);
   auto write_view = [&view] {
     std::string text = view.render(monotonic_ms());
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -129,7 +130,7 @@ int run_up(std::span<char*> argv) {
     write_view();
   };
   // Live lines redraw their elapsed clocks between events too.
-  ipc::Client::Tick tick{std::chrono::milliseconds(view_options(color).live ? 200 : 0), write_view};
+  ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live ? 200 : 0), write_view};
   auto reply = connection.client->call("up",
                                        ipc::Json::object({{"file", *path},
                                                           {"cwd", current_directory()},

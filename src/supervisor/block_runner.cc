@@ -232,9 +232,8 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
 
 void BlockRunner::after_exit(const ExitStatus& status) {
   ExitRecord record{status.exit_status, status.term_signal, wall_clock_ms(), describe(status)};
-  if (record.signal == 0 && sandbox_kind() != SandboxKind::passthrough && record.code > 128 &&
-      record.code < 128 + 65) {
-    record.signal = static_cast<int>(record.code - 128);
+  if (int signum = lockbox_signal(status); signum != 0) {
+    record.signal = signum;
     record.code = 0;
   }
   last_exit_ = std::move(record);
@@ -279,13 +278,18 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   });
 }
 
+int BlockRunner::lockbox_signal(const ExitStatus& status) const {
+  // stackie-lockbox reports the block's death by signal N as 128+N, and 126/127 for exec.
+  int64_t code = status.exit_status;
+  if (status.term_signal != 0 || sandbox_kind() == SandboxKind::passthrough) return 0;
+  return code > 128 && code < 128 + 65 ? static_cast<int>(code - 128) : 0;
+}
+
 std::string BlockRunner::describe(const ExitStatus& status) const {
   if (!status.setup_error.empty()) return status.setup_error;
   if (status.term_signal != 0) return "killed by " + signal_name(status.term_signal);
   int64_t code = status.exit_status;
-  // stackie-lockbox reports the block's death by signal N as 128+N, and 126/127 for exec.
-  if (sandbox_kind() != SandboxKind::passthrough && code > 128 && code < 128 + 65)
-    return "killed by " + signal_name(static_cast<int>(code - 128));
+  if (int signum = lockbox_signal(status); signum != 0) return "killed by " + signal_name(signum);
   if (code == 126) return "exit status 126: command not executable";
   if (code == 127) return "exit status 127: command not found";
   return "exit status " + std::to_string(code);

@@ -85,6 +85,8 @@ class BlockRunner {
   void arm_timer(Milliseconds delay, void (*fire)(BlockRunner&));
   void close_pipes();
   std::string describe(const ExitStatus& status) const;
+  // The signal N of a sandboxed block's exit status 128+N; 0 for any other exit.
+  int lockbox_signal(const ExitStatus& status) const;
 
   BlockEnvironment env_;
   ResolvedBlock spec_;
