@@ -26,6 +26,7 @@ contains() {  # contains NAME TEXT PATTERN
     echo "FAIL - $1: no '$3' in: $2"; fails=$((fails + 1)); fi
 }
 run() { timeout 20 "$S" "$@"; }
+export E2E_TOKEN=e2e-secret-value  # a secret of the api block, read by up from the environment
 cd "$T"
 cat > stackie.yml <<'YML'
 e2e:
@@ -39,6 +40,9 @@ e2e:
     api:
       command: [sh, -c, "echo api up; echo api err >&2; exec sleep 600"]
       depends_on: [db]
+      environment:
+        GREETING: hello from api
+        TOKEN: ${secrets.E2E_TOKEN}
 YML
 mkdir slow && cat > slow/stackie.yml <<'YML'
 slow:
@@ -132,6 +136,10 @@ contains "logs -f printed the tail" "$out" "api up"
 run exec api -- sh -c 'exit 7'; check "exec returns CMD's status" 7 $?
 out=$(run exec api -- echo inside); contains "exec output" "$out" "inside"
 run exec nosuch -- true 2>/dev/null; check "exec of unknown block exits 1" 1 $?
+out=$(E2E_TOKEN= run exec api -- sh -c 'echo "$GREETING|${TOKEN:-unset}"' 2>err)
+contains "exec passes the block's environment" "$out" "^hello from api|"
+contains "exec leaves the block's secrets out" "$out" "|unset$"
+contains "exec names the secrets it left out" "$(cat err)" "secret variables are not passed: TOKEN"
 
 run stop api >/dev/null; check "stop" 0 $?
 run start api >/dev/null; check "start" 0 $?
