@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,12 +13,13 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_daemon.h"
+#include "cli_time.h"
 #include "cmd.h"
 
 namespace stackie::cli {
 
 extern const char kLogsUsage[] =
-    "Usage: stackie logs [BLOCK...] [-f] [-n N] [--since DURATION] [-t] [--stdout|--stderr]\n"
+    "Usage: stackie logs [BLOCK...] [-f] [-n N] [--since TIME] [-t] [--stdout|--stderr]\n"
     "                    [--color=auto|always|never]\n"
     "\n"
     "Print the last lines of the blocks' logs (all blocks when none is named). Lines are\n"
@@ -25,8 +27,10 @@ extern const char kLogsUsage[] =
     "\n"
     "Options:\n"
     "  -f, --follow          keep printing new lines until interrupted or the stack goes away\n"
-    "  -n, --tail N          lines per block before following (default 10)\n"
-    "      --since DURATION  only lines newer than DURATION ago (30s, 5m, 2h, 1d)\n"
+    "  -n, --tail N          lines per block before following (default 10; with --since,\n"
+    "                        every line the daemon still holds)\n"
+    "      --since TIME      only lines from TIME on: a duration ago (30s, 5m, 1h30m, 1d) or\n"
+    "                        a time (2026-12-02T10:00:00Z, 2026-12-02 10:00 local, 2026-12-02)\n"
     "  -t, --timestamps      prefix each line with its RFC 3339 UTC time\n"
     "      --stdout, --stderr  only that stream\n"
     "      --color WHEN      auto (a tty and no NO_COLOR), always, never\n"
@@ -34,28 +38,17 @@ extern const char kLogsUsage[] =
     "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
 
 namespace {
-
-// "30s", "5m", "2h", "1d", "250ms" -> milliseconds; -1 when malformed.
-long long parse_duration_ms(const std::string& text) {
-  char* end = nullptr;
-  long long n = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || n < 0) return -1;
-  std::string unit(end);
-  if (unit == "ms") return n;
-  if (unit == "s" || unit.empty()) return n * 1000;
-  if (unit == "m") return n * 60'000;
-  if (unit == "h") return n * 3'600'000;
-  if (unit == "d") return n * 86'400'000;
-  return -1;
-}
-
+// More than any block's in-memory ring holds (stackied(8): 2000 lines).
+constexpr long long kEveryLine = 1'000'000;
 }  // namespace
 
 int run_logs(std::span<char*> argv) {
   ArgWalker args("logs", argv);
   std::vector<std::string> blocks;
   bool follow = false, timestamps = false;
-  long long tail = 10, since_ms = -1;
+  long long tail = 10;
+  bool tail_given = false;
+  std::optional<int64_t> since_ms;
   std::string color = "auto";
   ipc::Json streams = ipc::Json::array();
   while (!args.done()) {
@@ -68,15 +61,21 @@ int run_logs(std::span<char*> argv) {
     else if (args.flag("", "--stderr"))
       streams.push_back("stderr");
     else if (auto v = args.value("-n", "--tail")) {
+      tail_given = true;
       char* end = nullptr;
       tail = std::strtoll(v->c_str(), &end, 10);
       if (args.error.empty() && (v->empty() || *end != '\0' || tail < 0))
         return usage_error("logs", "-n needs a number, not '" + *v + "'");
     } else if (auto since = args.value("", "--since")) {
-      since_ms = parse_duration_ms(*since);
-      if (args.error.empty() && since_ms < 0)
+      auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+      since_ms = parse_since(*since, now);
+      if (args.error.empty() && !since_ms)
         return usage_error("logs",
-                           "--since needs a duration like 30s, 5m, 2h, not '" + *since + "'");
+                           "--since needs a duration (5m, 2h) or a time (2026-12-02T10:00:00Z, "
+                           "2026-12-02 10:00, 2026-12-02), not '" +
+                               *since + "'");
     } else if (auto when = args.value("", "--color")) {
       color = *when;
       if (args.error.empty() && color != "auto" && color != "always" && color != "never")
@@ -96,11 +95,10 @@ int run_logs(std::span<char*> argv) {
   ipc::Json params =
       ipc::Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
   if (streams.size() > 0) params.set("streams", streams);
-  if (since_ms >= 0) {
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-    params.set("since", static_cast<long long>(now - since_ms));
+  if (since_ms) {
+    params.set("since", static_cast<long long>(*since_ms));
+    // --since alone means every line from then on that the daemon still holds, not 10 of them.
+    if (!tail_given) params.set("tail", kEveryLine);
   }
   ipc::ClientOptions options;
   if (follow) options.idle_timeout = std::chrono::milliseconds(0);

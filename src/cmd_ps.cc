@@ -13,14 +13,15 @@
 namespace stackie::cli {
 
 extern const char kPsUsage[] =
-    "Usage: stackie ps [STACK] [--json]\n"
+    "Usage: stackie ps [-f FILE | STACK] [--json]\n"
     "\n"
     "List blocks: NAME STATE HEALTH PID UPTIME RESTARTS PORTS SANDBOX. Ports read\n"
-    "127.0.0.1:HOST->SANDBOX. Without STACK, every stack (a STACK column is added when there\n"
-    "are several).\n"
+    "127.0.0.1:HOST->SANDBOX. Without -f or STACK, every stack (a STACK column is added when\n"
+    "there are several).\n"
     "\n"
     "Options:\n"
-    "      --json  the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, stackie-ipc(7))\n"
+    "  -f, --file FILE  only the stack brought up from FILE\n"
+    "      --json       the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, stackie-ipc(7))\n"
     "\n"
     "Exit status: 0, 1 no such stack, 2 usage error, 3 no daemon.\n";
 
@@ -60,15 +61,45 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
+void print_binds(const char* label, const ipc::Json& binds) {
+  if (!binds.is_array()) return;
+  for (const auto& bind : binds.as_array()) {
+    std::string source = text_of(bind["source"]);
+    std::string dest = bind["dest"].string_or("");
+    std::printf("    %-10s %s%s\n", label, source.c_str(),
+                dest.empty() || dest == source ? "" : (" -> " + dest).c_str());
+  }
+}
+
+// The sandbox policy in the daemon's status (SandboxPolicy JSON, stackie-lockbox(1)); its
+// read-write paths are printed above it, with the block's other paths.
+void print_policy(const ipc::Json& policy) {
+  if (!policy.is_object()) return;
+  std::printf("  policy:\n");
+  std::printf("    network    %s\n", text_of(policy["network"]).c_str());
+  std::printf("    identity   %s\n", text_of(policy["identity"]).c_str());
+  std::string workdir = policy["working_dir"].string_or("");
+  std::printf("    workdir    %s\n", workdir.empty() ? "/" : workdir.c_str());
+  print_binds("read-only", policy["read_only"]);
+  if (policy["tmpfs"].is_array())
+    for (const auto& dest : policy["tmpfs"].as_array())
+      std::printf("    tmpfs      %s\n", text_of(dest).c_str());
+  if (policy["environment"].is_array())
+    for (const auto& pair : policy["environment"].as_array())
+      std::printf("    env        %s=%s\n", text_of(pair[0]).c_str(), text_of(pair[1]).c_str());
+}
+
 }  // namespace
 
 int run_ps(std::span<char*> argv) {
   ArgWalker args("ps", argv);
-  std::string stack;
+  std::string stack, file;
   bool json = false;
   while (!args.done()) {
     if (args.flag("", "--json"))
       json = true;
+    else if (auto v = args.value("-f", "--file"))
+      file = *v;
     else if (args.current().starts_with("-"))
       return usage_error("ps", "unknown option '" + std::string(args.current()) + "'");
     else if (stack.empty()) {
@@ -76,11 +107,22 @@ int run_ps(std::span<char*> argv) {
       args.next();
     } else
       return usage_error("ps", "one STACK at most");
+    if (!args.error.empty()) return usage_error("ps", args.error);
+  }
+  if (!file.empty() && !stack.empty()) return usage_error("ps", "-f and STACK exclude each other");
+  ipc::Json params = ipc::Json::object();
+  if (!stack.empty()) params.set("stack", stack);
+  if (!file.empty()) {
+    std::string error;
+    auto path = absolute_stack_file(file, error);
+    if (!path) {
+      std::fprintf(stderr, "stackie: %s\n", error.c_str());
+      return kExitFailed;
+    }
+    params.set("file", *path);
   }
   auto connection = connect_daemon();
   if (!connection.client) return connection.exit_code;
-  ipc::Json params = ipc::Json::object();
-  if (!stack.empty()) params.set("stack", stack);
   auto reply = connection.client->call("ps", params);
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
@@ -148,18 +190,35 @@ int run_status(std::span<char*> argv) {
   std::printf("  ports:      %s\n", format_ports(b["ports"]).c_str());
   std::printf("  sandbox:    %s (%s)\n", text_of(b["sandbox"]).c_str(),
               text_of(b["sandbox_id"]).c_str());
+  std::printf("  restart:    %s\n", text_of(b["restart"]).c_str());
   const auto& exit = b["last_exit"];
   if (exit.is_object())
-    std::printf("  last exit:  code %s signal %s at %s\n", text_of(exit["code"]).c_str(),
-                text_of(exit["signal"]).c_str(), text_of(exit["at"]).c_str());
+    std::printf("  last exit:  %s at %s\n", text_of(exit["message"]).c_str(),
+                text_of(exit["at"]).c_str());
+  else
+    std::printf("  last exit:  -\n");
   const auto& health = b["last_health"];
   if (health.is_object())
-    std::printf("  last check: %s %s\n", health["ok"].bool_or(false) ? "ok" : "failed",
-                text_of(health["message"]).c_str());
+    std::printf("  last check: %s at %s: %s\n", health["ok"].bool_or(false) ? "ok" : "failed",
+                text_of(health["at"]).c_str(), text_of(health["message"]).c_str());
+  else
+    std::printf("  last check: -\n");
+  std::string message = text_of(b["message"]);
+  if (message != "-" && !message.empty())
+    std::printf("  message:    %s\n", message.substr(0, message.find('\n')).c_str());
+  const auto& paths = b["paths"];
+  if (paths["volumes"].is_array())
+    for (const auto& volume : paths["volumes"].as_array())
+      std::printf(
+          "  read-write: %s%s\n", text_of(volume["host"]).c_str(),
+          volume["host"] == volume["sandbox"] ? "" : (" -> " + text_of(volume["sandbox"])).c_str());
+  std::printf("  tmp:        %s\n", text_of(paths["tmp"]).c_str());
   const auto& logs = b["logs"];
-  if (logs.is_object())
-    std::printf("  logs:       %s %s\n", text_of(logs["stdout"]).c_str(),
-                text_of(logs["stderr"]).c_str());
+  if (logs.is_object()) {
+    std::printf("  stdout log: %s\n", text_of(logs["stdout"]).c_str());
+    std::printf("  stderr log: %s\n", text_of(logs["stderr"]).c_str());
+  }
+  print_policy(b["policy"]);
   return kExitOk;
 }
 

@@ -1,6 +1,11 @@
 // `stackie up` and `stackie down`: start a stack through the daemon (autostarting it) and
 // report per-block progress; stop it again.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <string>
 
@@ -8,15 +13,17 @@
 #include "cli_args.h"
 #include "cli_daemon.h"
 #include "cmd.h"
+#include "up_progress.h"
 
 namespace stackie::cli {
 
 extern const char kUpUsage[] =
-    "Usage: stackie up [-f FILE] [--ephemeral] [--no-sandbox] [--detach]\n"
+    "Usage: stackie up [-f FILE] [--ephemeral] [--no-sandbox] [--detach] [--color=WHEN]\n"
     "\n"
     "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
-    "the daemon, starting stackied first when it is not running. Prints one progress line per\n"
-    "block state change and returns once every block is running (and healthy).\n"
+    "the daemon, starting stackied first when it is not running, and return once every block is\n"
+    "running (and healthy). On a terminal, one status line per block (name, state, health,\n"
+    "elapsed) is redrawn in place; otherwise one plain line per block state change.\n"
     "The whole client environment is sent: the loader reads secrets and ${...} from it.\n"
     "\n"
     "Options:\n"
@@ -24,6 +31,7 @@ extern const char kUpUsage[] =
     "      --ephemeral  keep volumes in a throw-away storage root\n"
     "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
     "  -d, --detach     return once the stack is loaded and starting\n"
+    "      --color WHEN auto (live lines on a terminal without NO_COLOR), always, never (plain)\n"
     "\n"
     "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
     "tail is printed), 2 usage error, 3 the daemon could not be reached.\n";
@@ -47,12 +55,35 @@ void print_progress(const ipc::Event& event) {
   std::fflush(stdout);
 }
 
+int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Live lines need a terminal that understands cursor movement; NO_COLOR (no-color.org) and
+// --color=never ask for plain text, which also keeps logs and pipes readable.
+UpProgressView::Options view_options(const std::string& color) {
+  const char* term = std::getenv("TERM");
+  bool terminal = stdout_is_tty() && std::getenv("NO_COLOR") == nullptr &&
+                  !(term != nullptr && std::string_view(term) == "dumb");
+  UpProgressView::Options options;
+  options.live = color == "always" || (color == "auto" && terminal);
+  options.color = options.live;
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    options.width = size.ws_col;
+  if (size.ws_row > 0) options.height = size.ws_row;
+  return options;
+}
+
 }  // namespace
 
 int run_up(std::span<char*> argv) {
   ArgWalker args("up", argv);
   std::string file;
   bool ephemeral = false, no_sandbox = false, detach = false;
+  std::string color = "auto";
   while (!args.done()) {
     if (auto v = args.value("-f", "--file"))
       file = *v;
@@ -62,7 +93,11 @@ int run_up(std::span<char*> argv) {
       no_sandbox = true;
     else if (args.flag("-d", "--detach"))
       detach = true;
-    else
+    else if (auto when = args.value("", "--color")) {
+      color = *when;
+      if (args.error.empty() && color != "auto" && color != "always" && color != "never")
+        return usage_error("up", "--color is auto, always or never, not '" + color + "'");
+    } else
       return usage_error("up", "unknown option '" + std::string(args.current()) + "'");
     if (!args.error.empty()) return usage_error("up", args.error);
   }
@@ -78,6 +113,24 @@ int run_up(std::span<char*> argv) {
   if (!connection.client) return connection.exit_code;
   ipc::Json env = ipc::Json::object();
   for (const auto& [name, value] : current_environment()) env.set(name, value);
+  const UpProgressView::Options view_opts = view_options(color);
+  UpProgressView view(view_opts);
+  auto write_view = [&view] {
+    std::string text = view.render(monotonic_ms());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  auto on_event = [&](const ipc::Event& event) {
+    if (event.name == "stack")
+      view.plan(event.data["blocks"], monotonic_ms());
+    else if (event.name == "progress")
+      view.progress(event.data, monotonic_ms());
+    else
+      return;
+    write_view();
+  };
+  // Live lines redraw their elapsed clocks between events too.
+  ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live ? 200 : 0), write_view};
   auto reply = connection.client->call("up",
                                        ipc::Json::object({{"file", *path},
                                                           {"cwd", current_directory()},
@@ -85,7 +138,12 @@ int run_up(std::span<char*> argv) {
                                                           {"ephemeral", ephemeral},
                                                           {"no_sandbox", no_sandbox},
                                                           {"wait", !detach}}),
-                                       print_progress);
+                                       on_event, tick);
+  if (view.live()) {  // the final states, clocks stopped
+    std::string text = view.render(monotonic_ms(), true);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) {
     const auto& remote = reply->error();

@@ -191,6 +191,11 @@ Result<ServerMessage> Client::read_message(std::chrono::milliseconds timeout) {
 }
 
 Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event) {
+  return call(method, std::move(params), on_event, Tick{});
+}
+
+Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event,
+                           const Tick& tick) {
   auto sent = send(method, std::move(params));
   if (!sent.ok()) {
     // A server that refuses us (another uid, too many connections) says why and hangs up,
@@ -203,8 +208,21 @@ Result<Reply> Client::call(std::string_view method, Json params, const EventHand
     return sent.take_error();
   }
   const RequestId id = *sent;
+  const bool ticking = tick.every.count() > 0 && tick.run;
+  const auto idle = options_.idle_timeout;
+  auto last_message = std::chrono::steady_clock::now();
   for (;;) {
-    STACKIE_TRY_ASSIGN(message, read_message(options_.idle_timeout));
+    auto next = read_message(ticking ? tick.every : idle);
+    if (!next.ok() && ticking && next.error().code == UV_ETIMEDOUT) {
+      if (idle.count() == 0 || std::chrono::steady_clock::now() - last_message < idle) {
+        tick.run();
+        continue;
+      }
+      return Error{UV_ETIMEDOUT,
+                   "no answer from the daemon within " + std::to_string(idle.count()) + " ms"};
+    }
+    STACKIE_TRY_ASSIGN(message, std::move(next));
+    last_message = std::chrono::steady_clock::now();
     if (auto* event = std::get_if<Event>(&message)) {
       // Events of another id belong to an earlier call given up on (a timeout): not ours.
       if (event->id == id && on_event) on_event(*event);

@@ -54,6 +54,14 @@ class Client {
   // UV_E2BIG (a line over max_line), or an errno from the socket.
   Result<Reply> call(std::string_view method, Json params = Json::object(),
                      const EventHandler& on_event = {});
+  // The same, also running `tick.run` after every `tick.every` without a message (a live
+  // display redraws its clocks). The idle timeout still counts from the last message.
+  struct Tick {
+    std::chrono::milliseconds every{0};
+    std::function<void()> run;
+  };
+  Result<Reply> call(std::string_view method, Json params, const EventHandler& on_event,
+                     const Tick& tick);
 
   // The pieces of call(), for callers that interleave: send returns the request's id.
   Result<RequestId> send(std::string_view method, Json params = Json::object());

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 
@@ -105,6 +106,12 @@ void close_timer(uv_timer_t* timer) {
 std::string signal_name(int signum) {
   const char* abbrev = sigabbrev_np(signum);
   return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
+}
+
+uint64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 std::string last_lines(const BlockLogs& logs, size_t n) {
@@ -235,6 +242,12 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
 }
 
 void BlockRunner::after_exit(const ExitStatus& status) {
+  ExitRecord record{status.exit_status, status.term_signal, wall_clock_ms(), describe(status)};
+  if (int signum = lockbox_signal(status); signum != 0) {
+    record.signal = signum;
+    record.code = 0;
+  }
+  last_exit_ = std::move(record);
   uv_timer_stop(probe_timer_);
   uv_timer_stop(timer_);
   probe_.reset();
@@ -277,13 +290,18 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   });
 }
 
+int BlockRunner::lockbox_signal(const ExitStatus& status) const {
+  // stackie-lockbox reports the block's death by signal N as 128+N, and 126/127 for exec.
+  int64_t code = status.exit_status;
+  if (status.term_signal != 0 || sandbox_kind() == SandboxKind::passthrough) return 0;
+  return code > 128 && code < 128 + 65 ? static_cast<int>(code - 128) : 0;
+}
+
 std::string BlockRunner::describe(const ExitStatus& status) const {
   if (!status.setup_error.empty()) return status.setup_error;
   if (status.term_signal != 0) return "killed by " + signal_name(status.term_signal);
   int64_t code = status.exit_status;
-  // stackie-lockbox reports the block's death by signal N as 128+N, and 126/127 for exec.
-  if (sandbox_kind() != SandboxKind::passthrough && code > 128 && code < 128 + 65)
-    return "killed by " + signal_name(static_cast<int>(code - 128));
+  if (int signum = lockbox_signal(status); signum != 0) return "killed by " + signal_name(signum);
   if (code == 126) return "exit status 126: command not executable";
   if (code == 127) return "exit status 127: command not found";
   return "exit status " + std::to_string(code);
@@ -335,6 +353,7 @@ void BlockRunner::probe() {
 void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   if (state_ != BlockState::starting && state_ != BlockState::running) return;
   const HealthCheck& check = spec_.health;
+  last_health_ = HealthRecord{healthy, wall_clock_ms(), detail};
   if (healthy) {
     probe_failures_ = 0;
     if (state_ == BlockState::starting) move(BlockEvent::ready, "healthy (" + detail + ")");

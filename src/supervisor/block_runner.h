@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,19 @@ struct BlockEnvironment {
   std::function<Result<Upstream>(const ConsumedPort&)> consume_upstream;
 };
 
+// What `stackie status` shows of a block's past: its last exit and its last health check.
+struct ExitRecord {
+  int64_t code = 0;         // exit status (the lockbox's 128+N is reported as signal N)
+  int signal = 0;           // nonzero when it died of a signal
+  uint64_t at_ms = 0;       // wall clock, Unix ms
+  std::string description;  // "exit status 1", "killed by SIGKILL", a setup error
+};
+struct HealthRecord {
+  bool ok = false;
+  uint64_t at_ms = 0;  // wall clock, Unix ms
+  std::string message;
+};
+
 class BlockRunner {
  public:
   BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_ptr<BlockLogs> logs);
@@ -53,6 +67,8 @@ class BlockRunner {
     return process_ && phase_ == Phase::command ? uv_now(env_.loop) - started_at_ : 0;
   }
   SandboxKind sandbox_kind() const { return env_.spawner->kind(); }
+  const std::optional<ExitRecord>& last_exit() const { return last_exit_; }
+  const std::optional<HealthRecord>& last_health() const { return last_health_; }
   BlockLogs& logs() { return *logs_; }
   std::shared_ptr<BlockLogs> shared_logs() const { return logs_; }
   // What `stackie exec` runs: the command inside this block's sandbox; empty when not running.
@@ -80,6 +96,8 @@ class BlockRunner {
   void close_pipes();
   void forward_consumes(std::vector<int> listeners);
   std::string describe(const ExitStatus& status) const;
+  // The signal N of a sandboxed block's exit status 128+N; 0 for any other exit.
+  int lockbox_signal(const ExitStatus& status) const;
 
   BlockEnvironment env_;
   ResolvedBlock spec_;
@@ -106,6 +124,8 @@ class BlockRunner {
   int probe_failures_ = 0;
   bool ready_seen_ = false;
   bool exec_seen_ = false;  // on_exec came before spawn() returned
+  std::optional<ExitRecord> last_exit_;
+  std::optional<HealthRecord> last_health_;
 };
 
 }  // namespace stackie

@@ -31,9 +31,9 @@ std::string_view code_for(const Error& error) {
   return errc::kFailed;
 }
 
-std::string_view health_of(const BlockStatus& row) {
-  if (!row.has_health_check) return "none";
-  switch (row.state) {
+std::string_view health_of(BlockState state, bool has_health_check) {
+  if (!has_health_check) return "none";
+  switch (state) {
     case BlockState::running: return "healthy";
     case BlockState::starting: return "starting";
     default: return "unhealthy";
@@ -54,7 +54,7 @@ Json ps_row(const BlockStatus& row) {
       {"name", row.block},
       {"sandbox_id", row.sandbox_id},
       {"state", std::string(to_string(row.state))},
-      {"health", std::string(health_of(row))},
+      {"health", std::string(health_of(row.state, row.has_health_check))},
       {"pid", alive ? Json(row.pid) : Json()},
       {"uptime_s", alive ? Json(static_cast<int64_t>(row.uptime_ms / 1000)) : Json()},
       {"restarts", row.restarts},
@@ -62,6 +62,19 @@ Json ps_row(const BlockStatus& row) {
       {"sandbox", std::string(to_string(row.sandbox))},
       {"message", row.reason},
   });
+}
+
+// The policy as `status` shows it: secret values masked wherever they appear, as `stackie
+// validate` does (a status is printed on screens and pasted into bug reports).
+SandboxPolicy masked_policy(const ResolvedBlock& block) {
+  SandboxPolicy policy = block.policy;
+  for (auto& [name, value] : policy.environment)
+    for (const auto& secret : block.secret_values) {
+      if (secret.empty()) continue;
+      for (size_t at = 0; (at = value.find(secret, at)) != std::string::npos; at += 8)
+        value.replace(at, secret.size(), "********");
+    }
+  return policy;
 }
 
 Json line_event(const std::string& block, const LogLine& line) {
@@ -200,9 +213,11 @@ void DaemonHandlers::up(Session session, const Json& params) {
 
   auto stack_name = std::make_shared<std::string>();
   auto progress = [session](const BlockProgress& p) mutable {
-    session.event("progress", Json::object({{"block", p.block},
-                                            {"state", std::string(to_string(p.state))},
-                                            {"message", p.reason}}));
+    session.event("progress",
+                  Json::object({{"block", p.block},
+                                {"state", std::string(to_string(p.state))},
+                                {"health", std::string(health_of(p.state, p.has_health_check))},
+                                {"message", p.reason}}));
   };
   // An unchanged stack is answered from inside daemon_.up(), before its name is known here:
   // keep that result and answer once the name is set below.
@@ -238,6 +253,11 @@ void DaemonHandlers::up(Session session, const Json& params) {
     return session.fail(errc::kInvalidStack, error.message);
   }
   *stack_name = *started;
+  // Every block of the stack, in start order, before (or among) their progress: a live display
+  // shows the blocks still waiting for their dependencies too.
+  Json planned = Json::array();
+  for (const auto& row : daemon_.supervisor().ps(*stack_name)) planned.push_back(ps_row(row));
+  session.event("stack", Json::object({{"stack", *stack_name}, {"blocks", planned}}));
   if (early->has_value()) answer(std::move(**early));
   if (!wait) {
     // --detach: answer once the stack is loaded and starting.
@@ -271,6 +291,12 @@ void DaemonHandlers::down(Session session, const Json& params) {
 
 void DaemonHandlers::ps(Session session, const Json& params) {
   std::string stack = params["stack"].string_or("");
+  std::string file = params["file"].string_or("");
+  if (stack.empty() && !file.empty()) {
+    for (const auto& record : daemon_.records())
+      if (record.request.file == file) stack = record.name;
+    if (stack.empty()) return session.fail(errc::kNotFound, "no stack from " + file + " is up");
+  }
   if (!stack.empty() && !daemon_.supervisor().has_stack(stack))
     return session.fail(errc::kNotFound, "stack " + stack + " is not up");
   Json rows = Json::array();
@@ -286,13 +312,38 @@ void DaemonHandlers::status(Session session, const Json& params) {
     if (row.block != target->block) continue;
     Json result = ps_row(row);
     std::string logs_dir = stack->spec().storage_root + "/logs/" + row.sandbox_id;
+    Json volumes = Json::array();
+    std::string tmp;
     for (const auto& block : stack->spec().blocks) {
       if (block.name != row.block) continue;
-      auto policy = ipc::parse_json(policy_to_json(block.policy));
+      auto policy = ipc::parse_json(policy_to_json(masked_policy(block)));
       result.set("policy", policy.ok() ? *policy : Json());
+      result.set("restart", std::string(to_string(block.restart)));
+      for (const auto& bind : block.policy.read_write)
+        volumes.push_back(Json::object({{"host", bind.source}, {"sandbox", bind.target()}}));
+      tmp = block.policy.host_tmp_dir;
     }
-    result.set("logs", Json::object({{"stdout", logs_dir + "/stdout.log"},
-                                     {"stderr", logs_dir + "/stderr.log"}}));
+    Json logs =
+        Json::object({{"stdout", logs_dir + "/stdout.log"}, {"stderr", logs_dir + "/stderr.log"}});
+    result.set("logs", logs);
+    result.set("paths", Json::object({{"volumes", volumes},
+                                      {"tmp", tmp.empty() ? Json() : Json(tmp)},
+                                      {"logs", logs_dir}}));
+    result.set(
+        "last_exit",
+        row.last_exit
+            ? Json::object({{"code", row.last_exit->code},
+                            {"signal", row.last_exit->signal},
+                            {"at", format_timestamp(static_cast<int64_t>(row.last_exit->at_ms))},
+                            {"message", row.last_exit->description}})
+            : Json());
+    result.set(
+        "last_health",
+        row.last_health
+            ? Json::object({{"ok", row.last_health->ok},
+                            {"at", format_timestamp(static_cast<int64_t>(row.last_health->at_ms))},
+                            {"message", row.last_health->message}})
+            : Json());
     return session.reply(Json::object({{"v", 1}, {"block", result}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
@@ -345,12 +396,35 @@ void DaemonHandlers::exec(Session session, const Json& params) {
     if (row.pid <= 0 || !has_process(row.state))
       return session.fail(errc::kFailed, "block " + row.block + " is " +
                                              std::string(to_string(row.state)) + ", not running");
-    if (row.sandbox == SandboxKind::passthrough)
-      return session.reply(
-          Json::object({{"lockbox", Json()}, {"join_pid", row.pid}, {"sandbox", "passthrough"}}));
-    return session.reply(Json::object({{"lockbox", lockbox_},
+    // The block's environment and working directory, so that `exec BLOCK -- psql` talks to
+    // the block's server. Secrets stay out: the CLI would have to put them on a command line
+    // (`stackie-lockbox --setenv`), which every local user can read in /proc.
+    Json env = Json::array();
+    Json secrets = Json::array();
+    std::string cwd;
+    for (const auto& block : daemon_.supervisor().stack(target->stack)->spec().blocks) {
+      if (block.name != row.block) continue;
+      cwd = block.policy.working_dir;
+      for (const auto& [name, value] : block.policy.environment) {
+        bool secret = std::find(block.secret_names.begin(), block.secret_names.end(), name) !=
+                      block.secret_names.end();
+        if (secret)
+          secrets.push_back(name);
+        else {
+          Json pair = Json::array();
+          pair.push_back(name);
+          pair.push_back(value);
+          env.push_back(std::move(pair));
+        }
+      }
+    }
+    bool passthrough = row.sandbox == SandboxKind::passthrough;
+    return session.reply(Json::object({{"lockbox", passthrough ? Json() : Json(lockbox_)},
                                        {"join_pid", row.pid},
-                                       {"sandbox", std::string(to_string(row.sandbox))}}));
+                                       {"sandbox", std::string(to_string(row.sandbox))},
+                                       {"env", env},
+                                       {"secrets", secrets},
+                                       {"cwd", cwd}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
 }

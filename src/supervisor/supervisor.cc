@@ -68,7 +68,8 @@ void Supervisor::check_shutdown() {
 }
 
 void Supervisor::on_block(StackRunner& stack, const BlockRunner& block) {
-  BlockProgress progress{stack.spec().name, block.spec().name, block.state(), block.reason()};
+  BlockProgress progress{stack.spec().name, block.spec().name, block.state(), block.reason(),
+                         block.spec().health.kind != HealthCheck::Kind::none};
   if (observer_) observer_(progress);
   auto it = stacks_.find(stack.spec().name);
   if (it == stacks_.end()) return;
@@ -158,6 +159,8 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.has_health_check = block->spec().health.kind != HealthCheck::Kind::none;
       row.sandbox = block->sandbox_kind();
       row.serves = block->spec().serves;
+      row.last_exit = block->last_exit();
+      row.last_health = block->last_health();
       out.push_back(std::move(row));
     }
   }

@@ -24,6 +24,8 @@ struct BlockStatus {
   bool has_health_check = false;
   SandboxKind sandbox = SandboxKind::passthrough;
   std::vector<ServedPort> serves;
+  std::optional<ExitRecord> last_exit;
+  std::optional<HealthRecord> last_health;
 };
 
 struct BlockProgress {
@@ -31,6 +33,7 @@ struct BlockProgress {
   std::string block;
   BlockState state = BlockState::created;
   std::string reason;
+  bool has_health_check = false;
 };
 
 class Supervisor {

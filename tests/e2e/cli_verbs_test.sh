@@ -1,7 +1,9 @@
 #!/bin/sh
 # End-to-end: the real stackie CLI against a real stackied in a temporary STACKIE_HOME.
 # Every verb, its --json, exit codes (2 usage, 3 no daemon, 1 failing block), autostart by up,
-# logs -n, logs -f (bounded), exec's exit status, two racing ups, a stale socket.
+# logs -n, logs -f (bounded), logs --since, ps -f/STACK, status details, up's live status lines
+# on a terminal (under script(1)) and plain lines elsewhere, exec's exit status, two racing
+# ups, a stale socket.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -24,6 +26,7 @@ contains() {  # contains NAME TEXT PATTERN
     echo "FAIL - $1: no '$3' in: $2"; fails=$((fails + 1)); fi
 }
 run() { timeout 20 "$S" "$@"; }
+export E2E_TOKEN=e2e-secret-value  # a secret of the api block, read by up from the environment
 cd "$T"
 cat > stackie.yml <<'YML'
 e2e:
@@ -31,9 +34,28 @@ e2e:
     db:
       command: "echo db up; exec sleep 600"
       restart: "no"
+      health:
+        exec: ["true"]
+        interval: 200ms
     api:
       command: [sh, -c, "echo api up; echo api err >&2; exec sleep 600"]
       depends_on: [db]
+      environment:
+        GREETING: hello from api
+        TOKEN: ${secrets.E2E_TOKEN}
+YML
+mkdir slow && cat > slow/stackie.yml <<'YML'
+slow:
+  blocks:
+    first:
+      command: "echo first up; exec sleep 600"
+      health:
+        exec: [sh, -c, "sleep 0.3"]
+        interval: 200ms
+        start_period: 1s
+    second:
+      command: "exec sleep 600"
+      depends_on: [first]
 YML
 mkdir bad && cat > bad/stackie.yml <<'YML'
 broken:
@@ -72,6 +94,23 @@ contains "ps row" "$out" "api.*running"
 out=$(run ps --json); contains "ps --json versioned" "$out" '^{"v":1,"blocks":\['
 out=$(run status api); check "status" 0 $?; contains "status state" "$out" "state: *running"
 out=$(run status api --json); contains "status --json" "$out" '"v":1,"block":{'
+contains "status --json paths" "$out" '"paths":{"volumes":\[.*\],"tmp":'
+contains "status --json restart policy" "$out" '"restart":"on-failure"'
+contains "status --json last exit (none yet)" "$out" '"last_exit":null'
+contains "status --json log files" "$out" '"logs":{"stdout":"[^"]*/e2e-api/stdout.log"'
+out=$(run status db); contains "status: the last health check" "$out" "last check: ok at 20[0-9-]*T"
+contains "status: the restart policy" "$out" "restart: *no"
+contains "status: the log files" "$out" "stderr log: .*/e2e-db/stderr.log"
+contains "status: the sandbox policy" "$out" "policy:"
+contains "status: the policy's working directory" "$out" "workdir"
+
+out=$(run ps e2e); check "ps STACK" 0 $?; contains "ps STACK lists its blocks" "$out" "db.*running"
+out=$(run ps -f "$T/stackie.yml"); check "ps -f FILE" 0 $?; contains "ps -f lists the stack" "$out" "api.*running"
+out=$(run ps -f stackie.yml --json); contains "ps -f FILE --json" "$out" '"stack":"e2e"'
+run ps -f bad/stackie.yml >/dev/null 2>err; check "ps -f of a stack that is not up exits 1" 1 $?
+contains "ps -f names the file" "$(cat err)" "no stack from .*bad/stackie.yml"
+run ps -f stackie.yml e2e >/dev/null 2>&1; check "ps -f and STACK together exit 2" 2 $?
+run ps nosuch >/dev/null 2>&1; check "ps of an unknown stack exits 1" 1 $?
 run status nosuch >/dev/null 2>&1; check "status of unknown block exits 1" 1 $?
 
 sleep 1
@@ -79,21 +118,75 @@ out=$(run logs -n 1 api); check "logs -n 1" 0 $?
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ]; check "logs -n 1 prints one line" 0 $?
 out=$(run logs); contains "logs prefixes blocks" "$out" "^db | db up"
 out=$(run logs --stderr api); contains "logs --stderr" "$out" "api err"
+run logs --since yesterday 2>err; check "logs --since garbage exits 2" 2 $?
+contains "logs --since names the bad value" "$(cat err)" "not 'yesterday'"
+run logs --since 2026-02-30 2>/dev/null; check "logs --since an impossible date exits 2" 2 $?
+out=$(run logs --since 10m api); contains "logs --since a duration" "$out" "api up"
+out=$(run logs --since 2000-01-01 api); contains "logs --since a date" "$out" "api up"
+out=$(run logs --since 2000-01-01T00:00:00Z api); contains "logs --since RFC 3339" "$out" "api up"
+hour_ago=$(date '+%Y-%m-%d %H:%M:%S' -d '1 hour ago')
+out=$(run logs --since "$hour_ago" api); contains "logs --since a local time" "$out" "api up"
+out=$(run logs --since "$(date -u '+%Y-%m-%dT%H:%M:%SZ' -d '+1 hour')" api); check "logs --since the future" 0 $?
+[ -z "$out" ]; check "logs --since the future prints nothing" 0 $?
+out=$(run logs --since "$(date '+%Y-%m-%d %H:%M' -d '+1 hour')" api)
+[ -z "$out" ]; check "logs --since a later local time prints nothing" 0 $?
 out=$(timeout 3 "$S" logs -f api); check "logs -f runs until stopped by timeout" 124 $?
 contains "logs -f printed the tail" "$out" "api up"
 
 run exec api -- sh -c 'exit 7'; check "exec returns CMD's status" 7 $?
 out=$(run exec api -- echo inside); contains "exec output" "$out" "inside"
 run exec nosuch -- true 2>/dev/null; check "exec of unknown block exits 1" 1 $?
+out=$(E2E_TOKEN= run exec api -- sh -c 'echo "$GREETING|${TOKEN:-unset}"' 2>err)
+contains "exec passes the block's environment" "$out" "^hello from api|"
+contains "exec leaves the block's secrets out" "$out" "|unset$"
+contains "exec names the secrets it left out" "$(cat err)" "secret variables are not passed: TOKEN"
 
 run stop api >/dev/null; check "stop" 0 $?
 run start api >/dev/null; check "start" 0 $?
 run restart db >/dev/null; check "restart" 0 $?
+sleep 0.5
+out=$(run status db --json); contains "status --json: the last exit after a restart" "$out" '"last_exit":{"code":0,"signal":15,"at":"20[0-9-]*T[0-9:.]*Z","message":"killed by SIGTERM"}'
+out=$(run status db); contains "status: the last exit after a restart" "$out" "last exit: *killed by SIGTERM at 20"
 out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
 out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon reachable"
 contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
 run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
 out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
+
+# up's progress: plain lines when stdout is not a terminal; live lines on a terminal.
+esc=$(printf '\033')
+(cd slow && run up --no-sandbox >../plain 2>&1); check "up (plain) of a second stack" 0 $?
+contains "plain up prints state changes" "$(cat plain)" "^second: running"
+if grep -q "$esc" plain; then echo "FAIL - plain up printed escape sequences"; fails=$((fails + 1)); else
+  echo "ok - plain up prints no escape sequences"; fi
+run down slow >/dev/null
+if command -v script >/dev/null 2>&1; then
+  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../live 2>&1)
+  check "up on a terminal" 0 $?
+  live=$(cat live)
+  words=$(sed "s/${esc}\[[0-9;]*[A-Za-z]//g" live | tr '\r' '\n')  # the text, without escapes
+  contains "live up moves the cursor back over its lines" "$live" "${esc}\[2A"
+  contains "live up clears each line it redraws" "$live" "${esc}\[2K"
+  contains "live up shows a waiting block" "$words" "^second *waiting"
+  contains "live up ends with every block running" "$(printf '%s\n' "$words" | grep '^second ' | tail -n 1)" "^second *running"
+  contains "live up shows health and elapsed" "$words" "^first *running *healthy *[0-9.]*s"
+  contains "live up colours states" "$live" "${esc}\[32mrunning"
+  run down slow >/dev/null
+  (cd slow && NO_COLOR=1 TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../plain 2>&1)
+  check "up on a terminal with NO_COLOR" 0 $?
+  if grep -q "$esc" plain; then echo "FAIL - NO_COLOR up printed escape sequences"; fails=$((fails + 1)); else
+    echo "ok - NO_COLOR keeps up plain on a terminal"; fi
+  run down slow >/dev/null
+  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox --color=never" /dev/null >../plain 2>&1)
+  if grep -q "$esc" plain; then echo "FAIL - --color=never up printed escape sequences"; fails=$((fails + 1)); else
+    echo "ok - --color=never keeps up plain on a terminal"; fi
+else
+  echo "ok - skipped: live up on a terminal (script(1) from util-linux is missing)"
+fi
+(cd slow && run up --no-sandbox --color=always >../forced 2>&1)
+contains "--color=always draws live lines into a pipe" "$(cat forced)" "${esc}\[2K"
+run up --color=sometimes 2>/dev/null; check "up --color=sometimes exits 2" 2 $?
+run down slow >/dev/null
 
 (cd bad && run up --no-sandbox >/dev/null 2>../err); check "up of a failing block exits 1" 1 $?
 contains "failure names the block" "$(cat err)" "block crash failed"

@@ -292,6 +292,34 @@ TEST_F(ServerTest, ClientTimesOutOnSilence) {
   EXPECT_LT(waited, 3000ms);
 }
 
+TEST_F(ServerTest, ATickingCallTicksWhileWaitingAndStillTimesOutOnSilence) {
+  ASSERT_TRUE(start().ok());
+  ClientOptions options = quick();
+  options.idle_timeout = 600ms;
+  auto client = Client::connect(socket_path, options);
+  ASSERT_TRUE(client.ok());
+  int ticks = 0;
+  auto reply = client->call("hold", Json::object(), {}, Client::Tick{50ms, [&] { ++ticks; }});
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().code, UV_ETIMEDOUT);  // ticks do not count as messages
+  EXPECT_GE(ticks, 5);
+  EXPECT_LE(ticks, 13);
+
+  // Answered in time: the reply ends the call; the ticks ran meanwhile.
+  ticks = 0;
+  std::thread answer([&] {
+    EXPECT_TRUE(wait_held(2));
+    std::this_thread::sleep_for(300ms);
+    run_on_loop([&] { handler.held[1].reply(Json::object({{"late", true}})); });
+  });
+  auto late = client->call("hold", Json::object(), {}, Client::Tick{50ms, [&] { ++ticks; }});
+  answer.join();
+  ASSERT_TRUE(late.ok());
+  ASSERT_TRUE(late->ok());
+  EXPECT_TRUE(late->result()["late"].bool_or(false));
+  EXPECT_GE(ticks, 3);
+}
+
 TEST_F(ServerTest, ClosingTheServerAnswersPendingRequests) {
   ASSERT_TRUE(start().ok());
   Client client = connect();
