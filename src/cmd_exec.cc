@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+extern char** environ;  // POSIX: declared by no header
+
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_daemon.h"
@@ -21,7 +23,8 @@ extern const char kExecUsage[] =
     "Usage: stackie exec BLOCK -- CMD [ARG...]\n"
     "\n"
     "Run CMD inside the sandbox of a running block (its namespaces and policy), attached to\n"
-    "this terminal. A passthrough (--no-sandbox) block runs CMD directly.\n"
+    "this terminal, with the block's environment (not this shell's). A passthrough\n"
+    "(--no-sandbox) block runs CMD directly.\n"
     "\n"
     "Exit status: CMD's; 1 the block is not running, 2 usage error, 3 no daemon, 127 CMD not\n"
     "found.\n";
@@ -42,12 +45,30 @@ int run_exec(std::span<char*> argv) {
   const auto& r = reply->result();
   std::vector<std::string> words;
   if (r["lockbox"].is_string()) {
-    words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0)), "--"};
+    words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0))};
+    // Names only on the command line: the values travel in the launcher's environment.
+    if (r["environment"].is_object())
+      for (const auto& [name, value] : r["environment"].as_object()) {
+        words.emplace_back("--pass-env");
+        words.push_back(name);
+      }
+    words.emplace_back("--");
   }
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   std::vector<char*> exec_argv;
   for (auto& w : words) exec_argv.push_back(w.data());
   exec_argv.push_back(nullptr);
+  // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
+  // PATH is the block's when execvp searches).
+  std::vector<std::string> block_env;
+  std::vector<char*> block_envp;
+  if (r["environment"].is_object()) {
+    for (const auto& [name, value] : r["environment"].as_object())
+      block_env.push_back(name + "=" + value.string_or(""));
+    for (auto& entry : block_env) block_envp.push_back(entry.data());
+    block_envp.push_back(nullptr);
+    environ = block_envp.data();
+  }
   std::fflush(stdout);
   execvp(exec_argv[0], exec_argv.data());
   std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));

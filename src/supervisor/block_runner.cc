@@ -310,9 +310,13 @@ void BlockRunner::probe() {
   ProbeTarget target;
   target.address = env_.port_address;
   if (spec_.health.kind == HealthCheck::Kind::exec) {
-    target.exec_argv = process_->join_argv(spec_.health.argv);
-    for (const auto& [key, value] : spec_.policy.environment)
+    // The check sees the block's environment (PATH with the block's programs first, ...).
+    std::vector<std::string> names;
+    for (const auto& [key, value] : spec_.policy.environment) {
       target.exec_env.push_back(key + "=" + value);
+      names.push_back(key);
+    }
+    target.exec_argv = process_->join_argv(spec_.health.argv, names);
   }
   probe_ = run_probe(env_.loop, spec_.health, target,
                      [this](bool healthy, std::string detail) { probe_result(healthy, detail); });
@@ -380,7 +384,7 @@ void BlockRunner::stop() {
 
 std::vector<std::string> BlockRunner::join_argv(const std::vector<std::string>& command) const {
   if (!process_ || phase_ != Phase::command) return {};
-  return process_->join_argv(command);
+  return process_->join_argv(command, {});
 }
 
 }  // namespace stackie

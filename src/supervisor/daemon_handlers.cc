@@ -345,12 +345,24 @@ void DaemonHandlers::exec(Session session, const Json& params) {
     if (row.pid <= 0 || !has_process(row.state))
       return session.fail(errc::kFailed, "block " + row.block + " is " +
                                              std::string(to_string(row.state)) + ", not running");
+    // The block's own environment (PGHOST, PATH, ...), so that CMD sees what the block sees.
+    // It may hold secret values: the peer is the same uid (checked on connect), and the CLI
+    // hands them on through the launcher's environment, never its command line.
+    Json environment = Json::object();
+    if (const StackRunner* stack = daemon_.supervisor().stack(target->stack))
+      for (const BlockRunner* runner : stack->blocks())
+        if (runner->spec().name == target->block)
+          for (const auto& [name, value] : runner->spec().policy.environment)
+            environment.set(name, value);
     if (row.sandbox == SandboxKind::passthrough)
-      return session.reply(
-          Json::object({{"lockbox", Json()}, {"join_pid", row.pid}, {"sandbox", "passthrough"}}));
+      return session.reply(Json::object({{"lockbox", Json()},
+                                         {"join_pid", row.pid},
+                                         {"sandbox", "passthrough"},
+                                         {"environment", environment}}));
     return session.reply(Json::object({{"lockbox", lockbox_},
                                        {"join_pid", row.pid},
-                                       {"sandbox", std::string(to_string(row.sandbox))}}));
+                                       {"sandbox", std::string(to_string(row.sandbox))},
+                                       {"environment", environment}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
 }
