@@ -105,6 +105,19 @@ shop:
 YML
 printf 'secrets:\n  POSTGRES_PASSWORD: e2e-%s\n' "$$" > stackie-stack.secrets.yml
 
+# --- a missing program fails the up before anything starts, naming the package -------------
+mkdir missing && cat > missing/stackie-stack.yml <<'YML'
+broken:
+  blocks:
+    stackie.redis:
+    fixture.missing:
+YML
+out=$(cd missing && STACKIE_BLOCK_PATH=${STACKIE_SOURCE_ROOT:?}/tests/fixtures/blocks up 2>&1)
+check "up with a missing program exits 1" 1 $?
+contains "it names the package to install" "$out" \
+  "fixture.missing: program 'stackie-no-such-program' not found; install it with: apt-get install stackie-no-such-package"
+out=$(run ps --json); contains "nothing of that stack started (not even redis)" "$out" '"blocks":\[\]'
+
 # --- up: initdb inside the sandbox, both blocks healthy -------------------------------------
 out=$(up 2>&1); check "up of postgres + redis" 0 $?
 contains "up names the stack" "$out" "stack shop is up"
