@@ -103,7 +103,8 @@ shop:
         database: shop
     stackie.redis:
 YML
-printf 'secrets:\n  POSTGRES_PASSWORD: e2e-%s\n' "$$" > stackie-stack.secrets.yml
+PASSWORD=e2e-secret-$$
+printf 'secrets:\n  POSTGRES_PASSWORD: %s\n' "$PASSWORD" > stackie-stack.secrets.yml
 
 # --- a missing program fails the up before anything starts, naming the package -------------
 mkdir missing && cat > missing/stackie-stack.yml <<'YML'
@@ -146,6 +147,26 @@ out=$(run exec stackie.postgres -- sh -c 'psql -X -w -At -h 127.0.0.1 -c "select
 check "psql over 127.0.0.1 without the password is refused" 2 $?
 contains "refused for want of a password" "$out" "password"
 out=$(run exec stackie.postgres -- sh -c 'stat -c %a "$PGHOST"'); equals "the socket directory is private" "$out" "700"
+
+# While an exec runs, the secret is in no command line (every user can read those); the names
+# passed with --pass-env are (the control: we looked while the exec ran).
+run exec stackie.postgres -- sleep 3 & exec_pid=$!
+sleep 1.5
+scan=$(SECRET=$PASSWORD python3 -c '
+import os
+secret, names = os.environ["SECRET"].encode(), b""
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        line = open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        continue
+    if secret in line:
+        print("secret in the command line of", pid)
+    if b"--pass-env\0POSTGRES_PASSWORD" in line:
+        names = b"seen"
+print("pass-env", names.decode() or "not seen")')
+wait $exec_pid
+equals "exec passes the secret by environment, not by command line" "$scan" "pass-env seen"
 
 # --- logs: postgres's own startup lines ------------------------------------------------------
 out=$(run logs -n 200 stackie.postgres); check "logs stackie.postgres" 0 $?
