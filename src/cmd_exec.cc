@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-extern char** environ;  // POSIX: declared by no header
-
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_daemon.h"
 #include "cmd.h"
+
+extern char** environ;  // POSIX names it; no standard header declares it
 
 namespace stackie::cli {
 
