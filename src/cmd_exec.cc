@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <string>
@@ -43,12 +44,18 @@ int run_exec(std::span<char*> argv) {
   if (!reply->ok()) return report_remote_error(reply->error());
   connection.client->close();
   const auto& r = reply->result();
+  // The block's environment, plus the caller's TERM (an interactive psql or redis-cli edits
+  // lines with it) unless the block sets its own.
+  ipc::Json environment = r["environment"];
+  if (const char* term = std::getenv("TERM"); term && environment.is_object() &&
+                                              !environment.contains("TERM"))
+    environment.set("TERM", term);
   std::vector<std::string> words;
   if (r["lockbox"].is_string()) {
     words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0))};
     // Names only on the command line: the values travel in the launcher's environment.
-    if (r["environment"].is_object())
-      for (const auto& [name, value] : r["environment"].as_object()) {
+    if (environment.is_object())
+      for (const auto& [name, value] : environment.as_object()) {
         words.emplace_back("--pass-env");
         words.push_back(name);
       }
@@ -62,8 +69,8 @@ int run_exec(std::span<char*> argv) {
   // PATH is the block's when execvp searches).
   std::vector<std::string> block_env;
   std::vector<char*> block_envp;
-  if (r["environment"].is_object()) {
-    for (const auto& [name, value] : r["environment"].as_object())
+  if (environment.is_object()) {
+    for (const auto& [name, value] : environment.as_object())
       block_env.push_back(name + "=" + value.string_or(""));
     for (auto& entry : block_env) block_envp.push_back(entry.data());
     block_envp.push_back(nullptr);

@@ -148,6 +148,9 @@ check "psql over 127.0.0.1 without the password is refused" 2 $?
 contains "refused for want of a password" "$out" "password"
 out=$(run exec stackie.postgres -- sh -c 'stat -c %a "$PGHOST"'); equals "the socket directory is private" "$out" "700"
 
+out=$(SSH_AUTH_SOCK=/caller/agent TERM=stackie-term run exec stackie.redis -- \
+  sh -c 'echo "${SSH_AUTH_SOCK:-unset} $TERM"')
+equals "exec: the block's environment, not the caller's (TERM aside)" "$out" "unset stackie-term"
 # While an exec runs, the secret is in no command line (every user can read those); the names
 # passed with --pass-env are (the control: we looked while the exec ran).
 run exec stackie.postgres -- sleep 3 & exec_pid=$!
