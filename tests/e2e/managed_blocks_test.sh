@@ -46,7 +46,7 @@ equals() {  # equals NAME ACTUAL EXPECTED
   if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', wanted '$3'"; fi
 }
 run() { timeout 30 "$S" "$@"; }
-up() { timeout 240 "$S" up "$@"; }
+up() { timeout 240 "$S" up; }
 psql_in() { run exec stackie.postgres -- psql -X -v ON_ERROR_STOP=1 -At "$@"; }
 # "state health" of BLOCK from `stackie ps --json`.
 state_of() {
@@ -94,7 +94,7 @@ still_alive() {
   done
 }
 
-cd "$T"
+cd "$T" || exit 1
 cat > stackie-stack.yml <<'YML'
 shop:
   blocks:
@@ -196,7 +196,7 @@ contains "denied by a read-only mount" "$out" "Read-only file system"
 out=$(timeout 120 "$S" down 2>&1); check "down" 0 $?
 sleep 1
 equals "no process of the stack after down" "$(pgrep -u "$(id -u)" -f "$STORAGE" | wc -l)" "0"
-ls "$redis_volume" | grep -q appendonlydir; check "redis's append-only file is in its volume" 0 $?
+[ -d "$redis_volume/appendonlydir" ]; check "redis's append-only file is in its volume" 0 $?
 [ -f "$redis_volume/dump.rdb" ]; check "redis saved its RDB on SIGTERM" 0 $?
 out=$(up 2>&1); check "up again" 0 $?
 out=$(psql_in -c 'select count(*), string_agg(name, $$,$$ order by id) from items')

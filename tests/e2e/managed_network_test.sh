@@ -47,7 +47,7 @@ equals() {  # equals NAME ACTUAL EXPECTED
   if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', wanted '$3'"; fi
 }
 run() { timeout 30 "$S" "$@"; }
-up() { timeout 240 "$S" up "$@"; }
+up() { timeout 240 "$S" up; }
 # The host port of BLOCK's first served port in STACK, from `stackie ps --json`
 # (ports: [{name, host: "127.0.0.1:PORT", sandbox}]).
 host_port() {
