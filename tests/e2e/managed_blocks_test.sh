@@ -192,6 +192,27 @@ out=$(run exec stackie.postgres -- sh -c 'echo x > /usr/stackie-probe' 2>&1)
 check "the system view is read-only" 2 $?
 contains "denied by a read-only mount" "$out" "Read-only file system"
 
+# --- a second stack with its own postgres at the same time: both on 5432, each in its own
+# network namespace (the host ports are managed_network_test.sh's) --------------------------
+mkdir annex && cat > annex/stackie-stack.yml <<'YML'
+annex:
+  blocks:
+    stackie.postgres:
+YML
+printf 'secrets:\n  POSTGRES_PASSWORD: annex-%s\n' "$$" > annex/stackie-stack.secrets.yml
+out=$(cd annex && up 2>&1); check "up of a second stack with postgres" 0 $?
+out=$(run exec annex/stackie.postgres -- psql -X -At -c "show port"); equals "annex's postgres on 5432" "$out" "5432"
+out=$(run exec shop/stackie.postgres -- psql -X -At -c "show port"); equals "shop's postgres on 5432 too" "$out" "5432"
+run exec annex/stackie.postgres -- psql -X -v ON_ERROR_STOP=1 -c "create table only_annex (x int)" >/dev/null
+check "annex's postgres takes writes" 0 $?
+out=$(run exec shop/stackie.postgres -- psql -X -At -c "select to_regclass('only_annex') is null, count(*) from items")
+equals "shop's postgres is another cluster, its rows intact" "$out" "t|2"
+annex_volume=$STORAGE/volumes/annex/postgres/data
+[ -f "$annex_volume/PG_VERSION" ]; check "annex's volume exists outside" 0 $?
+out=$(run exec shop/stackie.postgres -- ls "$annex_volume" 2>&1); check "shop's postgres cannot list annex's volume" 2 $?
+contains "annex's volume does not exist inside" "$out" "No such file or directory"
+out=$(cd annex && timeout 120 "$S" down 2>&1); check "down of the second stack" 0 $?
+
 # --- down, up: rows and keys survive ----------------------------------------------------------
 out=$(timeout 120 "$S" down 2>&1); check "down" 0 $?
 sleep 1
