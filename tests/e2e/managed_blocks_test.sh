@@ -3,7 +3,11 @@
 # servers and clients (Debian: postgresql, redis-server), the real stackie and stackied, a
 # temporary STACKIE_HOME. Runs unprivileged (postgres refuses root). Everything here goes through
 # `stackie exec` (inside the block's sandbox); the host-side clients over forwarded ports are in
-# managed_network_test.sh.
+# managed_network_test.sh. Checks: a missing program fails `up` before anything starts; initdb,
+# health, exec psql/redis-cli with the block's environment (peer auth on the socket, SCRAM on
+# TCP, no secret on a command line); postgres's own log lines; isolation from the home, redis's
+# volume and another stack's postgres (which runs at the same time on the same port); data
+# through down/up; kill -9 of stackied leaves no process and postgres recovers on the next up.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
