@@ -16,15 +16,17 @@
 #include "cli_daemon.h"
 #include "cmd.h"
 
+extern char** environ;  // POSIX names it; no standard header declares it
+
 namespace stackie::cli {
 
 extern const char kExecUsage[] =
     "Usage: stackie exec BLOCK -- CMD [ARG...]\n"
     "\n"
     "Run CMD inside the sandbox of a running block (its namespaces and policy), attached to\n"
-    "this terminal, in the block's working directory with its environment (and TERM). Secret\n"
-    "variables are left out (named on stderr): a program that needs one asks for it. A\n"
-    "passthrough (--no-sandbox) block runs CMD directly.\n"
+    "this terminal, in the block's working directory with the block's environment (not this\n"
+    "shell's; the caller's TERM is added). A passthrough (--no-sandbox) block runs CMD\n"
+    "directly.\n"
     "\n"
     "Exit status: CMD's; 1 the block is not running, 2 usage error, 3 no daemon, 127 CMD not\n"
     "found.\n";
@@ -43,37 +45,43 @@ int run_exec(std::span<char*> argv) {
   if (!reply->ok()) return report_remote_error(reply->error());
   connection.client->close();
   const auto& r = reply->result();
-  // CMD sees what the block sees: its environment (secrets excepted, see below), its working
-  // directory, and the caller's TERM so that interactive programs draw properly.
-  std::vector<std::pair<std::string, std::string>> env;
-  if (r["env"].is_array())
-    for (const auto& pair : r["env"].as_array())
-      env.emplace_back(pair[0].string_or(""), pair[1].string_or(""));
-  if (const char* term = std::getenv("TERM"); term != nullptr) env.emplace_back("TERM", term);
+  // The block's environment, plus the caller's TERM (an interactive psql or redis-cli edits
+  // lines with it) unless the block sets its own; and the block's working directory.
+  ipc::Json environment = r["environment"];
+  if (const char* term = std::getenv("TERM"); term && environment.is_object() &&
+                                              !environment.contains("TERM"))
+    environment.set("TERM", term);
   std::string cwd = r["cwd"].string_or("");
-  if (r["secrets"].is_array() && r["secrets"].size() > 0) {
-    std::string names;
-    for (const auto& name : r["secrets"].as_array()) names += " " + name.string_or("");
-    std::fprintf(stderr, "stackie: exec: the block's secret variables are not passed:%s\n",
-                 names.c_str());
-  }
   std::vector<std::string> words;
   if (r["lockbox"].is_string()) {
     words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0))};
-    for (const auto& [name, value] : env) words.insert(words.end(), {"--setenv", name, value});
+    // Names only on the command line: the values travel in the launcher's environment.
+    if (environment.is_object())
+      for (const auto& [name, value] : environment.as_object()) {
+        words.emplace_back("--pass-env");
+        words.push_back(name);
+      }
     if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
     words.emplace_back("--");
-  } else {
-    // A block without a sandbox: CMD runs here, in the caller's environment plus the block's.
-    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0)
-      std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(),
-                   std::strerror(errno));
+  } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(),
+                 std::strerror(errno));
   }
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   std::vector<char*> exec_argv;
   for (auto& w : words) exec_argv.push_back(w.data());
   exec_argv.push_back(nullptr);
+  // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
+  // PATH is the block's when execvp searches).
+  std::vector<std::string> block_env;
+  std::vector<char*> block_envp;
+  if (environment.is_object()) {
+    for (const auto& [name, value] : environment.as_object())
+      block_env.push_back(name + "=" + value.string_or(""));
+    for (auto& entry : block_env) block_envp.push_back(entry.data());
+    block_envp.push_back(nullptr);
+    environ = block_envp.data();
+  }
   std::fflush(stdout);
   execvp(exec_argv[0], exec_argv.data());
   std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));

@@ -266,7 +266,8 @@ class BlockBuilder {
       path_dirs = split_search_path(found->second);
     if (spec_.def)
       for (const auto& program : spec_.def->programs) {
-        ProgramSearch search{program.names, program.search, path_dirs, options_.program_root};
+        ProgramSearch search{program.names, globs_for_os(program.search, options_.os), path_dirs,
+                             options_.program_root, usual_program_dirs(options_.os)};
         FoundProgram found = find_program(search);
         if (found.path.empty()) {
           std::string hint = install_hint(program.packages, options_.os);
@@ -286,7 +287,7 @@ class BlockBuilder {
       if (has_reference(first.text)) return {};
       std::string name = first.text;
       if (name.find('/') == std::string::npos) {
-        FoundProgram found = find_program({{name}, {}, path_dirs, ""});
+        FoundProgram found = find_program({{name}, {}, path_dirs, "", {}});
         if (found.path.empty())
           return error_at(first.where, decl_.name + ": program '" + name + "' not found in PATH");
         add_program(name, found);

@@ -63,6 +63,26 @@ bool version_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
+std::vector<std::string> usual_program_dirs(const std::string& os) {
+  if (os == "macos")  // Apple silicon Homebrew, Intel Homebrew, MacPorts, then the system
+    return {"/opt/homebrew/bin", "/usr/local/bin", "/opt/local/bin", "/usr/bin", "/bin"};
+  if (os == "windows") return {};  // no common bin directory: blocks name their own
+  // Linux: the system, then Homebrew on Linux (its default prefix) and Nix profiles.
+  return {"/usr/local/bin", "/usr/bin", "/bin", "/home/linuxbrew/.linuxbrew/bin",
+          "/run/current-system/sw/bin"};
+}
+
+std::vector<std::string> globs_for_os(const std::vector<std::string>& globs,
+                                      const std::string& os) {
+  std::vector<std::string> out;
+  for (const auto& glob : globs) {
+    bool drive = glob.size() >= 3 && std::isalpha(static_cast<unsigned char>(glob[0])) &&
+                 glob[1] == ':' && (glob[2] == '/' || glob[2] == '\\');
+    if (os == "windows" ? drive : !glob.empty() && glob[0] == '/') out.push_back(glob);
+  }
+  return out;
+}
+
 std::vector<std::string> split_search_path(const std::string& value) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -81,6 +101,7 @@ FoundProgram find_program(const ProgramSearch& search) {
     for (auto& dir : expand_glob(search.root + pattern)) dirs.push_back(std::move(dir));
   for (const auto& dir : search.path)
     if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
+  for (const auto& dir : search.usual) dirs.push_back(search.root + dir);
   for (const auto& dir : dirs)
     for (const auto& name : search.names) {
       std::string candidate = dir + "/" + name;

@@ -14,6 +14,7 @@ struct ProgramSearch {
   std::vector<std::string> globs;  // directories, may contain '*' (e.g. /usr/lib/postgresql/*/bin)
   std::vector<std::string> path;   // PATH entries, in order
   std::string root;                // prefix put before every glob (tests: a fake tree); "" = /
+  std::vector<std::string> usual;  // tried last, under `root` too: usual_program_dirs(os)
 };
 
 struct FoundProgram {
@@ -24,11 +25,21 @@ struct FoundProgram {
   std::string real_dir;  // the directory of the symlink's target (== dir without a symlink)
 };
 
+// Order: the block's globs (each newest version first), PATH, then `usual`.
 // Why globs before PATH: Debian keeps the postgres server binaries out of PATH and puts
 // version-dispatching wrappers in /usr/bin; taking every program of a block from the same
 // newest versioned directory keeps initdb, postgres and pg_isready the same major version.
 // Returns an empty path when nothing matches.
 FoundProgram find_program(const ProgramSearch& search);
+
+// The usual places of installed programs on `os`, after the block's own globs and PATH: a daemon
+// started by systemd or launchd has a short PATH (launchd's lacks Homebrew entirely), and the
+// same stack must find the same programs whether `up` came from a terminal or not.
+std::vector<std::string> usual_program_dirs(const std::string& os);
+
+// The globs of `globs` that are absolute paths on `os`: "C:/Program Files/..." only on windows
+// (elsewhere it would be a path relative to the daemon's working directory), "/..." elsewhere.
+std::vector<std::string> globs_for_os(const std::vector<std::string>& globs, const std::string& os);
 
 // Splits "a:b::c" into {"a","b","c"} (empty entries dropped: they would mean the cwd).
 std::vector<std::string> split_search_path(const std::string& value);

@@ -1,13 +1,15 @@
 #include "sandbox/lockbox_options.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <string_view>
 
 namespace stackie::lockbox {
 
 const char kUsage[] =
     "Usage: stackie-lockbox [OPTIONS] -- COMMAND [ARG...]\n"
-    "       stackie-lockbox --join PID [--setenv NAME VALUE]... [--chdir DIR] -- COMMAND [ARG...]\n"
+    "       stackie-lockbox --join PID [--setenv NAME VALUE | --pass-env NAME]... [--chdir DIR]\n"
+    "                       -- COMMAND [ARG...]\n"
     "\n"
     "Run COMMAND inside an unprivileged namespace sandbox built from a policy.\n"
     "\n"
@@ -19,6 +21,8 @@ const char kUsage[] =
     "  --net none|localhost|host  network namespace mode (default none)\n"
     "  --identity root|user     uid inside: 0 (default) or the caller's own\n"
     "  --setenv NAME VALUE      add a variable; nothing else of the environment passes\n"
+    "  --pass-env NAME          add NAME with its value from this environment (if set), so a\n"
+    "                           secret value need not appear on the command line\n"
     "  --chdir DIR              working directory inside (default /)\n"
     "  --name NAME              sandbox name, the hostname inside (default stackie)\n"
     "  --pass-fd N              keep fd N open in COMMAND\n"
@@ -136,6 +140,14 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       if (i + 1 >= argc) return usage_error("--setenv " + std::string(name) + " needs a VALUE");
       policy.environment.emplace_back(std::string(name), std::string(argv[++i]));
       options.policy_flags_used = true;
+    } else if (arg == "--pass-env") {
+      // The value never appears in argv (which every user can read in /proc/PID/cmdline);
+      // only the caller's own environment, readable by the same uid alone, carries it.
+      STACKIE_TRY_ASSIGN(name, value(arg));
+      std::string key(name);
+      if (const char* from_caller = ::getenv(key.c_str()))
+        policy.environment.emplace_back(std::move(key), std::string(from_caller));
+      options.policy_flags_used = true;
     } else if (arg == "--chdir") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       policy.working_dir = std::string(text);
@@ -193,7 +205,8 @@ Status check_options(const Options& options) {
     const SandboxPolicy& p = options.policy;
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
         !p.host_tmp_dir.empty() || !p.pass_fds.empty())
-      return usage_error("--join enters an existing sandbox: only --setenv and --chdir apply");
+      return usage_error(
+          "--join enters an existing sandbox: only --setenv, --pass-env and --chdir apply");
   }
   if (options.policy_fd < 0) {
     Status valid = validate(options.policy);

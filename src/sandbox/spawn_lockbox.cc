@@ -153,9 +153,15 @@ class LockboxProcess final : public Process {
   Status signal(int signum) override { return send(signum); }
   // SIGKILL of the monitor takes the whole pid namespace with it.
   Status kill_all() override { return send(SIGKILL); }
-  std::vector<std::string> join_argv(const std::vector<std::string>& command) const override {
+  std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                     const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
-    std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid()), "--"};
+    std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
+    for (const auto& name : pass_env) {
+      argv.emplace_back("--pass-env");
+      argv.push_back(name);
+    }
+    argv.emplace_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }

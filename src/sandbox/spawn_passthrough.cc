@@ -39,7 +39,8 @@ class PassthroughProcess final : public Process {
   // Also right after the leader exited: what it left in its group dies with it (as systemd
   // does with a unit's remaining processes). The pgid cannot be reused while a member lives.
   Status kill_all() override { return send(SIGKILL); }
-  std::vector<std::string> join_argv(const std::vector<std::string>& command) const override {
+  std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                     const std::vector<std::string>&) const override {
     return running() ? command : std::vector<std::string>{};
   }
 

@@ -71,8 +71,11 @@ class Process {
   // SIGKILL the whole sandbox (process group / pid namespace): nothing of the block survives.
   virtual Status kill_all() = 0;
   // The argv that runs `command` inside this block's sandbox (exec health checks, `stackie
-  // exec`); empty while not running.
-  virtual std::vector<std::string> join_argv(const std::vector<std::string>& command) const = 0;
+  // exec`); empty while not running. `pass_env`: names whose values the caller puts in the
+  // environment of the spawned argv and that `command` must see (a sandbox launcher starts
+  // `command` with an empty environment otherwise).
+  virtual std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                             const std::vector<std::string>& pass_env) const = 0;
   // A socket made inside the block's own network namespace (SpawnRequest::net_channel):
   // connecting it to 127.0.0.1:P reaches the block's port P. `done` runs on the loop, or at
   // once with an error when the block has no such namespace or is gone.

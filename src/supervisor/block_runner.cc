@@ -342,9 +342,13 @@ void BlockRunner::probe() {
   if (has_own_network())
     target.socket_source = [this](SocketDone done) { inside_socket(std::move(done)); };
   if (spec_.health.kind == HealthCheck::Kind::exec) {
-    target.exec_argv = process_->join_argv(spec_.health.argv);
-    for (const auto& [key, value] : spec_.policy.environment)
+    // The check sees the block's environment (PATH with the block's programs first, ...).
+    std::vector<std::string> names;
+    for (const auto& [key, value] : spec_.policy.environment) {
       target.exec_env.push_back(key + "=" + value);
+      names.push_back(key);
+    }
+    target.exec_argv = process_->join_argv(spec_.health.argv, names);
   }
   probe_ = run_probe(env_.loop, spec_.health, target,
                      [this](bool healthy, std::string detail) { probe_result(healthy, detail); });
@@ -444,7 +448,7 @@ void BlockRunner::forward_consumes(std::vector<int> listeners) {
 
 std::vector<std::string> BlockRunner::join_argv(const std::vector<std::string>& command) const {
   if (!process_ || phase_ != Phase::command) return {};
-  return process_->join_argv(command);
+  return process_->join_argv(command, {});
 }
 
 }  // namespace stackie

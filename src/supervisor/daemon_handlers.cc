@@ -396,34 +396,24 @@ void DaemonHandlers::exec(Session session, const Json& params) {
     if (row.pid <= 0 || !has_process(row.state))
       return session.fail(errc::kFailed, "block " + row.block + " is " +
                                              std::string(to_string(row.state)) + ", not running");
-    // The block's environment and working directory, so that `exec BLOCK -- psql` talks to
-    // the block's server. Secrets stay out: the CLI would have to put them on a command line
-    // (`stackie-lockbox --setenv`), which every local user can read in /proc.
-    Json env = Json::array();
-    Json secrets = Json::array();
+    // The block's own environment (PGHOST, PATH, ...) and working directory, so that CMD sees
+    // what the block sees. It may hold secret values: the peer is the same uid (checked on
+    // connect), and the CLI hands them on through the launcher's environment, never its
+    // command line.
+    Json environment = Json::object();
     std::string cwd;
-    for (const auto& block : daemon_.supervisor().stack(target->stack)->spec().blocks) {
-      if (block.name != row.block) continue;
-      cwd = block.policy.working_dir;
-      for (const auto& [name, value] : block.policy.environment) {
-        bool secret = std::find(block.secret_names.begin(), block.secret_names.end(), name) !=
-                      block.secret_names.end();
-        if (secret)
-          secrets.push_back(name);
-        else {
-          Json pair = Json::array();
-          pair.push_back(name);
-          pair.push_back(value);
-          env.push_back(std::move(pair));
+    if (const StackRunner* stack = daemon_.supervisor().stack(target->stack))
+      for (const BlockRunner* runner : stack->blocks())
+        if (runner->spec().name == target->block) {
+          cwd = runner->spec().policy.working_dir;
+          for (const auto& [name, value] : runner->spec().policy.environment)
+            environment.set(name, value);
         }
-      }
-    }
     bool passthrough = row.sandbox == SandboxKind::passthrough;
     return session.reply(Json::object({{"lockbox", passthrough ? Json() : Json(lockbox_)},
                                        {"join_pid", row.pid},
                                        {"sandbox", std::string(to_string(row.sandbox))},
-                                       {"env", env},
-                                       {"secrets", secrets},
+                                       {"environment", environment},
                                        {"cwd", cwd}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);

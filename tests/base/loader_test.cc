@@ -125,6 +125,10 @@ TEST(LoaderBadInput, MissingProgramNamesThePackagePerOs) {
   options.os = "macos";
   EXPECT_NE(load_stack(options).error().message.find("install it with: brew install postgresql@16"),
             std::string::npos);
+  options.os = "windows";
+  EXPECT_NE(load_stack(options).error().message.find(
+                "install it with: winget install PostgreSQL.PostgreSQL.16"),
+            std::string::npos);
 }
 
 TEST(LoaderBadInput, NoStackFileInTheDirectory) {
@@ -193,6 +197,10 @@ TEST(Loader, ThreeBlockStackWithTheRealCatalog) {
   EXPECT_TRUE(has_bind(pg.policy.read_write, data));
   EXPECT_TRUE(has_bind(pg.policy.read_write, run));
   EXPECT_TRUE(has_bind(pg.policy.read_only, pg_bin));
+  // Of the host, the block gets its programs' directory (read-only) and its own paths: nothing
+  // else (the lockbox adds only its fixed system view).
+  EXPECT_EQ(pg.policy.read_only, (std::vector<BindMount>{{pg_bin, ""}}));
+  EXPECT_EQ(pg.policy.read_write, (std::vector<BindMount>{{data, ""}, {run, ""}}));
   EXPECT_EQ(env_value(pg, "PGDATABASE"), "shop");  // the stack's var overrides the default
   EXPECT_EQ(env_value(pg, "POSTGRES_PASSWORD"), "correct-horse-battery");
   EXPECT_EQ(env_value(pg, "PATH"), pg_bin + ":/usr/local/bin:/usr/bin:/bin");

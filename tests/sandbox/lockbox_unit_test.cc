@@ -1,5 +1,6 @@
 // Pure parts of the lockbox: option parsing, the error line, the user-namespace diagnosis.
 #include <cerrno>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,20 @@ TEST(LockboxOptions, CommandArgumentsAfterSeparatorAreNotOptions) {
 TEST(LockboxOptions, JoinTakesOnlyEnvironmentAndDirectory) {
   EXPECT_TRUE(parse({"--join", "42", "--setenv", "A", "b", "--", "x"}).ok());
   EXPECT_FALSE(parse({"--join", "42", "--tmpfs", "/x", "--", "x"}).ok());
+}
+
+TEST(LockboxOptions, PassEnvTakesTheValueFromTheEnvironmentNotTheCommandLine) {
+  ::setenv("STACKIE_TEST_PASSED", "s3cret value", 1);
+  ::unsetenv("STACKIE_TEST_UNSET");
+  auto options = parse({"--join", "42", "--pass-env", "STACKIE_TEST_PASSED", "--pass-env",
+                        "STACKIE_TEST_UNSET", "--", "x"});
+  ::unsetenv("STACKIE_TEST_PASSED");
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  // An unset name passes nothing (not an empty value).
+  EXPECT_EQ(options->policy.environment,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"STACKIE_TEST_PASSED", "s3cret value"}}));
+  EXPECT_FALSE(parse({"--pass-env"}).ok());
 }
 
 TEST(LockboxSetupError, OneEscapedJsonLine) {
