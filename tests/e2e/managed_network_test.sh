@@ -123,7 +123,7 @@ PW_B=pw-b-$$
 # --- stack a: the consumer queried both providers ---------------------------------------------
 out=$(cd "$T/a" && up 2>&1); check "up of stack a (postgres, redis, probe)" 0 $?
 result=$(cat "$T/a/probe/result" 2>/dev/null)
-contains "the probe queried postgres through \${consumes.db}" "$result" "db=\[db ok [0-9]*\] via 127.0.0.1:5432"
+contains "the probe queried postgres through \${consumes.db}" "$result" "db ok [0-9]*\] via 127.0.0.1:5432"
 contains "the probe queried redis through \${consumes.cache}" "$result" "cache=\[OK\] via 127.0.0.1:6379"
 out=$(run ps); contains "ps shows the forwarded port" "$out" "127.0.0.1:[0-9]*->5432"
 
