@@ -8,10 +8,16 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import threading
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# A bench started in the background (SIGINT ignored) or stopped with SIGTERM still runs its
+# `finally` blocks, which stop the daemons it started.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 

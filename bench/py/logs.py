@@ -72,6 +72,7 @@ def stackie_round(n, follower):
         elif follower == "stuck follower":  # a pipe nobody reads: the CLI stops reading too
             follow = st.popen("logs", "-f", names[0], stdout=subprocess.PIPE)
         time.sleep(0.5)
+        log(f"# stackied pid {st.pid}")  # for a profiler: perf record -p PID
         out = measure(root, n, lambda: [st.pid])
         files = dir_bytes(os.path.join(st.home, "storage", "logs"))
     finally:
