@@ -47,6 +47,13 @@ int64_t now_ms() {
 void LineSplitter::feed(std::string_view data, const std::function<void(std::string_view)>& emit) {
   while (!data.empty()) {
     size_t newline = data.find('\n');
+    // A whole line in this read and nothing pending (the common case): no copy.
+    if (pending_.empty() && !just_split_ && newline != std::string_view::npos &&
+        newline <= max_line_) {
+      emit(data.substr(0, newline));
+      data.remove_prefix(newline + 1);
+      continue;
+    }
     std::string_view piece = data.substr(0, newline);
     // Overlong lines: emit full pieces of max_line as they fill, never hold more than that.
     while (!piece.empty()) {
@@ -205,7 +212,18 @@ void BlockLogs::flush_files() {
 }
 
 void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_ms) {
-  LogLine line{next_seq_++, time_ms, stream, std::string(text)};
+  // The ring is full in steady state: the oldest line leaves now (as it would below) and lends
+  // its buffer, so a flood of short lines allocates nothing per line. Big buffers are not
+  // reused: 2000 short lines must not each hold a 16 KiB buffer.
+  std::string buffer;
+  if (!ring_.empty() && ring_.size() >= settings_.ring_lines &&
+      ring_.front().text.capacity() <= 1024) {
+    buffer = std::move(ring_.front().text);
+    ring_bytes_ -= buffer.size();
+    ring_.pop_front();
+  }
+  buffer.assign(text);
+  LogLine line{next_seq_++, time_ms, stream, std::move(buffer)};
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
     std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
