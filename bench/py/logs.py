@@ -142,8 +142,9 @@ for r in range(runs):
         mbps, cpu, rss, files = fn(n, follower)
         samples[(system, n, follower)].append((mbps, cpu, rss))
         log(f"# logs run {r + 1} {system} x{n} {follower or ''}: {mbps:.1f} MB/s, "
-            f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB), RSS KiB first {rss[0]} "
-            f"max {max(rss)} last {rss[-1]} ({len(rss)} samples), {files} bytes in log files")
+            f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB), RSS KiB over the run "
+            f"{[rss[min(len(rss) - 1, len(rss) * q // 4)] for q in range(5)]} "
+            f"(max {max(rss)}, {len(rss)} samples), {files} bytes in log files")
 
 print()
 print(f"logs: {size // 2**20} MiB of 100-byte lines in total per run, medians of {runs} runs "
