@@ -68,9 +68,11 @@ def stackie_round(n, follower):
     try:
         st.up()
         if follower == "follower":
-            follow = st.popen("logs", "-f", names[0], stdout=subprocess.DEVNULL)
+            follow = st.popen("logs", "-f", names[0], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
         elif follower == "stuck follower":  # a pipe nobody reads: the CLI stops reading too
-            follow = st.popen("logs", "-f", names[0], stdout=subprocess.PIPE)
+            follow = st.popen("logs", "-f", names[0], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         log(f"# stackied pid {st.pid}")  # for a profiler: perf record -p PID
         out = measure(root, n, lambda: [st.pid])
