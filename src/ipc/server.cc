@@ -387,17 +387,31 @@ const PeerCredentials& Session::peer() const {
   return call_ ? call_->peer : kNobody;
 }
 
-EventOutcome Session::event(std::string_view name, const Json& data) {
-  if (!call_ || call_->answered) return EventOutcome::gone;
-  auto connection = call_->connection.lock();
+namespace {
+
+// The one body of Session::event and event_lazily: make_data() runs only for an event sent.
+template <class MakeData>
+EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& make_data) {
+  if (!call || call->answered) return EventOutcome::gone;
+  auto connection = call->connection.lock();
   if (!connection || connection->closing) return EventOutcome::gone;
   if (connection->backlog() >= connection->limits.max_write_queue) {
-    ++call_->skipped;
+    ++call->skipped;
     return EventOutcome::skipped;
   }
-  connection->flush_skipped(*call_);
-  connection->enqueue(encode_event(call_->id, name, data));
+  connection->flush_skipped(*call);
+  connection->enqueue(encode_event(call->id, name, make_data()));
   return connection->closed ? EventOutcome::gone : EventOutcome::sent;
+}
+
+}  // namespace
+
+EventOutcome Session::event(std::string_view name, const Json& data) {
+  return send_event(call_.get(), name, [&data]() -> const Json& { return data; });
+}
+
+EventOutcome Session::event_lazily(std::string_view name, const std::function<Json()>& make_data) {
+  return send_event(call_.get(), name, make_data);
 }
 
 void Session::reply(const Json& result) {

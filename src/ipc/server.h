@@ -72,6 +72,9 @@ class Session {
   const PeerCredentials& peer() const;
 
   EventOutcome event(std::string_view name, const Json& data);
+  // As event(), but builds the data only when it will be sent: a stream to a client that does
+  // not keep up skips without paying for the event (logs -f under a flood of lines).
+  EventOutcome event_lazily(std::string_view name, const std::function<Json()>& make_data);
   // The final reply; the first of reply/fail wins, later calls are ignored.
   void reply(const Json& result);
   void fail(std::string_view code, std::string_view message, const Json& data = Json());

@@ -109,7 +109,8 @@ class BlockLogs {
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
-  void add_line(LogStream stream, std::string_view text);
+  void add_line(LogStream stream, std::string_view text, int64_t time_ms);
+  const std::string& timestamp(int64_t time_ms);
   void deliver(const LogLine& line);
   void flush_files();
 
@@ -124,6 +125,8 @@ class BlockLogs {
   LineSplitter out_splitter_, err_splitter_;
   std::unique_ptr<RotatingFile> out_file_, err_file_;
   std::string out_batch_, err_batch_;  // records not yet written
+  int64_t stamp_ms_ = -1;              // the last timestamp formatted, and its text
+  std::string stamp_text_;
   std::deque<LogLine> ring_;
   size_t ring_bytes_ = 0;
   uint64_t next_seq_ = 1;

@@ -105,7 +105,8 @@ struct DaemonHandlers::Follower final : LogSink {
   std::string block;
   uint64_t id = 0;
   bool offer(const LogLine& line) override {
-    return session.event("line", line_event(block, line)) == ipc::EventOutcome::sent;
+    return session.event_lazily("line", [&] { return line_event(block, line); }) ==
+           ipc::EventOutcome::sent;
   }
 };
 

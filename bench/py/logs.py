@@ -1,0 +1,169 @@
+"""bench/logs: log throughput of stackied vs supervisord vs s6-log. See bench/logs."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from benchlib import (S6, RssSampler, Stackie, Supervisord, cpu_seconds, log, median, ratio,
+                      table, wait_cpu_settled)
+
+build, tmp, network = sys.argv[1], sys.argv[2], sys.argv[3]
+size = int(sys.argv[4]) * 1024 * 1024
+runs = int(sys.argv[5])
+bindir = os.path.join(tmp, "bin")
+GIB = 1024 ** 3
+
+
+def spew_argv(results, i, n):
+    return [f"{bindir}/bench-spew", str(size // n), f"{results}/{i}", f"{results}/go"]
+
+
+def dir_bytes(path):
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def measure(root, n, pids_fn):
+    """Lets the blocks go, waits for every writer to finish and the supervisor to go quiet;
+    returns (MB/s the blocks saw, CPU seconds of pids_fn(), RSS samples)."""
+    results = os.path.join(root, "results")
+    pids = pids_fn()
+    cpu0 = sum(cpu_seconds(p) for p in pids)
+    with RssSampler(pids_fn) as rss:
+        open(os.path.join(results, "go"), "w").close()
+        end = time.monotonic() + 900
+        while len([f for f in os.listdir(results) if f != "go"]) < n:
+            if time.monotonic() > end:
+                raise RuntimeError(f"writers did not finish in {root}")
+            time.sleep(0.05)
+        cpu1 = wait_cpu_settled(pids)
+    spans = []
+    for i in range(n):
+        with open(os.path.join(results, str(i))) as f:
+            spans.append([int(x) for x in f.read().split()])
+    elapsed = (max(s[1] for s in spans) - min(s[0] for s in spans)) / 1e9
+    written = sum(s[2] for s in spans)
+    return written / elapsed / 1e6, cpu1 - cpu0, rss.samples
+
+
+def stackie_round(n, follower):
+    root = os.path.join(tmp, f"stackie-{time.monotonic_ns()}")
+    results = os.path.join(root, "results")
+    os.makedirs(results)
+    st = Stackie(build, root, network)
+    names = [f"bench.s{i}" for i in range(n)]
+    for i, name in enumerate(names):
+        st.define_block(name, bindir, ["bench-spew"] + spew_argv(results, i, n)[1:],
+                        read_write=[results])
+    st.write_stack(names)
+    st.start()
+    follow = None
+    try:
+        st.up()
+        if follower == "follower":
+            follow = st.popen("logs", "-f", names[0], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        elif follower == "stuck follower":  # a pipe nobody reads: the CLI stops reading too
+            follow = st.popen("logs", "-f", names[0], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        log(f"# stackied pid {st.pid}")  # for a profiler: perf record -p PID
+        out = measure(root, n, lambda: [st.pid])
+        files = dir_bytes(os.path.join(st.home, "storage", "logs"))
+    finally:
+        if follow:
+            follow.kill()
+            follow.wait()
+        st.cli("down", "-f", st.stack_file, check=False)
+        st.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return out + (files,)
+
+
+def supervisord_round(n, follower):
+    root = os.path.join(tmp, f"supervisord-{time.monotonic_ns()}")
+    results = os.path.join(root, "results")
+    os.makedirs(results)
+    rotation = {"stdout_logfile_maxbytes": "10MB", "stdout_logfile_backups": "4"}
+    sv = Supervisord(root, [(f"s{i}", spew_argv(results, i, n), rotation) for i in range(n)],
+                     autostart=True)
+    sv.start()
+    try:
+        time.sleep(1.0)
+        out = measure(root, n, lambda: [sv.pid])
+        files = dir_bytes(os.path.join(root, "logs"))
+    finally:
+        sv.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return out + (files,)
+
+
+def s6_round(n, follower):
+    root = os.path.join(tmp, f"s6-{time.monotonic_ns()}")
+    results = os.path.join(root, "results")
+    os.makedirs(results)
+    s6 = S6(root, [(f"s{i}", spew_argv(results, i, n), os.path.join(root, "logs", f"s{i}"))
+                   for i in range(n)])
+    s6.start()
+    try:
+        end = time.monotonic() + 30
+        while sum(1 for p in s6.loggers() if open(f"/proc/{p}/comm").read().strip() == "s6-log") < n:
+            if time.monotonic() > end:
+                raise RuntimeError("s6-log did not start")
+            time.sleep(0.05)
+        time.sleep(0.5)
+        loggers = s6.loggers()
+        out = measure(root, n, lambda: loggers)
+        files = dir_bytes(os.path.join(root, "logs"))
+    finally:
+        s6.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return out + (files,)
+
+
+CONFIGS = [
+    ("stackie", 1, None, stackie_round),
+    ("supervisord", 1, None, supervisord_round),
+    ("s6-log", 1, None, s6_round),
+    ("stackie", 8, None, stackie_round),
+    ("supervisord", 8, None, supervisord_round),
+    ("s6-log", 8, None, s6_round),
+    ("stackie", 1, "follower", stackie_round),
+    ("stackie", 1, "stuck follower", stackie_round),
+]
+samples = {c[:3]: [] for c in CONFIGS}
+for r in range(runs):
+    for system, n, follower, fn in CONFIGS:
+        mbps, cpu, rss, files = fn(n, follower)
+        samples[(system, n, follower)].append((mbps, cpu, rss))
+        log(f"# logs run {r + 1} {system} x{n} {follower or ''}: {mbps:.1f} MB/s, "
+            f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB), RSS KiB over the run "
+            f"{[rss[min(len(rss) - 1, len(rss) * q // 4)] for q in range(5)]} "
+            f"(max {max(rss)}, {len(rss)} samples), {files} bytes in log files")
+
+print()
+print(f"logs: {size // 2**20} MiB of 100-byte lines in total per run, medians of {runs} runs "
+      f"(configurations in turn); MB = 10^6 bytes; CPU of the supervising processes only "
+      f"(stackied; supervisord; s6-svscan + s6-supervise + s6-log)")
+rows = []
+for system, n, follower, _ in CONFIGS:
+    s = samples[(system, n, follower)]
+    mbps = median([x[0] for x in s])
+    cpu_gib = median([x[1] for x in s]) / (size / GIB)
+    peer = samples[("supervisord", n, None)]
+    peer_mbps = median([x[0] for x in peer])
+    peer_cpu = median([x[1] for x in peer]) / (size / GIB)
+    rss_first = median([x[2][0] for x in s]) / 1024
+    rss_max = median([max(x[2]) for x in s]) / 1024
+    rows.append([system, str(n), follower or "-", f"{mbps:.1f}", f"{cpu_gib:.2f}",
+                 f"{rss_first:.1f}", f"{rss_max:.1f}",
+                 f"{ratio(mbps, peer_mbps):.2f}x", f"{ratio(cpu_gib, peer_cpu):.2f}x"])
+table(["system", "blocks", "follower", "MB/s", "CPU s/GiB", "RSS MiB before", "RSS MiB max",
+       "MB/s vs supervisord", "CPU/GiB vs supervisord"], rows)
