@@ -18,6 +18,18 @@ using FloodTest = DaemonHarness;
 constexpr long kFloodLines = 987654321;  // never reached: down ends it; also our token
 constexpr int kHealthIntervalMs = 200;
 
+#if defined(__SANITIZE_ADDRESS__)
+// Under ASan (scripts/test --sanitize) every allocation costs several times more and freed
+// memory waits in a quarantine (256 MiB by default): the latency, throughput and memory budgets
+// belong to the real build and the normal run checks them. Here the same scenario must still
+// hold up: every ps answered, health checks still running, the flood still moving.
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+constexpr double kPsBudgetMs = kSanitized ? 2000 : 100;
+constexpr long kHealthLateMs = kSanitized ? 3000 : 500;
+
 long rss_kib(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -109,7 +121,7 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
 
   std::sort(latencies.begin(), latencies.end());
   const double p50 = latencies[latencies.size() / 2], worst = latencies.back();
-  EXPECT_LT(worst, 100.0) << "ps took " << worst << " ms during the flood";
+  EXPECT_LT(worst, kPsBudgetMs) << "ps took " << worst << " ms during the flood";
 
   // Health checks inside the window, each within its interval plus the check's own run.
   auto ms_of = [](Clock::time_point t) {
@@ -121,17 +133,19 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
   long worst_gap = 0;
   for (std::size_t i = 1; i < in_window.size(); ++i)
     worst_gap = std::max(worst_gap, in_window[i] - in_window[i - 1]);
-  EXPECT_GE(in_window.size(), 5000u / (kHealthIntervalMs + 300)) << "health checks stalled";
-  EXPECT_LT(worst_gap, kHealthIntervalMs + 500) << "a health check came late";
+  EXPECT_GE(in_window.size(), 5000u / (kHealthIntervalMs + kHealthLateMs))
+      << "health checks stalled";
+  EXPECT_LT(worst_gap, kHealthIntervalMs + kHealthLateMs) << "a health check came late";
 
   // The flood went on (a stuck follower must not slow the block) and the daemon's memory did
   // not grow with it.
   if (written_before >= 0 && written > 0) {
-    EXPECT_GT(written, 10ll << 20) << "the flood stalled: " << written << " bytes in 5 s";
+    EXPECT_GT(written, kSanitized ? 0 : 10ll << 20) << "the flood stalled: " << written << " bytes in 5 s";
   } else {
     ADD_FAILURE() << "could not read the flooding block's /proc/PID/io";
   }
-  EXPECT_LT(rss_after - rss_before, 32 * 1024) << "daemon RSS grew from " << rss_before
+  if (!kSanitized)
+    EXPECT_LT(rss_after - rss_before, 32 * 1024) << "daemon RSS grew from " << rss_before
                                                << " KiB to " << rss_after << " KiB";
   std::printf("[ figures  ] flood with 2 stuck followers, 5 s: %.0f MB/s through the daemon; "
               "ps p50 %.1f ms, worst %.1f ms (%zu calls); %zu health checks, worst gap %ld ms "
