@@ -14,6 +14,8 @@
 
 namespace stackie {
 
+YamlNode::~YamlNode() = default;
+
 const YamlNode* YamlNode::find(std::string_view key) const {
   for (const auto& [k, v] : entries)
     if (k.text == key) return &v;

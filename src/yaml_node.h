@@ -16,6 +16,16 @@ struct YamlNode {
   enum class Kind { null, scalar, map, sequence };
   enum class Style { plain, quoted, block };  // how a scalar was written; affects columns
 
+  // Special members declared here and the destructor defined in yaml_node.cc: the node holds
+  // pairs of itself, which clang (with libstdc++) cannot instantiate while the type is still
+  // incomplete when the destructor is implicit (the fuzz build, tests/fuzz, uses clang).
+  YamlNode() = default;
+  YamlNode(const YamlNode&) = default;
+  YamlNode(YamlNode&&) noexcept = default;
+  YamlNode& operator=(const YamlNode&) = default;
+  YamlNode& operator=(YamlNode&&) noexcept = default;
+  ~YamlNode();
+
   Kind kind = Kind::null;
   Style style = Style::plain;
   SourceLocation where;

@@ -22,6 +22,8 @@ class OutputPipe {
     (void)owner;
     uv_pipe_init(loop, &pipe->pipe_, 0);
     pipe->pipe_.data = pipe;
+    uv_idle_init(loop, &pipe->next_turn_);
+    pipe->next_turn_.data = pipe;
     registry->push_back(pipe);
     return pipe;
   }
@@ -36,9 +38,26 @@ class OutputPipe {
         },
         [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
           auto* self = static_cast<OutputPipe*>(s->data);
-          if (n > 0) self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
+          if (n > 0) {
+            self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
+            self->yield_turn();
+          }
           if (n < 0) self->close();  // EOF or error: the last writer is gone
         });
+  }
+
+  // One buffer per pipe per loop turn: libuv would read a busy pipe up to 32 times in a row,
+  // and a block flooding its output (2 MiB of lines to split, log and offer to followers) would
+  // then keep clients and health checks waiting for a whole turn (issue 10: ps within 100 ms
+  // during a flood). Reading resumes at the next turn, after the other ready handles ran.
+  void yield_turn() {
+    if (closed_) return;
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&pipe_));
+    uv_idle_start(&next_turn_, [](uv_idle_t* idle) {
+      auto* self = static_cast<OutputPipe*>(idle->data);
+      uv_idle_stop(idle);
+      if (!self->closed_) self->start_reading();
+    });
   }
 
   // Take what is buffered in the pipe now (the process just exited): its last words belong in
@@ -59,14 +78,20 @@ class OutputPipe {
     logs_->end_of_stream(stream_);
     if (registry_ != nullptr) std::erase(*registry_, this);
     registry_ = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(&pipe_),
-             [](uv_handle_t* h) { delete static_cast<OutputPipe*>(h->data); });
+    auto closed = [](uv_handle_t* h) {
+      auto* self = static_cast<OutputPipe*>(h->data);
+      if (--self->open_handles_ == 0) delete self;
+    };
+    uv_close(reinterpret_cast<uv_handle_t*>(&next_turn_), closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&pipe_), closed);
   }
 
  private:
   OutputPipe(std::shared_ptr<BlockLogs> logs, LogStream stream, std::vector<OutputPipe*>* registry)
       : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
   uv_pipe_t pipe_{};
+  uv_idle_t next_turn_{};
+  int open_handles_ = 2;  // pipe_ and next_turn_: freed once both are closed
   std::shared_ptr<BlockLogs> logs_;
   LogStream stream_;
   std::vector<OutputPipe*>* registry_;
