@@ -198,10 +198,15 @@ class RssSampler:
 # ---- ports --------------------------------------------------------------------------------
 
 def port_accepts(port):
+    """True when the block's own listener serves the port: bench-listener accepts and closes,
+    so the client reads a clean end of stream. A connect alone is not enough: stackie's
+    forwarder holds the host port for the whole life of the stack and resets a connection
+    while the block is not up yet."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
     try:
         s.connect(("127.0.0.1", port))
-        return True
+        return s.recv(1) == b""
     except OSError:
         return False
     finally:
