@@ -10,21 +10,12 @@ S=$B/stackie
 T=$(mktemp -d /tmp/stackie-cli-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
-fails=0
+. "$(dirname "$0")/lib.sh"
 cleanup() {
-  timeout 10 "$S" daemon stop >/dev/null 2>&1
-  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
-  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  stop_daemon "$S" 10
   rm -rf "$T"
 }
 trap cleanup EXIT
-check() {  # check NAME EXPECTED_RC ACTUAL_RC
-  if [ "$2" = "$3" ]; then echo "ok - $1"; else echo "FAIL - $1: exit $3, wanted $2"; fails=$((fails + 1)); fi
-}
-contains() {  # contains NAME TEXT PATTERN
-  if printf '%s' "$2" | grep -q -- "$3"; then echo "ok - $1"; else
-    echo "FAIL - $1: no '$3' in: $2"; fails=$((fails + 1)); fi
-}
 run() { timeout 20 "$S" "$@"; }
 export E2E_TOKEN=e2e-secret-value  # a secret of the api block, read by up from the environment
 cd "$T"

@@ -9,16 +9,12 @@ T=$(mktemp -d /tmp/stackie-completion-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
 export PATH=$B/src:$PATH  # `stackie` as a user types it
-fails=0
+. "$(dirname "$0")/lib.sh"
 cleanup() {
-  timeout 10 stackie daemon stop >/dev/null 2>&1
-  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
-  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  stop_daemon stackie 10
   rm -rf "$T"
 }
 trap cleanup EXIT
-ok() { echo "ok - $1"; }
-bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
 
 # complete WORDS...: what bash offers for the last word (may be empty) of "WORDS".
 complete_line() {

@@ -8,19 +8,13 @@ B=${STACKIE_BUILD_ROOT:?}
 T=$(mktemp -d /tmp/stackie-install-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR STACKIE_LOCKBOX STACKIE_BLOCK_PATH
-fails=0
+. "$(dirname "$0")/lib.sh"
 S=
 cleanup() {
-  [ -n "$S" ] && timeout 10 "$S" daemon stop >/dev/null 2>&1
-  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
-  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  stop_daemon "$S" 10
   rm -rf "$T"
 }
 trap cleanup EXIT
-ok() { echo "ok - $1"; }
-bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$3', wanted '$2'"; fi; }
-contains() { if printf '%s' "$2" | grep -q -- "$3"; then ok "$1"; else bad "$1: no '$3' in: $2"; fi; }
 
 if ! command -v meson >/dev/null 2>&1; then
   echo "ok - # SKIP meson is not on PATH"

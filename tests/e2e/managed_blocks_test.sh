@@ -11,7 +11,7 @@
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
-fails=0
+. "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" = 0 ]; then
   echo "FAIL - run as an unprivileged user: postgres refuses to run as root (CI runs this as stackie-test)"
   exit 1
@@ -32,23 +32,10 @@ unset XDG_RUNTIME_DIR
 STORAGE=$STACKIE_HOME/storage
 cleanup() {
   timeout 60 "$S" down shop >/dev/null 2>&1
-  timeout 20 "$S" daemon stop >/dev/null 2>&1
-  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
-  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  stop_daemon "$S" 20
   rm -rf "$T"
 }
 trap cleanup EXIT
-ok() { echo "ok - $1"; }
-bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
-check() {  # check NAME EXPECTED_RC ACTUAL_RC
-  if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: exit $3, wanted $2"; fi
-}
-contains() {  # contains NAME TEXT PATTERN
-  if printf '%s' "$2" | grep -q -- "$3"; then ok "$1"; else bad "$1: no '$3' in: $2"; fi
-}
-equals() {  # equals NAME ACTUAL EXPECTED
-  if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', wanted '$3'"; fi
-}
 run() { timeout 30 "$S" "$@"; }
 up() { timeout 240 "$S" up; }
 psql_in() { run exec stackie.postgres -- psql -X -v ON_ERROR_STOP=1 -At "$@"; }

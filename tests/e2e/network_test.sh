@@ -11,23 +11,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/stackie-net-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
-fails=0
+. "$(dirname "$0")/lib.sh"
 holder=
 cleanup() {
   [ -n "$holder" ] && kill "$holder" 2>/dev/null
-  timeout 10 "$S" daemon stop >/dev/null 2>&1
-  pid=$(cat "$STACKIE_HOME/stackied.pid" 2>/dev/null)
-  [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
+  stop_daemon "$S" 10
   rm -rf "$T"
 }
 trap cleanup EXIT
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" = "$3" ]; then echo "ok - $1"; else echo "FAIL - $1: got '$3', wanted '$2'"; fails=$((fails + 1)); fi
-}
-contains() {  # contains NAME TEXT PATTERN
-  if printf '%s' "$2" | grep -q -- "$3"; then echo "ok - $1"; else
-    echo "FAIL - $1: no '$3' in: $2"; fails=$((fails + 1)); fi
-}
 run() { timeout 60 "$S" "$@"; }
 peer() { timeout 60 python3 "$T/net_peer.py" "$@"; }
 # The host port of BLOCK's first served port in STACK, from `stackie ps --json`.

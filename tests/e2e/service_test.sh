@@ -12,7 +12,7 @@ T=$(mktemp -d /tmp/stackie-service-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 export XDG_CONFIG_HOME=$T/config
 unset XDG_RUNTIME_DIR NOTIFY_SOCKET LISTEN_FDS LISTEN_PID
-fails=0
+. "$(dirname "$0")/lib.sh"
 manager=
 cleanup() {
   [ -n "$manager" ] && kill "$manager" 2>/dev/null
@@ -21,10 +21,6 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-ok() { echo "ok - $1"; }
-bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$3', wanted '$2'"; fi; }
-contains() { if printf '%s' "$2" | grep -q -- "$3"; then ok "$1"; else bad "$1: no '$3' in: $2"; fi; }
 
 units=$XDG_CONFIG_HOME/systemd/user
 
