@@ -79,30 +79,11 @@ Result<std::string> daemon_socket_path() {
   return socket_path(env, settings);
 }
 
-Connection connect_daemon(ipc::ClientOptions options) {
-  Connection out;
-  auto path = daemon_socket_path();
-  if (!path.ok()) {
-    std::fprintf(stderr, "stackie: %s\n", path.error().message.c_str());
-    out.exit_code = kExitFailed;
-    return out;
-  }
-  auto client = ipc::Client::connect(*path, options);
-  if (client.ok()) {
-    out.client.emplace(std::move(*client));
-    return out;
-  }
-  if (ipc::is_daemon_not_running(client.error())) {
-    std::fputs(kNotRunning, stderr);
-    out.exit_code = kExitDaemonUnreachable;
-  } else {
-    std::fprintf(stderr, "stackie: %s: %s\n", path->c_str(), client.error().message.c_str());
-    out.exit_code = kExitDaemonUnreachable;
-  }
-  return out;
-}
+namespace {
 
-Connection connect_or_start_daemon(ipc::ClientOptions options) {
+// One connection to the daemon's socket. With `start`, a daemon that is not running is started
+// and waited for (up to 5 s); without, that is the one-line "not running" message.
+Connection connect_to_daemon(const ipc::ClientOptions& options, bool start) {
   Connection out;
   auto path = daemon_socket_path();
   if (!path.ok()) {
@@ -111,7 +92,7 @@ Connection connect_or_start_daemon(ipc::ClientOptions options) {
     return out;
   }
   auto client = ipc::Client::connect(*path, options);
-  if (!client.ok() && ipc::is_daemon_not_running(client.error())) {
+  if (start && !client.ok() && ipc::is_daemon_not_running(client.error())) {
     // Two racing `up`s may both spawn: stackied is single-instance (its pid file lock), the
     // loser exits and both clients then reach the winner.
     auto started = spawn_daemon();
@@ -129,13 +110,28 @@ Connection connect_or_start_daemon(ipc::ClientOptions options) {
     }
   }
   if (!client.ok()) {
-    std::fprintf(stderr, "stackie: the daemon did not come up on %s: %s\n", path->c_str(),
-                 client.error().message.c_str());
+    if (start)
+      std::fprintf(stderr, "stackie: the daemon did not come up on %s: %s\n", path->c_str(),
+                   client.error().message.c_str());
+    else if (ipc::is_daemon_not_running(client.error()))
+      std::fputs(kNotRunning, stderr);
+    else
+      std::fprintf(stderr, "stackie: %s: %s\n", path->c_str(), client.error().message.c_str());
     out.exit_code = kExitDaemonUnreachable;
     return out;
   }
   out.client.emplace(std::move(*client));
   return out;
+}
+
+}  // namespace
+
+Connection connect_daemon(ipc::ClientOptions options) {
+  return connect_to_daemon(options, false);
+}
+
+Connection connect_or_start_daemon(ipc::ClientOptions options) {
+  return connect_to_daemon(options, true);
 }
 
 int report_remote_error(const ipc::RemoteError& error) {
