@@ -185,6 +185,19 @@ class BlockBuilder {
   // ${consumes.X.PORT} of a consumer there are host ports, so they must be known before any
   // string is expanded. A block on the host's network binds its ports itself: exactly those.
   Status allocate_host_ports() {
+    // `network: none` is no way in nor out (DESIGN.md §6): ports it would serve or consume
+    // could never connect, so say so now rather than time out at run time.
+    if (block_.sandboxed && block_.policy.network == NetworkMode::none) {
+      std::string what;
+      if (!block_.serves.empty())
+        what = "nothing can reach its port '" + block_.serves[0].name + "'";
+      else if (!block_.consumes.empty())
+        what = "it cannot reach what it consumes as '" + block_.consumes[0].name + "'";
+      if (!what.empty())
+        return error_at(decl_.where, "block '" + block_.name +
+                                         "' has network none (from its definition): " + what +
+                                         "; use network localhost");
+    }
     for (size_t i = 0; i < block_.serves.size(); ++i) {
       ServedPort& port = block_.serves[i];
       HostPortRequest request{stack_.name, block_.name, port.name,
