@@ -47,8 +47,7 @@ std::vector<int> processes_mentioning(const std::string& token) {
   std::vector<int> pids;
   for (int pid : all_pids()) {
     if (pid == ::getpid()) continue;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    std::string cmdline = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmdline.find(token) != std::string::npos && process_alive(pid)) pids.push_back(pid);
   }
   return pids;

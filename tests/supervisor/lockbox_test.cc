@@ -28,8 +28,8 @@ std::vector<int> processes_mentioning(const std::string& token) {
   while (dirent* entry = ::readdir(proc)) {
     int pid = std::atoi(entry->d_name);
     if (pid <= 0 || pid == ::getpid()) continue;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    std::string cmdline =
+        testing_support::read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmdline.find(token) != std::string::npos && testing_support::process_alive(pid))
       pids.push_back(pid);
   }

@@ -2,6 +2,7 @@
 // end of every test, a scratch directory, the helper binary, and hand-built stacks.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -19,6 +20,20 @@
 #include "stack_model.h"
 
 namespace stackie::testing_support {
+
+// The whole of a /proc file, or "" when it cannot be read. Not an ifstream: libstdc++ throws
+// from underflow when read(2) fails, which it does (ESRCH) for a process that exits meanwhile.
+inline std::string read_proc_file(const std::string& path) {
+  std::string content;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) content.append(buffer, size_t(n));
+  ::close(fd);
+  return content;
+}
+
 
 inline std::string helper_path() {
   const char* path = std::getenv("STACKIE_BLOCKHELPER");
@@ -43,8 +58,7 @@ inline bool process_alive(int pid) {
   if (pid <= 0) return false;
   if (::kill(pid, 0) != 0) return false;
   // A zombie is dead for our purposes.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string content((std::istreambuf_iterator<char>(stat)), {});
+  std::string content = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   size_t close_paren = content.rfind(')');
   return close_paren == std::string::npos || content.size() < close_paren + 3 ||
          content[close_paren + 2] != 'Z';
