@@ -46,6 +46,35 @@ std::string current_directory() {
   return getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
 }
 
+bool take_stack_target(ArgWalker& args, StackTarget& target) {
+  if (auto v = args.value("-f", "--file")) {
+    target.file = *v;
+  } else if (args.current().starts_with("-")) {
+    return false;
+  } else if (target.stack.empty()) {
+    target.stack = args.current();
+    args.next();
+  } else {
+    args.error = "one STACK at most";
+  }
+  if (args.error.empty() && !target.file.empty() && !target.stack.empty())
+    args.error = "-f and STACK exclude each other";
+  return true;
+}
+
+std::optional<ipc::Json> stack_target_params(const StackTarget& target, bool cwd_default,
+                                             std::string& error) {
+  ipc::Json params = ipc::Json::object();
+  if (!target.stack.empty()) {
+    params.set("stack", target.stack);
+  } else if (!target.file.empty() || cwd_default) {
+    auto path = absolute_stack_file(target.file, error);
+    if (!path) return std::nullopt;
+    params.set("file", *path);
+  }
+  return params;
+}
+
 std::optional<std::string> absolute_stack_file(const std::string& file, std::string& error) {
   std::string cwd = current_directory();
   auto found = find_stack_file(file, cwd);

@@ -32,6 +32,19 @@ class ArgWalker {
 
 // The absolute path of the stack file (-f or the default names in the cwd).
 std::optional<std::string> absolute_stack_file(const std::string& file, std::string& error);
+
+// `-f FILE | STACK`: which stack a verb (ps, down) is about.
+struct StackTarget {
+  std::string file;
+  std::string stack;
+};
+// Takes current() when it is -f/--file or a STACK word and returns true; false for any other
+// option. A second STACK, or both forms, set args.error.
+bool take_stack_target(ArgWalker& args, StackTarget& target);
+// The request's params: {"stack"} or {"file": absolute}; with neither, the stack file of the
+// cwd when `cwd_default`, else none. nullopt (with `error`) when no stack file is found.
+std::optional<ipc::Json> stack_target_params(const StackTarget& target, bool cwd_default,
+                                             std::string& error);
 std::string current_directory();
 
 // "127.0.0.1:5433->5432,..." for a PS_ROW's ports.

@@ -93,37 +93,24 @@ void print_policy(const ipc::Json& policy) {
 
 int run_ps(std::span<char*> argv) {
   ArgWalker args("ps", argv);
-  std::string stack, file;
+  StackTarget target;
   bool json = false;
   while (!args.done()) {
     if (args.flag("", "--json"))
       json = true;
-    else if (auto v = args.value("-f", "--file"))
-      file = *v;
-    else if (args.current().starts_with("-"))
+    else if (!take_stack_target(args, target))
       return usage_error("ps", "unknown option '" + std::string(args.current()) + "'");
-    else if (stack.empty()) {
-      stack = args.current();
-      args.next();
-    } else
-      return usage_error("ps", "one STACK at most");
     if (!args.error.empty()) return usage_error("ps", args.error);
   }
-  if (!file.empty() && !stack.empty()) return usage_error("ps", "-f and STACK exclude each other");
-  ipc::Json params = ipc::Json::object();
-  if (!stack.empty()) params.set("stack", stack);
-  if (!file.empty()) {
-    std::string error;
-    auto path = absolute_stack_file(file, error);
-    if (!path) {
-      std::fprintf(stderr, "stackie: %s\n", error.c_str());
-      return kExitFailed;
-    }
-    params.set("file", *path);
+  std::string error;
+  auto params = stack_target_params(target, /*cwd_default=*/false, error);
+  if (!params) {
+    std::fprintf(stderr, "stackie: %s\n", error.c_str());
+    return kExitFailed;
   }
   auto connection = connect_daemon();
   if (!connection.client) return connection.exit_code;
-  auto reply = connection.client->call("ps", params);
+  auto reply = connection.client->call("ps", *params);
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
   const auto& result = reply->result();

@@ -174,38 +174,23 @@ int run_up(std::span<char*> argv) {
 
 int run_down(std::span<char*> argv) {
   ArgWalker args("down", argv);
-  std::string file, stack;
+  StackTarget target;
   while (!args.done()) {
-    if (auto v = args.value("-f", "--file"))
-      file = *v;
-    else if (args.current().starts_with("-"))
+    if (!take_stack_target(args, target))
       return usage_error("down", "unknown option '" + std::string(args.current()) + "'");
-    else if (stack.empty()) {
-      stack = args.current();
-      args.next();
-    } else
-      return usage_error("down", "one STACK at most");
     if (!args.error.empty()) return usage_error("down", args.error);
   }
-  if (!file.empty() && !stack.empty())
-    return usage_error("down", "-f and STACK exclude each other");
-  ipc::Json params = ipc::Json::object();
-  if (!stack.empty()) {
-    params.set("stack", stack);
-  } else {
-    std::string error;
-    auto path = absolute_stack_file(file, error);
-    if (!path) {
-      std::fprintf(stderr, "stackie: %s\n", error.c_str());
-      return kExitFailed;
-    }
-    params.set("file", *path);
+  std::string error;
+  auto params = stack_target_params(target, /*cwd_default=*/true, error);
+  if (!params) {
+    std::fprintf(stderr, "stackie: %s\n", error.c_str());
+    return kExitFailed;
   }
   ipc::ClientOptions options;
   options.idle_timeout = std::chrono::milliseconds(0);
   auto connection = connect_daemon(options);
   if (!connection.client) return connection.exit_code;
-  auto reply = connection.client->call("down", params, print_progress);
+  auto reply = connection.client->call("down", *params, print_progress);
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
   std::printf("stack %s is down\n", reply->result()["stack"].string_or("?").c_str());

@@ -3,7 +3,6 @@
 // the real stackie-lockbox unless a test says otherwise.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../proc_file.h"
 #include "ipc/client.h"
 
 namespace stackie::fault {
@@ -28,18 +28,7 @@ inline std::string required_env(const char* name) {
   return value ? value : "";
 }
 
-// The whole of a /proc file, or "" when it cannot be read. Not an ifstream: libstdc++ throws
-// from underflow when read(2) fails, which it does (ESRCH) for a process that exits meanwhile.
-inline std::string read_proc_file(const std::string& path) {
-  std::string content;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return content;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) content.append(buffer, size_t(n));
-  ::close(fd);
-  return content;
-}
+using testing_proc::read_proc_file;
 
 // /proc/PID/stat fields after the command name: index 0 is the state (field 3).
 inline std::vector<std::string> stat_fields(int pid) {

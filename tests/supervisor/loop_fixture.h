@@ -2,7 +2,6 @@
 // end of every test, a scratch directory, the helper binary, and hand-built stacks.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -17,22 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "../proc_file.h"
 #include "stack_model.h"
 
 namespace stackie::testing_support {
 
-// The whole of a /proc file, or "" when it cannot be read. Not an ifstream: libstdc++ throws
-// from underflow when read(2) fails, which it does (ESRCH) for a process that exits meanwhile.
-inline std::string read_proc_file(const std::string& path) {
-  std::string content;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return content;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) content.append(buffer, size_t(n));
-  ::close(fd);
-  return content;
-}
+using testing_proc::read_proc_file;
 
 
 inline std::string helper_path() {
