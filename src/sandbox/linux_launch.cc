@@ -84,6 +84,13 @@ int run_sandboxed(const LaunchRequest& request) {
   pid_t caller = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != caller) return kExitSetupFailed;  // the caller is already gone
+  // A caller that died before getppid() above (between its exec of us and here: longer under
+  // ASan) left us re-parented already, and PDEATHSIG will never fire. The daemon holds the only
+  // reading end of the error pipe: POLLERR on our end means it is gone.
+  if (request.sink.error_fd >= 0) {
+    pollfd caller_alive{request.sink.error_fd, POLLOUT, 0};
+    if (poll(&caller_alive, 1, 0) == 1 && (caller_alive.revents & POLLERR)) return kExitSetupFailed;
+  }
 
   if (auto error = enter_new_namespaces(request.policy)) {
     report(request.sink, *error);
