@@ -11,7 +11,7 @@
 
 #include "sandbox/linux_launch.h"
 #include "sandbox/lockbox_options.h"
-#include "version.h"
+#include "base/version.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "service_units.h"
+#include "cli/service_units.h"
 
 namespace {
 

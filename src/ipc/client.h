@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
-#include "error.h"
+#include "base/error.h"
 #include "ipc/framing.h"
-#include "ipc/json.h"
+#include "base/json.h"
 #include "ipc/protocol.h"
 
 namespace stackie::ipc {

@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace stackie::ipc {
 

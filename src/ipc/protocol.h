@@ -16,8 +16,8 @@
 #include <string_view>
 #include <variant>
 
-#include "error.h"
-#include "ipc/json.h"
+#include "base/error.h"
+#include "base/json.h"
 
 namespace stackie::ipc {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ipc/socket_file.h"
-#include "ipc/uv_handle.h"
+#include "base/uv_handle.h"
 
 namespace stackie::ipc {
 

@@ -1,6 +1,6 @@
 #include "ipc/socket_file.h"
 
-#include "directories.h"
+#include "base/directories.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -10,7 +10,7 @@
 
 #include "sandbox/linux_net_control.h"
 #include "sandbox/linux_setup_error.h"
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 namespace stackie::linux_sandbox {
 

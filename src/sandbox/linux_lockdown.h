@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 namespace stackie::linux_sandbox {
 

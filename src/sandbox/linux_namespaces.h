@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "sandbox/linux_setup_error.h"
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 namespace stackie::linux_sandbox {
 

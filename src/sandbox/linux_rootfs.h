@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sandbox/linux_setup_error.h"
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 namespace stackie::linux_sandbox {
 

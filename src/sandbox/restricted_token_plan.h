@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "error.h"
-#include "sandbox/policy.h"
+#include "base/error.h"
+#include "policy/policy.h"
 
 namespace stackie {
 

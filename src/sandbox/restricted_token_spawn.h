@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
 #include "sandbox/restricted_token_plan.h"
 
 namespace stackie {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "sandbox/policy.h"
+#include "base/error.h"
+#include "policy/policy.h"
 
 namespace stackie {
 

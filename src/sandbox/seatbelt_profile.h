@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 namespace stackie {
 

@@ -1,6 +1,6 @@
 #include "supervisor/block_logs.h"
 
-#include "directories.h"
+#include "base/directories.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

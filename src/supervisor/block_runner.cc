@@ -7,7 +7,7 @@
 #include <csignal>
 #include <cstring>
 
-#include "directories.h"
+#include "base/directories.h"
 #include "supervisor/init_script.h"
 
 namespace stackie {

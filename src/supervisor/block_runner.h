@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/spawner.h"
-#include "stack_model.h"
+#include "spawn/spawner.h"
+#include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/health_probe.h"

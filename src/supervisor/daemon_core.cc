@@ -1,6 +1,6 @@
 #include "supervisor/daemon_core.h"
 
-#include "directories.h"
+#include "base/directories.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

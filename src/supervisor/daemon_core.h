@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "stack_model.h"
+#include "base/error.h"
+#include "stack/stack_model.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
 

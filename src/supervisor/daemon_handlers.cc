@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "version.h"
+#include "base/version.h"
 
 namespace stackie {
 
-using ipc::Json;
 using ipc::Session;
 namespace errc = ipc::errc;
 
@@ -317,7 +316,7 @@ void DaemonHandlers::status(Session session, const Json& params) {
     std::string tmp;
     for (const auto& block : stack->spec().blocks) {
       if (block.name != row.block) continue;
-      auto policy = ipc::parse_json(policy_to_json(masked_policy(block)));
+      auto policy = parse_json(policy_to_json(masked_policy(block)));
       result.set("policy", policy.ok() ? *policy : Json());
       result.set("restart", std::string(to_string(block.restart)));
       for (const auto& bind : block.policy.read_write)

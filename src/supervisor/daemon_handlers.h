@@ -26,13 +26,13 @@ class DaemonHandlers final : public ipc::Handler {
 
  private:
   struct Follower;
-  void up(ipc::Session session, const ipc::Json& params);
-  void down(ipc::Session session, const ipc::Json& params);
-  void ps(ipc::Session session, const ipc::Json& params);
-  void status(ipc::Session session, const ipc::Json& params);
-  void logs(ipc::Session session, const ipc::Json& params);
-  void exec(ipc::Session session, const ipc::Json& params);
-  void block_action(ipc::Session session, const ipc::Json& params, const std::string& action);
+  void up(ipc::Session session, const Json& params);
+  void down(ipc::Session session, const Json& params);
+  void ps(ipc::Session session, const Json& params);
+  void status(ipc::Session session, const Json& params);
+  void logs(ipc::Session session, const Json& params);
+  void exec(ipc::Session session, const Json& params);
+  void block_action(ipc::Session session, const Json& params, const std::string& action);
   void daemon_status(ipc::Session session);
   void drop_followers_of(const std::string& stack);
 
@@ -41,8 +41,8 @@ class DaemonHandlers final : public ipc::Handler {
     std::string stack;
     std::string block;
   };
-  Result<std::string> resolve_stack(const ipc::Json& params) const;
-  Result<Target> resolve_block(const ipc::Json& params) const;
+  Result<std::string> resolve_stack(const Json& params) const;
+  Result<Target> resolve_block(const Json& params) const;
 
   Daemon& daemon_;
   std::string lockbox_;

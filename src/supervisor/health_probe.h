@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "sandbox/spawner.h"
-#include "stack_model.h"
+#include "base/error.h"
+#include "spawn/spawner.h"
+#include "stack/stack_model.h"
 
 namespace stackie {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "loader.h"
+#include "base/error.h"
+#include "stack/loader.h"
 #include "supervisor/supervisor.h"
 
 namespace stackie {

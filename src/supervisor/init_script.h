@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stack_model.h"
+#include "stack/stack_model.h"
 
 namespace stackie {
 

@@ -16,8 +16,8 @@
 #include <memory>
 #include <set>
 
-#include "error.h"
-#include "sandbox/spawner.h"
+#include "base/error.h"
+#include "spawn/spawner.h"
 
 namespace stackie {
 

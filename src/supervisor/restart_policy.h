@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "stack_model.h"
+#include "stack/stack_model.h"
 
 namespace stackie {
 

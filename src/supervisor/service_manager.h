@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "paths.h"
+#include "base/error.h"
+#include "stack/paths.h"
 
 namespace stackie {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "paths.h"
+#include "stack/paths.h"
 
 namespace stackie {
 

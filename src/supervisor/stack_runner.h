@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/spawner.h"
-#include "stack_model.h"
+#include "spawn/spawner.h"
+#include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_runner.h"
 #include "supervisor/port_forward.h"

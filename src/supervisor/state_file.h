@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace stackie {
 

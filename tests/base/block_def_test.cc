@@ -1,4 +1,4 @@
-#include "block_def.h"
+#include "stack/block_def.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "directories.h"
+#include "base/directories.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

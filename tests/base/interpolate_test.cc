@@ -1,4 +1,4 @@
-#include "interpolate.h"
+#include "stack/interpolate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "stack/loader.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "stack_file.h"
+#include "stack/stack_file.h"
 #include "test_support.h"
 
 namespace stackie {

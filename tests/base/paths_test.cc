@@ -1,4 +1,4 @@
-#include "paths.h"
+#include "stack/paths.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "programs.h"
+#include "stack/programs.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "resolve.h"
+#include "stack/resolve.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "secrets.h"
+#include "stack/secrets.h"
 
 #include <gtest/gtest.h>
 

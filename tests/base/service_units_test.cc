@@ -1,5 +1,5 @@
 // The service files of `stackie daemon install` and share/: content, escaping, where they go.
-#include "service_units.h"
+#include "cli/service_units.h"
 
 #include <gtest/gtest.h>
 

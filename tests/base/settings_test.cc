@@ -1,4 +1,4 @@
-#include "settings.h"
+#include "stack/settings.h"
 
 #include <gtest/gtest.h>
 

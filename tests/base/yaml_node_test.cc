@@ -1,9 +1,9 @@
-#include "yaml_node.h"
+#include "stack/yaml_node.h"
 
 #include <gtest/gtest.h>
 
 #include "test_support.h"
-#include "yaml_fields.h"
+#include "stack/yaml_fields.h"
 
 namespace stackie {
 namespace {

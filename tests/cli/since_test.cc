@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "cli_time.h"
+#include "cli/cli_time.h"
 
 namespace stackie::cli {
 namespace {

@@ -1,13 +1,12 @@
 // `stackie up`'s progress display: plain lines per change, and live frames that redraw in place.
 #include <gtest/gtest.h>
 
-#include "ipc/json.h"
-#include "up_progress.h"
+#include "base/json.h"
+#include "cli/up_progress.h"
 
 namespace stackie::cli {
 namespace {
 
-using ipc::Json;
 
 Json event(const char* block, const char* state, const char* health, const char* message = "") {
   return Json::object(

@@ -20,7 +20,7 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
                           ", eprint, going down, exit, 3]\n");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
 
-  ipc::Json row;
+  Json row;
   bool failed = wait_for(
       [&] {
         auto rows = ps_blocks(client);

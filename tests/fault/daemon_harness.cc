@@ -116,17 +116,17 @@ Result<ipc::Reply> DaemonHarness::up(const std::string& name, const std::string&
   std::string file = dir_ + "/" + name + ".yml";
   std::ofstream(file) << yaml;
   ipc::Client client = connect();
-  auto params = ipc::Json::object(
+  auto params = Json::object(
       {{"file", file},
        {"cwd", dir_},
-       {"env", ipc::Json::object({{"PATH", "/usr/bin:/bin"}, {"HOME", dir_}})}});
+       {"env", Json::object({{"PATH", "/usr/bin:/bin"}, {"HOME", dir_}})}});
   return client.call("up", params);
 }
 
-ipc::Json DaemonHarness::ps_blocks(ipc::Client& client) {
+Json DaemonHarness::ps_blocks(ipc::Client& client) {
   auto reply = client.call("ps");
   EXPECT_TRUE(reply.ok() && reply->ok()) << (reply.ok() ? "" : reply.error().message);
-  return reply.ok() && reply->ok() ? reply->result()["blocks"] : ipc::Json();
+  return reply.ok() && reply->ok() ? reply->result()["blocks"] : Json();
 }
 
 int DaemonHarness::wait_exit(pid_t pid, std::chrono::milliseconds timeout) {

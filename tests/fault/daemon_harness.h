@@ -80,7 +80,7 @@ class DaemonHarness : public ::testing::Test {
   Result<ipc::Client> connect_once(ipc::ClientOptions options = {});
   // Writes `yaml` as dir/NAME.yml and brings it up; returns the reply.
   Result<ipc::Reply> up(const std::string& name, const std::string& yaml);
-  ipc::Json ps_blocks(ipc::Client& client);
+  Json ps_blocks(ipc::Client& client);
   // Polls `done` every 20 ms for at most `timeout`.
   template <typename F>
   bool wait_for(F done, std::chrono::milliseconds timeout) {

@@ -155,7 +155,7 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
               kHealthIntervalMs, rss_before, rss_after);
 
   ipc::Client client = connect();
-  auto down = client.call("down", ipc::Json::object({{"stack", "flood"}}));
+  auto down = client.call("down", Json::object({{"stack", "flood"}}));
   ASSERT_TRUE(down.ok() && down->ok());
   ::close(raw);
   ::close(pipe_fds[0]);  // the CLI gets EPIPE and ends

@@ -199,28 +199,28 @@ std::vector<ipc::Reply> replies_in(const std::string& received) {
 }
 
 // A random JSON value from the vocabulary handlers read (names, paths, numbers at the edges).
-ipc::Json random_value(std::mt19937& random, int depth) {
+Json random_value(std::mt19937& random, int depth) {
   static const std::vector<std::string> strings = {
       "", "h", "w", "h/w", "w/h", "/", "/nonexistent/stack.yml", "../x", "stdout", "stderr",
       "\xc3\xa9", "-1", "up", std::string(5000, 'a'), "/tmp", "h/", "/w"};
   switch (random() % (depth > 2 ? 6 : 8)) {
-    case 0: return ipc::Json();
-    case 1: return ipc::Json(random() % 2 == 0);
+    case 0: return Json();
+    case 1: return Json(random() % 2 == 0);
     case 2: {
       static const std::int64_t edges[] = {0, -1, 1, 10, 1000000, -(std::int64_t{1} << 53),
                                            std::int64_t{1} << 53, 2147483648};
-      return ipc::Json(edges[random() % std::size(edges)]);
+      return Json(edges[random() % std::size(edges)]);
     }
-    case 3: return ipc::Json(random() % 2 ? 1.5 : -1e300);
+    case 3: return Json(random() % 2 ? 1.5 : -1e300);
     case 4:
-    case 5: return ipc::Json(strings[random() % strings.size()]);
+    case 5: return Json(strings[random() % strings.size()]);
     case 6: {
-      ipc::Json list = ipc::Json::array();
+      Json list = Json::array();
       for (int i = int(random() % 4); i > 0; --i) list.push_back(random_value(random, depth + 1));
       return list;
     }
     default: {
-      ipc::Json object = ipc::Json::object();
+      Json object = Json::object();
       for (int i = int(random() % 4); i > 0; --i)
         object.set(strings[random() % 6], random_value(random, depth + 1));
       return object;
@@ -283,7 +283,7 @@ TEST_F(Hostile, RandomAndMalformedInputIsAnsweredOrRefusedAndTheDaemonLives) {
     ipc::Request request;
     request.id = i + 1;
     request.method = methods[random() % methods.size()];
-    request.params = ipc::Json::object();
+    request.params = Json::object();
     for (int k = int(random() % 5); k > 0; --k) {
       static const char* keys[] = {"block", "blocks", "stack", "file", "cwd", "env", "tail",
                                    "since", "streams", "no_sandbox", "wait", "ephemeral"};

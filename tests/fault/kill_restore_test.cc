@@ -81,7 +81,7 @@ TEST_F(KillRestoreTest, NothingSurvivesKillNineAndTheRestartedDaemonRestoresTheS
     EXPECT_TRUE(wait_for([&] { return stamps(starts).size() >= 2; }, 5s))
         << "b" << i << " was not started again";
   }
-  auto down = client.call("down", ipc::Json::object({{"stack", "k9"}}));
+  auto down = client.call("down", Json::object({{"stack", "k9"}}));
   ASSERT_TRUE(down.ok() && down->ok());
   EXPECT_TRUE(wait_for([&] { return processes_mentioning(dir_).empty(); }, 5s));
 }

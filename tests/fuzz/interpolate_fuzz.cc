@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "interpolate.h"
+#include "stack/interpolate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   stackie::YamlNode scalar;

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ipc/framing.h"
-#include "ipc/json.h"
+#include "base/json.h"
 #include "ipc/protocol.h"
 
 namespace {

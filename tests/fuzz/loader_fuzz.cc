@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "loader.h"
+#include "stack/loader.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "ipc/json.h"
+#include "base/json.h"
 
 #include <gtest/gtest.h>
 #include <uv.h>

@@ -19,7 +19,7 @@
 
 #include "ipc/client.h"
 #include "ipc/server.h"
-#include "ipc/uv_handle.h"
+#include "base/uv_handle.h"
 #include "temp_dir.h"
 
 namespace stackie::ipc::testing {

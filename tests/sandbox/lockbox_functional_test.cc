@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "lockbox_harness.h"
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 extern char** environ;
 

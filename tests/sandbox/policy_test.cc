@@ -1,4 +1,4 @@
-#include "sandbox/policy.h"
+#include "policy/policy.h"
 
 #include <gtest/gtest.h>
 

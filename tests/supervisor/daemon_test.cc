@@ -11,7 +11,7 @@
 #include "ipc/protocol.h"
 #include "ipc/server.h"
 #include "loop_fixture.h"
-#include "sandbox/spawner.h"
+#include "spawn/spawner.h"
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
 
@@ -190,7 +190,7 @@ class HandlersTest : public DaemonTest {
     std::strcpy(addr.sun_path, socket_.c_str());
     ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   }
-  void send(int id, const std::string& method, const ipc::Json& params) {
+  void send(int id, const std::string& method, const Json& params) {
     ipc::Request request{id, method, params};
     std::string line = ipc::encode_request(request);
     ASSERT_EQ(::write(fd_, line.data(), line.size()), ssize_t(line.size()));
@@ -224,8 +224,8 @@ class HandlersTest : public DaemonTest {
       if (auto* r = std::get_if<ipc::Reply>(&m)) return r;
     return nullptr;
   }
-  ipc::Json up_params(const std::string& file) {
-    return ipc::Json::object({{"file", file}, {"cwd", dir_}, {"env", ipc::Json::object()}});
+  Json up_params(const std::string& file) {
+    return Json::object({{"file", file}, {"cwd", dir_}, {"env", Json::object()}});
   }
 
   std::unique_ptr<DaemonHandlers> handlers_;
@@ -249,7 +249,7 @@ TEST_F(HandlersTest, UpStreamsProgressThenPsShowsTheBlocks) {
     if (auto* e = std::get_if<ipc::Event>(&m); e && e->name == "progress") ++progress;
   EXPECT_GE(progress, 4) << "starting and running of each block";
 
-  send(2, "ps", ipc::Json::object());
+  send(2, "ps", Json::object());
   auto messages2 = until_reply(2);
   reply = reply_in(messages2);
   ASSERT_TRUE(reply && reply->ok());
@@ -259,13 +259,13 @@ TEST_F(HandlersTest, UpStreamsProgressThenPsShowsTheBlocks) {
   EXPECT_EQ(rows[0]["sandbox"].string_or(""), "passthrough");
   EXPECT_TRUE(rows[0]["pid"].is_int());
 
-  send(3, "exec", ipc::Json::object({{"block", "api"}}));
+  send(3, "exec", Json::object({{"block", "api"}}));
   auto messages3 = until_reply(3);
   reply = reply_in(messages3);
   ASSERT_TRUE(reply && reply->ok());
   EXPECT_TRUE(reply->result()["join_pid"].is_int());
 
-  send(4, "down", ipc::Json::object({{"stack", "s"}}));
+  send(4, "down", Json::object({{"stack", "s"}}));
   auto messages4 = until_reply(4);
   reply = reply_in(messages4);
   ASSERT_TRUE(reply && reply->ok()) << reply->error().message;
@@ -289,17 +289,17 @@ TEST_F(HandlersTest, ErrorsHaveTheDocumentedCodes) {
   EXPECT_EQ(reply->error().code, "failed");
   EXPECT_EQ(reply->error().data["block"].string_or(""), "bad");
   ASSERT_GE(reply->error().data["log_tail"].size(), 1u);
-  send(3, "status", ipc::Json::object({{"block", "nope"}}));
+  send(3, "status", Json::object({{"block", "nope"}}));
   auto messages3 = until_reply(3);
   reply = reply_in(messages3);
   ASSERT_TRUE(reply && !reply->ok());
   EXPECT_EQ(reply->error().code, "not_found");
-  send(4, "frobnicate", ipc::Json::object());
+  send(4, "frobnicate", Json::object());
   auto messages4 = until_reply(4);
   reply = reply_in(messages4);
   ASSERT_TRUE(reply && !reply->ok());
   EXPECT_EQ(reply->error().code, "unknown_method");
-  send(5, "down", ipc::Json::object({{"stack", "t"}}));
+  send(5, "down", Json::object({{"stack", "t"}}));
   auto messages5 = until_reply(5);
   reply = reply_in(messages5);
   ASSERT_TRUE(reply && reply->ok());
@@ -318,8 +318,8 @@ TEST_F(HandlersTest, LogsTailThenFollowAcrossARestart) {
       if (l.text == "hello") return true;
     return false;
   }));
-  send(2, "logs", ipc::Json::object({{"tail", 20}, {"follow", true}}));
-  send(3, "restart", ipc::Json::object({{"block", "api"}}));
+  send(2, "logs", Json::object({{"tail", 20}, {"follow", true}}));
+  send(3, "restart", Json::object({{"block", "api"}}));
   auto messages = until_reply(3);
   ASSERT_TRUE(run_until([&] { return read_lines(starts).size() == 2; }));
   // Read the stream for a while: two "hello"s, one from each run.

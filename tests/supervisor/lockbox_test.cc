@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "loop_fixture.h"
-#include "sandbox/spawner.h"
+#include "spawn/spawner.h"
 #include "supervisor/supervisor.h"
 
 namespace stackie {

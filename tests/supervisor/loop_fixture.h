@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../proc_file.h"
-#include "stack_model.h"
+#include "stack/stack_model.h"
 
 namespace stackie::testing_support {
 

@@ -80,10 +80,10 @@ class StackiedTest : public ::testing::Test {
     }
     return -1;
   }
-  ipc::Json ps_blocks(ipc::Client& client) {
+  Json ps_blocks(ipc::Client& client) {
     auto reply = client.call("ps");
     EXPECT_TRUE(reply.ok() && reply->ok());
-    return reply.ok() && reply->ok() ? reply->result()["blocks"] : ipc::Json();
+    return reply.ok() && reply->ok() ? reply->result()["blocks"] : Json();
   }
   std::string dir_, home_, stackied_;
   std::vector<pid_t> daemons_;
@@ -98,10 +98,10 @@ TEST_F(StackiedTest, UpPsSigtermAndRestoreWithTheRealDaemon) {
   EXPECT_EQ(wait_exit(second, 5000), 1) << "a second daemon refuses to run";
 
   const char* path = std::getenv("PATH");
-  auto params = ipc::Json::object(
+  auto params = Json::object(
       {{"file", dir_ + "/stackie.yml"},
        {"cwd", dir_},
-       {"env", ipc::Json::object({{"PATH", path ? path : "/bin"}, {"HOME", dir_}})},
+       {"env", Json::object({{"PATH", path ? path : "/bin"}, {"HOME", dir_}})},
        {"no_sandbox", true}});
   int progress = 0;
   auto up = client->call("up", params, [&](const ipc::Event& e) {
@@ -133,7 +133,7 @@ TEST_F(StackiedTest, UpPsSigtermAndRestoreWithTheRealDaemon) {
     if (!restored) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(restored) << "the restarted daemon brought the stack back";
-  auto down = again->call("down", ipc::Json::object({{"stack", "e2e"}}));
+  auto down = again->call("down", Json::object({{"stack", "e2e"}}));
   ASSERT_TRUE(down.ok() && down->ok());
   auto stop = again->call("daemon.stop");
   ASSERT_TRUE(stop.ok() && stop->ok());

@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "loop_fixture.h"
-#include "paths.h"
-#include "sandbox/spawner.h"
+#include "stack/paths.h"
+#include "spawn/spawner.h"
 #include "supervisor/supervisor.h"
 
 namespace stackie {

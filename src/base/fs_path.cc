@@ -1,0 +1,67 @@
+#include "base/fs_path.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <vector>
+
+namespace stackie {
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (a.back() == '/') return b.front() == '/' ? a + b.substr(1) : a + b;
+  return b.front() == '/' ? a + b : a + "/" + b;
+}
+
+std::string normalize_path(const std::string& absolute) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= absolute.size()) {
+    size_t end = absolute.find('/', start);
+    if (end == std::string::npos) end = absolute.size();
+    std::string part = absolute.substr(start, end - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+std::string executable_dir() {
+  char buffer[PATH_MAX];
+  ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (length <= 0) return "";
+  std::string path(buffer, static_cast<size_t>(length));
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+std::string relocated_prefix(const std::string& exe_dir, const std::string& bindir) {
+  if (exe_dir.empty() || exe_dir[0] != '/' || bindir.empty() || bindir[0] == '/') return "";
+  std::string dir = normalize_path(exe_dir);
+  std::string suffix = "/" + normalize_path("/" + bindir).substr(1);
+  if (suffix == "/" || dir.size() < suffix.size() ||
+      dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  std::string prefix = dir.substr(0, dir.size() - suffix.size());
+  return prefix.empty() ? "/" : prefix;
+}
+
+std::string relocated_install_dir(const std::string& dir) {
+#ifdef STACKIE_INSTALL_BINDIR
+  if (dir.empty() || dir[0] == '/') return "";
+  std::string prefix = relocated_prefix(executable_dir(), STACKIE_INSTALL_BINDIR);
+  return prefix.empty() ? "" : join_path(prefix, dir);
+#else
+  (void)dir;
+  return "";
+#endif
+}
+
+}  // namespace stackie

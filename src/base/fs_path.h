@@ -1,0 +1,26 @@
+// Path strings, and where an installed binary finds its own files. Pure string work except
+// executable_dir(), which reads /proc/self/exe.
+#pragma once
+
+#include <string>
+
+namespace stackie {
+
+// The directory of the running executable (empty when unknown).
+std::string executable_dir();
+
+// The install prefix an installed binary runs from: `exe_dir` without its trailing `bindir`
+// (Meson's bindir option, relative to the prefix: "bin"). Empty when `exe_dir` does not end in
+// it (a build tree) or `bindir` is absolute. An installed tree moved elsewhere, or staged under
+// DESTDIR, finds its own libexec and share through it rather than the configured prefix.
+std::string relocated_prefix(const std::string& exe_dir, const std::string& bindir);
+// `relocated_prefix(executable_dir(), STACKIE_INSTALL_BINDIR) / dir`, empty when there is none
+// or `dir` is absolute; `dir` is relative to the prefix (e.g. "libexec/stackie").
+std::string relocated_install_dir(const std::string& dir);
+
+// Joins "a" and "b" with exactly one '/'.
+std::string join_path(const std::string& a, const std::string& b);
+// Lexically normalised absolute path: no ".", "..", "//" or trailing '/'.
+std::string normalize_path(const std::string& absolute);
+
+}  // namespace stackie

@@ -1,0 +1,162 @@
+#include "cli/cli_daemon.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "cli/cli.h"
+#include "stack/settings.h"
+
+extern char** environ;
+
+namespace stackie::cli {
+
+namespace {
+
+constexpr const char kNotRunning[] =
+    "stackie: the daemon is not running (start it with 'stackie daemon start' or run 'stackie "
+    "up')\n";
+
+// stackied next to the running stackie (a build tree, an install prefix), else from PATH.
+std::string daemon_program() {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string path(self, static_cast<size_t>(n));
+    auto slash = path.rfind('/');
+    std::string sibling = path.substr(0, slash + 1) + "stackied";
+    if (access(sibling.c_str(), X_OK) == 0) return sibling;
+  }
+  return "stackied";
+}
+
+// stackied daemonises itself: the process we spawn exits once the daemon is detached.
+Status spawn_daemon() {
+  std::string program = daemon_program();
+  char* argv[] = {program.data(), nullptr};
+  pid_t pid = 0;
+  int rc = program.find('/') == std::string::npos
+               ? posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv, environ)
+               : posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, environ);
+  if (rc != 0) return Error{-rc, "cannot start " + program + ": " + std::strerror(rc)};
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  return Error{-ECHILD, program + " exited with status " +
+                            std::to_string(WIFEXITED(status) ? WEXITSTATUS(status)
+                                                             : 128 + WTERMSIG(status)) +
+                            " (see its log in $STACKIE_HOME)"};
+}
+
+}  // namespace
+
+Environment current_environment() {
+  Environment env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string_view text(*entry);
+    auto eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+  }
+  return env;
+}
+
+Result<std::string> daemon_socket_path() {
+  Environment env = current_environment();
+  STACKIE_TRY_ASSIGN(home, stackie_home(env));
+  STACKIE_TRY_ASSIGN(settings, load_settings(config_path(home)));
+  return socket_path(env, settings);
+}
+
+namespace {
+
+// One connection to the daemon's socket. With `start`, a daemon that is not running is started
+// and waited for (up to 5 s); without, that is the one-line "not running" message.
+Connection connect_to_daemon(const ipc::ClientOptions& options, bool start) {
+  Connection out;
+  auto path = daemon_socket_path();
+  if (!path.ok()) {
+    std::fprintf(stderr, "stackie: %s\n", path.error().message.c_str());
+    out.exit_code = kExitFailed;
+    return out;
+  }
+  auto client = ipc::Client::connect(*path, options);
+  if (start && !client.ok() && ipc::is_daemon_not_running(client.error())) {
+    // Two racing `up`s may both spawn: stackied is single-instance (its pid file lock), the
+    // loser exits and both clients then reach the winner.
+    auto started = spawn_daemon();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      client = ipc::Client::connect(*path, options);
+      if (client.ok() || !ipc::is_daemon_not_running(client.error())) break;
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!client.ok() && !started.ok()) {
+      std::fprintf(stderr, "stackie: %s\n", started.error().message.c_str());
+      out.exit_code = kExitDaemonUnreachable;
+      return out;
+    }
+  }
+  if (!client.ok()) {
+    if (start)
+      std::fprintf(stderr, "stackie: the daemon did not come up on %s: %s\n", path->c_str(),
+                   client.error().message.c_str());
+    else if (ipc::is_daemon_not_running(client.error()))
+      std::fputs(kNotRunning, stderr);
+    else
+      std::fprintf(stderr, "stackie: %s: %s\n", path->c_str(), client.error().message.c_str());
+    out.exit_code = kExitDaemonUnreachable;
+    return out;
+  }
+  out.client.emplace(std::move(*client));
+  return out;
+}
+
+}  // namespace
+
+Connection connect_daemon(ipc::ClientOptions options) {
+  return connect_to_daemon(options, false);
+}
+
+Connection connect_or_start_daemon(ipc::ClientOptions options) {
+  return connect_to_daemon(options, true);
+}
+
+int report_remote_error(const ipc::RemoteError& error) {
+  std::fprintf(stderr, "stackie: %s\n", error.message.c_str());
+  return error.code == "shutting_down" ? kExitDaemonUnreachable : kExitFailed;
+}
+
+int report_transport_error(const Error& error) {
+  if (error.code == UV_EOF) {
+    std::fputs("stackie: the daemon closed the connection\n", stderr);
+    return kExitDaemonUnreachable;
+  }
+  std::fprintf(stderr, "stackie: %s\n", error.message.c_str());
+  return kExitFailed;
+}
+
+int usage_error(std::string_view verb, std::string_view message) {
+  std::fprintf(stderr, "stackie %.*s: %.*s\nsee 'stackie help %.*s'\n",
+               static_cast<int>(verb.size()), verb.data(), static_cast<int>(message.size()),
+               message.data(), static_cast<int>(verb.size()), verb.data());
+  return kExitUsage;
+}
+
+bool stdout_is_tty() {
+  return isatty(STDOUT_FILENO) == 1;
+}
+
+}  // namespace stackie::cli

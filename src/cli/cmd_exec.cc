@@ -1,0 +1,91 @@
+// `stackie exec BLOCK -- CMD [ARG...]`: asks the daemon where the block runs, then becomes
+// `stackie-lockbox --join PID -- CMD` (or CMD itself for a passthrough block) so that CMD
+// keeps the caller's terminal and its exit status is ours.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/cli_daemon.h"
+#include "cli/cmd.h"
+
+extern char** environ;  // POSIX names it; no standard header declares it
+
+namespace stackie::cli {
+
+extern const char kExecUsage[] =
+    "Usage: stackie exec BLOCK -- CMD [ARG...]\n"
+    "\n"
+    "Run CMD inside the sandbox of a running block (its namespaces and policy), attached to\n"
+    "this terminal, in the block's working directory with the block's environment (not this\n"
+    "shell's; the caller's TERM is added). A passthrough (--no-sandbox) block runs CMD\n"
+    "directly.\n"
+    "\n"
+    "Exit status: CMD's; 1 the block is not running, 2 usage error, 3 no daemon, 127 CMD not\n"
+    "found.\n";
+
+int run_exec(std::span<char*> argv) {
+  if (argv.size() < 2 || std::string_view(argv[1]).starts_with("-"))
+    return usage_error("exec", "missing BLOCK");
+  std::string block = argv[1];
+  size_t cmd_at = 2;
+  if (cmd_at < argv.size() && std::string_view(argv[cmd_at]) == "--") ++cmd_at;
+  if (cmd_at >= argv.size()) return usage_error("exec", "missing CMD after --");
+  auto connection = connect_daemon();
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("exec", Json::object({{"block", block}}));
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  connection.client->close();
+  const auto& r = reply->result();
+  // The block's environment, plus the caller's TERM (an interactive psql or redis-cli edits
+  // lines with it) unless the block sets its own; and the block's working directory.
+  Json environment = r["environment"];
+  if (const char* term = std::getenv("TERM"); term && environment.is_object() &&
+                                              !environment.contains("TERM"))
+    environment.set("TERM", term);
+  std::string cwd = r["cwd"].string_or("");
+  std::vector<std::string> words;
+  if (r["lockbox"].is_string()) {
+    words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0))};
+    // Names only on the command line: the values travel in the launcher's environment.
+    if (environment.is_object())
+      for (const auto& [name, value] : environment.as_object()) {
+        words.emplace_back("--pass-env");
+        words.push_back(name);
+      }
+    if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
+    words.emplace_back("--");
+  } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(),
+                 std::strerror(errno));
+  }
+  for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
+  std::vector<char*> exec_argv;
+  for (auto& w : words) exec_argv.push_back(w.data());
+  exec_argv.push_back(nullptr);
+  // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
+  // PATH is the block's when execvp searches).
+  std::vector<std::string> block_env;
+  std::vector<char*> block_envp;
+  if (environment.is_object()) {
+    for (const auto& [name, value] : environment.as_object())
+      block_env.push_back(name + "=" + value.string_or(""));
+    for (auto& entry : block_env) block_envp.push_back(entry.data());
+    block_envp.push_back(nullptr);
+    environ = block_envp.data();
+  }
+  std::fflush(stdout);
+  execvp(exec_argv[0], exec_argv.data());
+  std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));
+  return 127;
+}
+
+}  // namespace stackie::cli

@@ -1,0 +1,139 @@
+// `stackie logs`: the daemon's log lines of one or several blocks, optionally followed.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/cli_daemon.h"
+#include "cli/cli_time.h"
+#include "cli/cmd.h"
+
+namespace stackie::cli {
+
+extern const char kLogsUsage[] =
+    "Usage: stackie logs [BLOCK...] [-f] [-n N] [--since TIME] [-t] [--stdout|--stderr]\n"
+    "                    [--color=auto|always|never]\n"
+    "\n"
+    "Print the last lines of the blocks' logs (all blocks when none is named). Lines are\n"
+    "prefixed 'name |' when several blocks are shown, each block in a stable colour.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --follow          keep printing new lines until interrupted or the stack goes away\n"
+    "  -n, --tail N          lines per block before following (default 10; with --since,\n"
+    "                        every line the daemon still holds)\n"
+    "      --since TIME      only lines from TIME on: a duration ago (30s, 5m, 1h30m, 1d) or\n"
+    "                        a time (2026-12-02T10:00:00Z, 2026-12-02 10:00 local, 2026-12-02)\n"
+    "  -t, --timestamps      prefix each line with its RFC 3339 UTC time\n"
+    "      --stdout, --stderr  only that stream\n"
+    "      --color WHEN      auto (a tty and no NO_COLOR), always, never\n"
+    "\n"
+    "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
+
+namespace {
+// More than any block's in-memory ring holds (stackied(8): 2000 lines).
+constexpr long long kEveryLine = 1'000'000;
+}  // namespace
+
+int run_logs(std::span<char*> argv) {
+  ArgWalker args("logs", argv);
+  std::vector<std::string> blocks;
+  bool follow = false, timestamps = false;
+  long long tail = 10;
+  bool tail_given = false;
+  std::optional<int64_t> since_ms;
+  std::string color = "auto";
+  Json streams = Json::array();
+  while (!args.done()) {
+    if (args.flag("-f", "--follow"))
+      follow = true;
+    else if (args.flag("-t", "--timestamps"))
+      timestamps = true;
+    else if (args.flag("", "--stdout"))
+      streams.push_back("stdout");
+    else if (args.flag("", "--stderr"))
+      streams.push_back("stderr");
+    else if (auto v = args.value("-n", "--tail")) {
+      tail_given = true;
+      char* end = nullptr;
+      tail = std::strtoll(v->c_str(), &end, 10);
+      if (args.error.empty() && (v->empty() || *end != '\0' || tail < 0))
+        return usage_error("logs", "-n needs a number, not '" + *v + "'");
+    } else if (auto since = args.value("", "--since")) {
+      auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+      since_ms = parse_since(*since, now);
+      if (args.error.empty() && !since_ms)
+        return usage_error("logs",
+                           "--since needs a duration (5m, 2h) or a time (2026-12-02T10:00:00Z, "
+                           "2026-12-02 10:00, 2026-12-02), not '" +
+                               *since + "'");
+    } else if (auto when = args.value("", "--color")) {
+      color = *when;
+      if (args.error.empty() && color != "auto" && color != "always" && color != "never")
+        return usage_error("logs", "--color is auto, always or never");
+    } else if (args.current().starts_with("-"))
+      return usage_error("logs", "unknown option '" + std::string(args.current()) + "'");
+    else {
+      blocks.emplace_back(args.current());
+      args.next();
+    }
+    if (!args.error.empty()) return usage_error("logs", args.error);
+  }
+  bool use_color = color == "always" ||
+                   (color == "auto" && stdout_is_tty() && std::getenv("NO_COLOR") == nullptr);
+  Json block_list = Json::array();
+  for (const auto& b : blocks) block_list.push_back(b);
+  Json params =
+      Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
+  if (streams.size() > 0) params.set("streams", streams);
+  if (since_ms) {
+    params.set("since", static_cast<long long>(*since_ms));
+    // --since alone means every line from then on that the daemon still holds, not 10 of them.
+    if (!tail_given) params.set("tail", kEveryLine);
+  }
+  ipc::ClientOptions options;
+  if (follow) options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  // A stable colour per block: its position among the names seen.
+  static const char* kColors[] = {"36", "33", "32", "35", "34", "31"};
+  std::map<std::string, size_t> color_of;
+  bool prefix = blocks.size() != 1;
+  auto reply = connection.client->call("logs", params, [&](const ipc::Event& event) {
+    if (event.name == "skipped") {
+      std::fprintf(stderr, "stackie: %lld lines skipped (slow reader)\n",
+                   static_cast<long long>(event.data["count"].int_or(0)));
+      return;
+    }
+    if (event.name != "line") return;
+    std::string name = event.data["block"].string_or("?");
+    std::string out;
+    if (prefix) {
+      auto [it, added] = color_of.emplace(name, color_of.size());
+      (void)added;
+      if (use_color) out += std::string("\033[") + kColors[it->second % 6] + "m";
+      out += name + " |";
+      if (use_color) out += "\033[0m";
+      out += " ";
+    }
+    if (timestamps) out += event.data["ts"].string_or("") + " ";
+    out += event.data["text"].string_or("");
+    out += "\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (follow) std::fflush(stdout);
+  });
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  return kExitOk;
+}
+
+}  // namespace stackie::cli

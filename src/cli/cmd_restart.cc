@@ -1,0 +1,67 @@
+// `stackie restart|stop|start BLOCK`: one block through the daemon.
+#include <cstdio>
+#include <span>
+#include <string>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/cli_daemon.h"
+#include "cli/cmd.h"
+
+namespace stackie::cli {
+
+extern const char kRestartUsage[] =
+    "Usage: stackie restart BLOCK\n\nStop then start one block (BLOCK or STACK/BLOCK).\n"
+    "\nExit status: 0 running again, 1 failed or no such block, 2 usage error, 3 no daemon.\n";
+extern const char kStopUsage[] =
+    "Usage: stackie stop BLOCK\n\nStop one block; it stays stopped until start or restart.\n"
+    "\nExit status: 0 stopped, 1 no such block, 2 usage error, 3 no daemon.\n";
+extern const char kStartUsage[] =
+    "Usage: stackie start BLOCK\n\nStart a stopped block again.\n"
+    "\nExit status: 0 running, 1 failed or no such block, 2 usage error, 3 no daemon.\n";
+
+namespace {
+
+int block_action(const char* verb, std::span<char*> argv) {
+  ArgWalker args(verb, argv);
+  std::string block;
+  while (!args.done()) {
+    if (args.current().starts_with("-"))
+      return usage_error(verb, "unknown option '" + std::string(args.current()) + "'");
+    if (!block.empty()) return usage_error(verb, "one BLOCK at most");
+    block = args.current();
+    args.next();
+  }
+  if (block.empty()) return usage_error(verb, "missing BLOCK");
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call(
+      verb, Json::object({{"block", block}}), [](const ipc::Event& event) {
+        if (event.name != "progress") return;
+        std::printf("%s: %s\n", event.data["block"].string_or("?").c_str(),
+                    event.data["state"].string_or("?").c_str());
+        std::fflush(stdout);
+      });
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  const auto& row = reply->result()["block"];
+  std::printf("%s: %s\n", row["name"].string_or(block).c_str(),
+              row["state"].string_or("?").c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_restart(std::span<char*> argv) {
+  return block_action("restart", argv);
+}
+int run_stop(std::span<char*> argv) {
+  return block_action("stop", argv);
+}
+int run_start(std::span<char*> argv) {
+  return block_action("start", argv);
+}
+
+}  // namespace stackie::cli

@@ -1,0 +1,200 @@
+// `stackie up` and `stackie down`: start a stack through the daemon (autostarting it) and
+// report per-block progress; stop it again.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <string>
+
+#include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/cli_daemon.h"
+#include "cli/cmd.h"
+#include "cli/up_progress.h"
+
+namespace stackie::cli {
+
+extern const char kUpUsage[] =
+    "Usage: stackie up [-f FILE] [--ephemeral] [--no-sandbox] [--detach] [--color=WHEN]\n"
+    "\n"
+    "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
+    "the daemon, starting stackied first when it is not running, and return once every block is\n"
+    "running (and healthy). On a terminal, one status line per block (name, state, health,\n"
+    "elapsed) is redrawn in place; otherwise one plain line per block state change.\n"
+    "The whole client environment is sent: the loader reads secrets and ${...} from it.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --file FILE  the stack file\n"
+    "      --ephemeral  keep volumes in a throw-away storage root\n"
+    "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
+    "  -d, --detach     return once the stack is loaded and starting\n"
+    "      --color WHEN auto (live lines on a terminal without NO_COLOR), always, never (plain)\n"
+    "\n"
+    "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
+    "tail is printed), 2 usage error, 3 the daemon could not be reached.\n";
+
+extern const char kDownUsage[] =
+    "Usage: stackie down [-f FILE | STACK]\n"
+    "\n"
+    "Stop every block of a stack (reverse start order) and forget it. Without arguments, the\n"
+    "stack of the file in the current directory.\n"
+    "\n"
+    "Exit status: 0 stopped, 1 no such stack, 2 usage error, 3 no daemon.\n";
+
+namespace {
+
+void print_progress(const ipc::Event& event) {
+  if (event.name != "progress") return;
+  std::string message = event.data["message"].string_or("");
+  std::printf("%s: %s%s%s\n", event.data["block"].string_or("?").c_str(),
+              event.data["state"].string_or("?").c_str(), message.empty() ? "" : " - ",
+              message.c_str());
+  std::fflush(stdout);
+}
+
+int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Live lines need a terminal that understands cursor movement; NO_COLOR (no-color.org) and
+// --color=never ask for plain text, which also keeps logs and pipes readable.
+UpProgressView::Options view_options(const std::string& color) {
+  const char* term = std::getenv("TERM");
+  bool terminal = stdout_is_tty() && std::getenv("NO_COLOR") == nullptr &&
+                  !(term != nullptr && std::string_view(term) == "dumb");
+  UpProgressView::Options options;
+  options.live = color == "always" || (color == "auto" && terminal);
+  options.color = options.live;
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    options.width = size.ws_col;
+  if (size.ws_row > 0) options.height = size.ws_row;
+  return options;
+}
+
+}  // namespace
+
+int run_up(std::span<char*> argv) {
+  ArgWalker args("up", argv);
+  std::string file;
+  bool ephemeral = false, no_sandbox = false, detach = false;
+  std::string color = "auto";
+  while (!args.done()) {
+    if (auto v = args.value("-f", "--file"))
+      file = *v;
+    else if (args.flag("", "--ephemeral"))
+      ephemeral = true;
+    else if (args.flag("", "--no-sandbox"))
+      no_sandbox = true;
+    else if (args.flag("-d", "--detach"))
+      detach = true;
+    else if (auto when = args.value("", "--color")) {
+      color = *when;
+      if (args.error.empty() && color != "auto" && color != "always" && color != "never")
+        return usage_error("up", "--color is auto, always or never, not '" + color + "'");
+    } else
+      return usage_error("up", "unknown option '" + std::string(args.current()) + "'");
+    if (!args.error.empty()) return usage_error("up", args.error);
+  }
+  std::string error;
+  auto path = absolute_stack_file(file, error);
+  if (!path) {
+    std::fprintf(stderr, "stackie: %s\n", error.c_str());
+    return kExitFailed;
+  }
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);  // health waits are the daemon's
+  auto connection = connect_or_start_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  Json env = Json::object();
+  for (const auto& [name, value] : current_environment()) env.set(name, value);
+  const UpProgressView::Options view_opts = view_options(color);
+  UpProgressView view(view_opts);
+  auto write_view = [&view] {
+    std::string text = view.render(monotonic_ms());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+  auto on_event = [&](const ipc::Event& event) {
+    if (event.name == "stack")
+      view.plan(event.data["blocks"], monotonic_ms());
+    else if (event.name == "progress")
+      view.progress(event.data, monotonic_ms());
+    else
+      return;
+    write_view();
+  };
+  // Live lines redraw their elapsed clocks between events too.
+  ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live ? 200 : 0), write_view};
+  auto reply = connection.client->call("up",
+                                       Json::object({{"file", *path},
+                                                          {"cwd", current_directory()},
+                                                          {"env", env},
+                                                          {"ephemeral", ephemeral},
+                                                          {"no_sandbox", no_sandbox},
+                                                          {"wait", !detach}}),
+                                       on_event, tick);
+  if (view.live()) {  // the final states, clocks stopped
+    std::string text = view.render(monotonic_ms(), true);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) {
+    const auto& remote = reply->error();
+    if (remote.code == "failed" && remote.data.is_object()) {
+      // The daemon's message may already carry the log tail; print it only when it does not.
+      std::fprintf(stderr, "stackie: %s\n", remote.message.c_str());
+      const auto& tail = remote.data["log_tail"];
+      bool tail_in_message = tail.is_array() && tail.size() > 0 &&
+                             remote.message.find(tail[0].string_or("")) != std::string::npos;
+      if (tail.is_array() && !tail_in_message)
+        for (const auto& line : tail.as_array())
+          std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
+      return kExitFailed;
+    }
+    return report_remote_error(remote);
+  }
+  // Said once per block and per `up`, on stderr: running without isolation is a choice the
+  // user must see (DESIGN.md §5: never silently without a sandbox).
+  const auto& blocks = reply->result()["blocks"];
+  if (blocks.is_array())
+    for (const auto& row : blocks.as_array())
+      if (row["sandbox"].string_or("") == "passthrough")
+        std::fprintf(stderr, "stackie: warning: block %s runs without a sandbox\n",
+                     row["name"].string_or("?").c_str());
+  std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
+  return kExitOk;
+}
+
+int run_down(std::span<char*> argv) {
+  ArgWalker args("down", argv);
+  StackTarget target;
+  while (!args.done()) {
+    if (!take_stack_target(args, target))
+      return usage_error("down", "unknown option '" + std::string(args.current()) + "'");
+    if (!args.error.empty()) return usage_error("down", args.error);
+  }
+  std::string error;
+  auto params = stack_target_params(target, /*cwd_default=*/true, error);
+  if (!params) {
+    std::fprintf(stderr, "stackie: %s\n", error.c_str());
+    return kExitFailed;
+  }
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("down", *params, print_progress);
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  std::printf("stack %s is down\n", reply->result()["stack"].string_or("?").c_str());
+  return kExitOk;
+}
+
+}  // namespace stackie::cli

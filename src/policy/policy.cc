@@ -1,0 +1,99 @@
+#include "policy/policy.h"
+
+#include <set>
+
+namespace stackie {
+
+std::string_view to_string(NetworkMode mode) {
+  switch (mode) {
+    case NetworkMode::none: return "none";
+    case NetworkMode::localhost: return "localhost";
+    case NetworkMode::host: return "host";
+  }
+  return "?";
+}
+
+std::string_view to_string(Identity identity) {
+  switch (identity) {
+    case Identity::root: return "root";
+    case Identity::user: return "user";
+  }
+  return "?";
+}
+
+Result<NetworkMode> parse_network_mode(std::string_view text) {
+  if (text == "none") return NetworkMode::none;
+  if (text == "localhost") return NetworkMode::localhost;
+  if (text == "host") return NetworkMode::host;
+  return Error{
+      0, "unknown network mode '" + std::string(text) + "' (expected none, localhost or host)"};
+}
+
+Result<Identity> parse_identity(std::string_view text) {
+  if (text == "root") return Identity::root;
+  if (text == "user") return Identity::user;
+  return Error{0, "unknown identity '" + std::string(text) + "' (expected root or user)"};
+}
+
+namespace {
+
+// Absolute, no "." or ".." components, no empty components except a trailing slash-free root.
+// We refuse rather than normalise: a policy is written by code, and a surprising path is a bug.
+bool is_clean_absolute(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.find('\0') != std::string_view::npos) return false;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(start, end - start);
+    if (part == "." || part == "..") return false;
+    if (part.empty() && end != path.size()) return false;  // "//"
+    start = end + 1;
+  }
+  return path.size() == 1 || path.back() != '/';
+}
+
+Status check_path(std::string_view what, std::string_view path) {
+  if (!is_clean_absolute(path))
+    return Error{0, std::string(what) + " '" + std::string(path) +
+                        "' must be an absolute path without '.', '..' or '//'"};
+  return {};
+}
+
+}  // namespace
+
+Status validate(const SandboxPolicy& policy) {
+  for (char c : policy.name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return Error{0, "sandbox name '" + policy.name + "' may only contain [a-z0-9._-]"};
+  }
+  std::set<std::string> targets;
+  auto check_bind = [&](std::string_view kind, const BindMount& bind) -> Status {
+    STACKIE_TRY(check_path(std::string(kind) + " source", bind.source));
+    if (!bind.dest.empty()) STACKIE_TRY(check_path(std::string(kind) + " destination", bind.dest));
+    if (!targets.insert(bind.target()).second)
+      return Error{0, "two mounts share the destination '" + bind.target() + "'"};
+    return {};
+  };
+  for (const auto& bind : policy.read_only) STACKIE_TRY(check_bind("read-only path", bind));
+  for (const auto& bind : policy.read_write) STACKIE_TRY(check_bind("read-write path", bind));
+  for (const auto& dest : policy.tmpfs) {
+    STACKIE_TRY(check_path("tmpfs destination", dest));
+    if (!targets.insert(dest).second)
+      return Error{0, "two mounts share the destination '" + dest + "'"};
+  }
+  if (!policy.working_dir.empty()) STACKIE_TRY(check_path("working directory", policy.working_dir));
+  if (!policy.host_tmp_dir.empty()) STACKIE_TRY(check_path("temp directory", policy.host_tmp_dir));
+  for (const auto& [name, value] : policy.environment) {
+    if (name.empty() || name.find('=') != std::string::npos ||
+        name.find('\0') != std::string::npos || value.find('\0') != std::string::npos)
+      return Error{0, "invalid environment variable name '" + name + "'"};
+  }
+  for (int fd : policy.pass_fds) {
+    if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};
+  }
+  return {};
+}
+
+}  // namespace stackie

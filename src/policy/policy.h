@@ -1,0 +1,62 @@
+// The one OS-neutral description of a block's sandbox (DESIGN.md §1, §5, §5b). Blocks and the
+// stack loader produce it; each backend (linux_*, seatbelt*, restricted_token*, passthrough)
+// translates it. Default-deny: what is not listed here is not visible to the block.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+
+namespace stackie {
+
+enum class NetworkMode {
+  none,       // own network namespace with only `lo`
+  localhost,  // own namespace; declared ports cross through the daemon's forwarder (§6)
+  host,       // the host's network (still sandboxed otherwise)
+};
+
+enum class Identity {
+  root,  // the caller is uid/gid 0 inside (the default)
+  user,  // the caller keeps its own uid/gid inside (postgres refuses to run as root)
+};
+
+std::string_view to_string(NetworkMode mode);
+std::string_view to_string(Identity identity);
+Result<NetworkMode> parse_network_mode(std::string_view text);
+Result<Identity> parse_identity(std::string_view text);
+
+struct BindMount {
+  std::string source;  // absolute host path
+  std::string dest;    // absolute path inside; empty = same as source
+  const std::string& target() const { return dest.empty() ? source : dest; }
+  bool operator==(const BindMount&) const = default;
+};
+
+struct SandboxPolicy {
+  std::string name;  // sandbox id, `<stack>-<block>` (hostname inside; Windows per-block SID)
+  bool system_view = true;  // add the default read-only system view (/usr, /lib*, /bin, /etc…)
+  std::vector<BindMount> read_only;
+  std::vector<BindMount> read_write;
+  std::vector<std::string> tmpfs;  // absolute destinations inside
+  NetworkMode network = NetworkMode::none;
+  Identity identity = Identity::root;
+  // The whole environment of the block: nothing of the caller's passes unless listed.
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::string working_dir;    // inside the sandbox; empty = "/"
+  std::string host_tmp_dir;   // host dir backing the private temp dir; empty = a fresh tmpfs
+  std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
+
+  bool operator==(const SandboxPolicy&) const = default;
+};
+
+// Every path absolute and normalised-looking, names sane, no duplicate destinations.
+Status validate(const SandboxPolicy& policy);
+
+// The wire form for `stackie-lockbox --policy-fd` (one JSON object, stable field names).
+std::string policy_to_json(const SandboxPolicy& policy);
+Result<SandboxPolicy> policy_from_json(std::string_view json);
+
+}  // namespace stackie

@@ -1,0 +1,319 @@
+// The lockbox spawner: uv_spawn `stackie-lockbox`, which builds the sandbox and execs the block
+// (DESIGN.md §1, §5). The daemon runs no sandbox code between fork and exec. The policy goes in
+// as JSON on an inherited pipe (fd 3, read until EOF: zero disk I/O); a setup failure comes back
+// as one JSON line {"step","errno","message"} on the error pipe (fd 4) with exit status 125,
+// and becomes the block's failure reason verbatim.
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <utility>
+
+#include "base/fs_path.h"
+#include "spawn/net_channel.h"
+#include "spawn/spawn_process.h"
+#include "spawn/spawner.h"
+
+namespace stackie {
+
+namespace {
+
+using spawn_detail::ProcessCore;
+
+constexpr int kPolicyFd = 3;
+constexpr int kErrorFd = 4;
+constexpr int kNetFd = 5;
+constexpr size_t kMaxErrorReport = 64 * 1024;
+constexpr int kSetupFailureStatus = 125;
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd = std::exchange(other.fd, -1);
+    }
+    return *this;
+  }
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+// The lockbox's report, as the user will read it: its message verbatim, with the step named.
+std::string describe_setup_failure(const std::string& report) {
+  std::string line = report.substr(0, report.find('\n'));
+  cJSON* json = cJSON_ParseWithLength(line.data(), line.size());
+  if (json == nullptr) {
+    if (line.empty()) return "stackie-lockbox could not set up the sandbox (exit 125)";
+    return "stackie-lockbox: " + line;
+  }
+  std::string message, step;
+  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(json, "message"); cJSON_IsString(m))
+    message = m->valuestring;
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(json, "step"); cJSON_IsString(s))
+    step = s->valuestring;
+  cJSON_Delete(json);
+  if (message.empty()) message = line;
+  return step.empty() ? message : message + " (sandbox step: " + step + ")";
+}
+
+// Reads the error pipe on the loop; whatever is left when the lockbox exits is drained then.
+class ErrorPipe {
+ public:
+  static Result<ErrorPipe*> open(uv_loop_t* loop, int fd, std::function<void()> on_exec) {
+    auto* self = new ErrorPipe();
+    self->on_exec_ = std::move(on_exec);
+    uv_pipe_init(loop, &self->pipe_, 0);
+    self->pipe_.data = self;
+    if (int rc = uv_pipe_open(&self->pipe_, fd); rc != 0) {
+      ::close(fd);
+      self->close();
+      return Error{rc, std::string("error pipe: ") + uv_strerror(rc)};
+    }
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&self->pipe_),
+        [](uv_handle_t*, size_t, uv_buf_t* buf) {
+          static char scratch[4096];  // single-threaded loop; consumed before the next read
+          *buf = uv_buf_init(scratch, sizeof scratch);
+        },
+        [](uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
+          auto* pipe = static_cast<ErrorPipe*>(stream->data);
+          if (n > 0) pipe->append(buf->base, static_cast<size_t>(n));
+          if (n < 0) {
+            // EOF without a report: the lockbox exec'd the block (its error fd is close-on-
+            // exec). With a report, the exit (status 125) tells the rest.
+            uv_read_stop(stream);
+            if (pipe->report_.empty() && pipe->on_exec_) {
+              auto exec_done = std::move(pipe->on_exec_);
+              pipe->on_exec_ = nullptr;
+              exec_done();
+            }
+          }
+        });
+    return self;
+  }
+  // The process exited: collect what is still buffered, then free the handle.
+  std::string finish() {
+    on_exec_ = nullptr;
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) == 0) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(fd, buf, sizeof buf)) > 0) append(buf, static_cast<size_t>(n));
+    }
+    close();
+    return std::move(report_);
+  }
+  void close() {
+    on_exec_ = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(&pipe_),
+             [](uv_handle_t* h) { delete static_cast<ErrorPipe*>(h->data); });
+  }
+
+ private:
+  void append(const char* data, size_t n) {
+    if (report_.size() < kMaxErrorReport)
+      report_.append(data, std::min(n, kMaxErrorReport - report_.size()));
+  }
+  uv_pipe_t pipe_{};
+  std::string report_;
+  std::function<void()> on_exec_;
+};
+
+class LockboxProcess final : public Process {
+ public:
+  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
+                 spawn_detail::NetChannel* net)
+      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe), net_(net) {}
+  ~LockboxProcess() override {
+    if (error_pipe_ != nullptr) error_pipe_->close();
+    if (net_ != nullptr) net_->close();
+    int pid = core_->pid();
+    core_->orphan([pid] { ::kill(pid, SIGKILL); });
+  }
+  int pid() const override { return core_->pid(); }
+  bool running() const override { return core_->running(); }
+  // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
+  Status signal(int signum) override { return send(signum); }
+  // SIGKILL of the monitor takes the whole pid namespace with it.
+  Status kill_all() override { return send(SIGKILL); }
+  std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                     const std::vector<std::string>& pass_env) const override {
+    if (!running()) return {};
+    std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
+    for (const auto& name : pass_env) {
+      argv.emplace_back("--pass-env");
+      argv.push_back(name);
+    }
+    argv.emplace_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
+  void inside_socket(SocketDone done) override {
+    if (net_ == nullptr) return Process::inside_socket(std::move(done));
+    if (!core_->running()) return done(Error{UV_ECONNREFUSED, "the block is not running"});
+    net_->request_socket(std::move(done));
+  }
+  std::string take_report() {
+    std::string report = error_pipe_ ? error_pipe_->finish() : std::string();
+    error_pipe_ = nullptr;
+    return report;
+  }
+
+ private:
+  Status send(int signum) {
+    if (!core_->running()) return {};
+    if (::kill(core_->pid(), signum) != 0 && errno != ESRCH)
+      return system_error(errno, "kill " + std::to_string(core_->pid()));
+    return {};
+  }
+  std::string lockbox_;
+  ProcessCore* core_;
+  ErrorPipe* error_pipe_;
+  spawn_detail::NetChannel* net_;
+};
+
+// Both ends close-on-exec; uv_spawn dups ours into the child's fd 5 without the flag.
+Result<std::pair<Fd, Fd>> net_channel_pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
+    return system_error(errno, "net channel");
+  return std::pair<Fd, Fd>(Fd(fds[0]), Fd(fds[1]));
+}
+
+// The policy is written whole before the spawn, so the pipe must hold it: grow it when needed.
+Result<Fd> policy_pipe(const std::string& json) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error(errno, "policy pipe");
+  Fd read_end(fds[0]), write_end(fds[1]);
+  if (json.size() > 65536 && ::fcntl(write_end.fd, F_SETPIPE_SZ, static_cast<int>(json.size())) < 0)
+    return system_error(errno, "policy of " + std::to_string(json.size()) + " bytes");
+  size_t done = 0;
+  while (done < json.size()) {
+    ssize_t n = ::write(write_end.fd, json.data() + done, json.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error(errno, "write policy");
+    done += static_cast<size_t>(n);
+  }
+  return read_end;  // write end closed here: the lockbox reads until EOF
+}
+
+class LockboxSpawner final : public Spawner {
+ public:
+  explicit LockboxSpawner(std::string lockbox) : lockbox_(std::move(lockbox)) {}
+  SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
+
+  Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
+                                         ExitCallback on_exit) override {
+    STACKIE_TRY(validate(request.policy));
+    STACKIE_TRY_ASSIGN(policy_fd, policy_pipe(policy_to_json(request.policy)));
+    int err[2];
+    if (::pipe2(err, O_CLOEXEC) != 0) return system_error(errno, "error pipe");
+    Fd error_read(err[0]), error_write(err[1]);
+
+    spawn_detail::SpawnPlan plan;
+    plan.argv = {
+        lockbox_, "--policy-fd", std::to_string(kPolicyFd), "--error-fd", std::to_string(kErrorFd),
+        "--"};
+    // The lockbox itself starts with an empty environment; the block's comes from the policy.
+    plan.extra_fds = {policy_fd.fd, error_write.fd};
+    static_assert(kPolicyFd == 3 && kErrorFd == 4 && kNetFd == 5, "extra fds start at 3");
+    Fd net_ours, net_theirs;
+    if (request.net_channel) {
+      STACKIE_TRY_ASSIGN(pair, net_channel_pair());
+      net_ours = std::move(pair.first);
+      net_theirs = std::move(pair.second);
+      plan.extra_fds.push_back(net_theirs.fd);
+      plan.argv.insert(plan.argv.end() - 1, {"--net-fd", std::to_string(kNetFd)});
+      for (int port : request.inside_listen_ports)
+        plan.argv.insert(plan.argv.end() - 1, {"--listen", std::to_string(port)});
+    }
+    plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
+
+    spawn_detail::NetChannel* net = nullptr;
+    if (request.net_channel) {
+      STACKIE_TRY_ASSIGN(
+          channel, spawn_detail::NetChannel::open(loop, net_ours.release(), request.on_listeners));
+      net = channel;
+    }
+    auto error_pipe_opened = ErrorPipe::open(loop, error_read.release(), request.on_exec);
+    if (!error_pipe_opened.ok()) {
+      if (net != nullptr) net->close();
+      return error_pipe_opened.take_error();
+    }
+    ErrorPipe* error_pipe = *error_pipe_opened;
+    // The facade is created after the core, but the exit callback needs it: share a slot.
+    auto slot = std::make_shared<LockboxProcess*>(nullptr);
+    auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
+                                   [slot, on_exit](int64_t status, int signum) {
+                                     ExitStatus exit;
+                                     exit.exit_status = status;
+                                     exit.term_signal = signum;
+                                     std::string report = (*slot)->take_report();
+                                     if (status == kSetupFailureStatus && signum == 0)
+                                       exit.setup_error = describe_setup_failure(report);
+                                     on_exit(exit);
+                                   });
+    if (!core.ok()) {
+      error_pipe->close();
+      if (net != nullptr) net->close();
+      return core.take_error();
+    }
+    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net);
+    *slot = process.get();
+    return std::unique_ptr<Process>(std::move(process));
+  }
+
+ private:
+  std::string lockbox_;
+};
+
+}  // namespace
+
+std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path) {
+  return std::make_unique<LockboxSpawner>(std::move(lockbox_path));
+}
+
+Result<std::string> find_lockbox() {
+  if (const char* env = std::getenv("STACKIE_LOCKBOX"); env != nullptr && *env != '\0') {
+    if (::access(env, X_OK) != 0)
+      return system_error(errno, std::string("$STACKIE_LOCKBOX ") + env);
+    return std::string(env);
+  }
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir.erase(dir.rfind('/'));
+    std::string candidate = dir + "/stackie-lockbox";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  // An installed tree wherever it is (DESTDIR, moved): <prefix>/libexec/stackie.
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_LIBEXECDIR "/stackie");
+  if (!relocated.empty()) {
+    std::string candidate = relocated + "/stackie-lockbox";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  std::string installed = std::string(STACKIE_LIBEXECDIR) + "/stackie-lockbox";
+  if (::access(installed.c_str(), X_OK) == 0) return installed;
+  return Error{UV_ENOENT,
+               "stackie-lockbox not found ($STACKIE_LOCKBOX, next to stackied, " + installed + ")"};
+}
+
+}  // namespace stackie

@@ -1,0 +1,88 @@
+// The passthrough spawner: no isolation at all (`sandbox: false`, --no-sandbox). The block runs
+// in its own session and process group so that one kill(-pgid) reaches all of it that stayed
+// in the group. A process that calls setsid() itself leaves the group; only a sandbox (a pid
+// namespace) can catch those, which is why passthrough is opt-in and reported as such.
+#include <csignal>
+
+#include "spawn/spawn_process.h"
+#include "spawn/spawner.h"
+
+namespace stackie {
+
+std::string_view to_string(SandboxKind kind) {
+  switch (kind) {
+    case SandboxKind::linux_namespaces: return "linux-namespaces";
+    case SandboxKind::seatbelt: return "seatbelt";
+    case SandboxKind::restricted_token: return "restricted-token";
+    case SandboxKind::passthrough: return "passthrough";
+  }
+  return "?";
+}
+
+namespace {
+
+using spawn_detail::ProcessCore;
+
+class PassthroughProcess final : public Process {
+ public:
+  explicit PassthroughProcess(ProcessCore* core) : core_(core) {}
+  ~PassthroughProcess() override {
+    int pgid = core_->pid();
+    core_->orphan([pgid] { ::kill(-pgid, SIGKILL); });
+  }
+  int pid() const override { return core_->pid(); }
+  bool running() const override { return core_->running(); }
+  Status signal(int signum) override {
+    if (!core_->running()) return {};
+    return send(signum);
+  }
+  // Also right after the leader exited: what it left in its group dies with it (as systemd
+  // does with a unit's remaining processes). The pgid cannot be reused while a member lives.
+  Status kill_all() override { return send(SIGKILL); }
+  std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                     const std::vector<std::string>&) const override {
+    return running() ? command : std::vector<std::string>{};
+  }
+
+ private:
+  Status send(int signum) {
+    // The whole group: the block's helpers get the stop signal too, as systemd's default
+    // KillMode=control-group does.
+    if (::kill(-core_->pid(), signum) != 0 && errno != ESRCH)
+      return system_error(errno, "kill process group " + std::to_string(core_->pid()));
+    return {};
+  }
+  ProcessCore* core_;
+};
+
+class PassthroughSpawner final : public Spawner {
+ public:
+  SandboxKind kind() const override { return SandboxKind::passthrough; }
+  Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
+                                         ExitCallback on_exit) override {
+    spawn_detail::SpawnPlan plan;
+    plan.argv = request.argv;
+    plan.env = spawn_detail::environment_of(request.policy);
+    plan.cwd = request.policy.working_dir;
+    plan.new_session = true;
+    STACKIE_TRY_ASSIGN(core,
+                       ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
+                                          [on_exit](int64_t status, int signum) {
+                                            ExitStatus exit;
+                                            exit.exit_status = status;
+                                            exit.term_signal = signum;
+                                            on_exit(exit);
+                                          }));
+    // uv_spawn returns once the child has exec'd (an exec failure is its error).
+    if (request.on_exec) request.on_exec();
+    return std::unique_ptr<Process>(new PassthroughProcess(core));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Spawner> make_passthrough_spawner() {
+  return std::make_unique<PassthroughSpawner>();
+}
+
+}  // namespace stackie

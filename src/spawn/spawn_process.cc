@@ -1,0 +1,106 @@
+#include "spawn/spawn_process.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+namespace stackie::spawn_detail {
+
+std::vector<std::string> environment_of(const SandboxPolicy& policy) {
+  std::vector<std::string> env;
+  env.reserve(policy.environment.size());
+  for (const auto& [key, value] : policy.environment) env.push_back(key + "=" + value);
+  return env;
+}
+
+namespace {
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, uv_pipe_t* out,
+                                        uv_pipe_t* err, OnExit on_exit) {
+  if (plan.argv.empty()) return Error{UV_EINVAL, "empty command"};
+  auto args = c_strings(plan.argv);
+  auto env = c_strings(plan.env);
+
+  std::vector<uv_stdio_container_t> stdio(3 + plan.extra_fds.size());
+  stdio[0].flags = UV_IGNORE;
+  auto wire = [](uv_stdio_container_t& slot, uv_pipe_t* pipe) {
+    if (pipe == nullptr) {
+      slot.flags = UV_IGNORE;
+      return;
+    }
+    slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    slot.data.stream = reinterpret_cast<uv_stream_t*>(pipe);
+  };
+  wire(stdio[1], out);
+  wire(stdio[2], err);
+  for (size_t i = 0; i < plan.extra_fds.size(); ++i) {
+    stdio[3 + i].flags = UV_INHERIT_FD;
+    stdio[3 + i].data.fd = plan.extra_fds[i];
+  }
+
+  uv_process_options_t options{};
+  options.file = args[0];
+  options.args = args.data();
+  options.env = env.data();
+  options.cwd = plan.cwd.empty() ? nullptr : plan.cwd.c_str();
+  options.stdio_count = static_cast<int>(stdio.size());
+  options.stdio = stdio.data();
+  options.exit_cb = &ProcessCore::on_process_exit;
+  if (plan.new_session) options.flags |= UV_PROCESS_DETACHED;
+
+  auto* core = new ProcessCore();
+  core->on_exit_ = std::move(on_exit);
+  int rc = uv_spawn(loop, &core->handle_, &options);
+  if (rc != 0) {
+    // uv_spawn initialises the handle even on failure; it must still be closed.
+    core->running_ = false;
+    core->orphaned_ = true;
+    core->close();
+    return Error{rc, "cannot run " + plan.argv[0] + ": " + uv_strerror(rc)};
+  }
+  core->handle_.data = core;
+  core->pid_ = core->handle_.pid;
+  return core;
+}
+
+void ProcessCore::on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal) {
+  auto* core = static_cast<ProcessCore*>(handle->data);
+  core->running_ = false;
+  if (!core->orphaned_ && core->on_exit_) {
+    // The callback may destroy the facade, which orphans (and closes) this core.
+    auto callback = core->on_exit_;
+    callback(exit_status, term_signal);
+    return;
+  }
+  if (core->orphaned_) core->close();
+}
+
+void ProcessCore::orphan(const std::function<void()>& kill_all) {
+  orphaned_ = true;
+  on_exit_ = nullptr;
+  if (running_) {
+    kill_all();  // the exit callback closes us
+    return;
+  }
+  close();
+}
+
+void ProcessCore::close() {
+  if (uv_is_closing(reinterpret_cast<uv_handle_t*>(&handle_))) return;
+  handle_.data = this;
+  uv_close(reinterpret_cast<uv_handle_t*>(&handle_),
+           [](uv_handle_t* h) { delete static_cast<ProcessCore*>(h->data); });
+}
+
+}  // namespace stackie::spawn_detail

@@ -1,0 +1,50 @@
+// Shared uv_spawn plumbing of the Unix spawners (passthrough and lockbox). Internal to the
+// sandbox module: the daemon sees only spawner.h.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spawn/spawner.h"
+
+namespace stackie::spawn_detail {
+
+// Extra fds for the child, at index 3, 4, ... of its fd table.
+struct SpawnPlan {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "K=V"
+  std::string cwd;               // empty = inherit
+  std::vector<int> extra_fds;
+  bool new_session = false;  // setsid(): own session and process group (pgid == pid)
+};
+
+// The uv_process_t and its lifetime. It owns itself once its facade is gone: a process handle
+// closed before its exit is never reaped (a zombie), so the core waits for the exit, then
+// closes the handle and frees itself in the close callback.
+class ProcessCore {
+ public:
+  using OnExit = std::function<void(int64_t exit_status, int term_signal)>;
+  static Result<ProcessCore*> start(uv_loop_t* loop, const SpawnPlan& plan, uv_pipe_t* out,
+                                    uv_pipe_t* err, OnExit on_exit);
+  int pid() const { return pid_; }
+  bool running() const { return running_; }
+  // The facade goes away: stop reporting, SIGKILL via `kill_all` if still running, free later.
+  void orphan(const std::function<void()>& kill_all);
+
+ private:
+  static void on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal);
+  void close();
+  uv_process_t handle_{};
+  int pid_ = 0;
+  bool running_ = true;
+  bool orphaned_ = false;
+  OnExit on_exit_;
+};
+
+std::vector<std::string> environment_of(const SandboxPolicy& policy);
+
+}  // namespace stackie::spawn_detail

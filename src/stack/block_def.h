@@ -1,0 +1,121 @@
+// A block definition file (DESIGN.md §4; stackie-block(5)) as parsed, before interpolation.
+// Strings that may hold `${...}` stay YamlNodes so errors inside them keep their position.
+// The pieces shared with the stack file (serves, health, command, signals) are parsed here too.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "policy/policy.h"
+#include "stack/stack_model.h"
+#include "stack/yaml_node.h"
+
+namespace stackie {
+
+using NamedScalars = std::vector<std::pair<std::string, YamlNode>>;
+
+struct ServeDecl {
+  std::string name;
+  std::string type;   // empty in a stack override = keep the definition's
+  int port = 0;       // 0 in a stack override = keep the definition's
+  int host_port = 0;  // 0 = same as port
+  SourceLocation where;
+  SourceLocation port_where;
+};
+
+struct HealthDecl {
+  HealthCheck::Kind kind = HealthCheck::Kind::none;
+  std::string port_name;  // tcp / http
+  SourceLocation port_where;
+  YamlNode http_path;  // http (scalar; "/" when absent)
+  int http_status = 200;
+  std::vector<YamlNode> exec;  // exec argv
+  long long interval_ms = 1000;
+  long long timeout_ms = 1000;
+  int retries = 3;
+  long long start_period_ms = 0;
+  SourceLocation where;
+};
+
+struct InitDecl {
+  std::optional<YamlNode> if_not_exists;  // a guarded group
+  std::vector<InitDecl> then;
+  std::vector<YamlNode> run;            // argv
+  std::optional<YamlNode> append_path;  // append_file
+  std::optional<YamlNode> append_text;
+  SourceLocation where;
+};
+
+// `paths: NAME: {volume: SUB}` (persistent, storage/volumes/<stack>/<block>/SUB) or
+// `{runtime: SUB}` (scratch, storage/tmp/<sandbox-id>/SUB). Both are read-write binds.
+struct PathDecl {
+  enum class Kind { volume, runtime };
+  std::string name;
+  Kind kind = Kind::volume;
+  std::string sub;
+  SourceLocation where;
+};
+
+// How to find one program on this host.
+struct ProgramDecl {
+  std::string name;                             // the key; what argv[0] may name
+  std::vector<std::string> names;               // file names to look for (default: the key)
+  std::vector<std::string> search;              // extra globs, newest version first
+  std::map<std::string, std::string> packages;  // apt / brew / winget -> package
+  SourceLocation where;
+};
+
+struct SandboxDecl {
+  std::vector<YamlNode> read_only;  // extra host paths (absolute, may interpolate)
+  std::vector<YamlNode> read_write;
+  std::optional<NetworkMode> network;
+  std::optional<Identity> identity;
+};
+
+struct CommandDecl {
+  bool present = false;
+  std::vector<YamlNode> argv;  // a string command is ["/bin/sh", "-c", STRING]
+  SourceLocation where;
+};
+
+struct BlockDef {
+  std::string name;
+  std::string file;
+  SourceLocation where;
+  std::string description;
+  NamedScalars vars;
+  std::vector<ServeDecl> serves;
+  std::vector<PathDecl> paths;
+  NamedScalars environment;
+  std::vector<InitDecl> init;
+  CommandDecl command;
+  std::optional<HealthDecl> health;
+  int stop_signal = 15;
+  std::optional<long long> stop_timeout_ms;
+  SandboxDecl sandbox;
+  std::vector<ProgramDecl> programs;
+};
+
+// Block names (and stack names) become directory names and sandbox ids: [a-z0-9._-], not
+// starting with '.' or '-'.
+Status check_name(const YamlNode& key, std::string_view what);
+
+// Parses a definition file; its single top-level key must equal `expected_name` when given.
+Result<BlockDef> load_block_def(const std::string& path, std::string_view expected_name);
+Result<BlockDef> parse_block_def(const YamlNode& root, const std::string& path,
+                                 std::string_view expected_name);
+
+// Shared with the stack file.
+// `require_port`: a definition must give each port; a stack override may omit it.
+Result<std::vector<ServeDecl>> parse_serves(const YamlNode& node, std::string_view context,
+                                            bool require_port);
+Result<HealthDecl> parse_health(const YamlNode& node, std::string_view context);
+Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context);
+Result<int> parse_signal(const YamlNode& node);
+std::string signal_name(int signal);
+
+}  // namespace stackie

@@ -1,0 +1,645 @@
+#include "stack/loader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "stack/block_def.h"
+#include "stack/catalog.h"
+#include "stack/interpolate.h"
+#include "stack/programs.h"
+#include "stack/resolve.h"
+#include "stack/secrets.h"
+#include "stack/stack_file.h"
+#include "stack/yaml_fields.h"
+
+namespace stackie {
+
+namespace {
+
+constexpr const char* kSystemPath = "/usr/local/bin:/usr/bin:/bin";
+
+bool is_directory(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// A stack block merged with its definition, before interpolation.
+struct BlockSpec {
+  const StackBlockDecl* decl = nullptr;
+  std::optional<BlockDef> def;  // empty for a first-party block
+  std::string sandbox_id;
+  NamedScalars vars;
+  std::vector<ServeDecl> serves;
+  NamedScalars environment;
+  CommandDecl command;
+  std::optional<HealthDecl> health;
+};
+
+std::string short_name(const std::string& block) {
+  return block.rfind("stackie.", 0) == 0 ? block.substr(8) : block;
+}
+
+Status merge_vars(BlockSpec& spec) {
+  const StackBlockDecl& decl = *spec.decl;
+  if (!spec.def) {
+    spec.vars = decl.vars;
+    return {};
+  }
+  spec.vars = spec.def->vars;
+  std::vector<std::string> known;
+  for (const auto& [name, value] : spec.vars) known.push_back(name);
+  for (size_t i = 0; i < decl.vars.size(); ++i) {
+    const auto& [name, value] = decl.vars[i];
+    auto found = std::find_if(spec.vars.begin(), spec.vars.end(),
+                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    if (found == spec.vars.end()) {
+      std::string declared;
+      for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
+      return error_at(decl.var_where[i],
+                      "unknown var '" + name + "' for block '" + decl.name + "' (it declares: " +
+                          (declared.empty() ? "none" : declared) + ")" + did_you_mean(name, known));
+    }
+    found->second = value;
+  }
+  return {};
+}
+
+Status merge_serves(BlockSpec& spec) {
+  const StackBlockDecl& decl = *spec.decl;
+  if (spec.def) spec.serves = spec.def->serves;
+  for (const auto& override_port : decl.serves) {
+    auto found = std::find_if(spec.serves.begin(), spec.serves.end(),
+                              [&](const ServeDecl& s) { return s.name == override_port.name; });
+    if (found == spec.serves.end()) {
+      if (spec.def) {
+        std::vector<std::string> known;
+        for (const auto& s : spec.serves) known.push_back(s.name);
+        return error_at(override_port.where, "block '" + decl.name + "' serves no port '" +
+                                                 override_port.name + "'" +
+                                                 did_you_mean(override_port.name, known));
+      }
+      if (override_port.port == 0)
+        return error_at(override_port.where, "'serves." + override_port.name + "' needs a 'port'");
+      spec.serves.push_back(override_port);
+      continue;
+    }
+    if (override_port.port) {
+      found->port = override_port.port;
+      found->port_where = override_port.port_where;
+    }
+    if (override_port.host_port) found->host_port = override_port.host_port;
+    if (!override_port.type.empty()) found->type = override_port.type;
+  }
+  for (auto& serve : spec.serves)
+    if (serve.type.empty()) serve.type = serve.name;
+  return {};
+}
+
+void merge_environment(BlockSpec& spec) {
+  if (spec.def) spec.environment = spec.def->environment;
+  for (const auto& [name, value] : spec.decl->environment) {
+    auto found = std::find_if(spec.environment.begin(), spec.environment.end(),
+                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    if (found != spec.environment.end())
+      found->second = value;
+    else
+      spec.environment.emplace_back(name, value);
+  }
+}
+
+// Builds one ResolvedBlock: paths, programs, interpolation and the sandbox policy.
+class BlockBuilder {
+ public:
+  BlockBuilder(const LoadOptions& options, const StackFile& stack, const std::string& storage,
+               const BlockSpec& spec, std::vector<ConsumedPort> consumes,
+               std::vector<std::string> depends_on, SecretStore& secrets,
+               const std::vector<ResolvedBlock>& built)
+      : options_(options),
+        stack_(stack),
+        storage_(storage),
+        spec_(spec),
+        decl_(*spec.decl),
+        secrets_(secrets),
+        built_(built) {
+    block_.name = decl_.name;
+    block_.sandbox_id = spec.sandbox_id;
+    block_.first_party = !spec.def.has_value();
+    block_.definition_file = spec.def ? spec.def->file : stack.file;
+    block_.consumes = std::move(consumes);
+    block_.depends_on = std::move(depends_on);
+    for (const auto& serve : spec.serves)
+      block_.serves.push_back({serve.name, serve.type, serve.port, serve.host_port});
+  }
+
+  Result<ResolvedBlock> build() {
+    decide_isolation();
+    STACKIE_TRY(allocate_host_ports());
+    STACKIE_TRY(resolve_paths());
+    STACKIE_TRY(find_programs());
+    STACKIE_TRY_ASSIGN(command, expand_argv(spec_.command.argv, true));
+    block_.command = std::move(command);
+    STACKIE_TRY(expand_environment());
+    if (spec_.def) {
+      STACKIE_TRY_ASSIGN(init, expand_init(spec_.def->init));
+      block_.init = std::move(init);
+    }
+    STACKIE_TRY(expand_health());
+    block_.restart = decl_.restart.value_or(options_.settings.default_restart);
+    block_.stop_signal = decl_.stop_signal.value_or(spec_.def ? spec_.def->stop_signal : SIGTERM);
+    long long stop_ms = 10000;
+    if (spec_.def && spec_.def->stop_timeout_ms) stop_ms = *spec_.def->stop_timeout_ms;
+    if (decl_.stop_timeout_ms) stop_ms = *decl_.stop_timeout_ms;
+    block_.stop_timeout = Milliseconds(stop_ms);
+    STACKIE_TRY(build_policy());
+    std::sort(block_.secret_values.begin(), block_.secret_values.end());
+    block_.secret_values.erase(
+        std::unique(block_.secret_values.begin(), block_.secret_values.end()),
+        block_.secret_values.end());
+    return std::move(block_);
+  }
+
+ private:
+  void decide_isolation() {
+    auto platform = decl_.platform_sandbox.find(options_.os);
+    bool platform_off = platform != decl_.platform_sandbox.end() && !platform->second;
+    // --no-sandbox (and the no_sandbox setting) reach only first-party blocks: a managed or
+    // third-party block is always sandboxed, unless its own stack entry opts out per platform.
+    bool flag_off = block_.first_party && (options_.no_sandbox || options_.settings.no_sandbox);
+    block_.sandboxed = !(flag_off || platform_off);
+    block_.policy.network = NetworkMode::localhost;
+    if (spec_.def && spec_.def->sandbox.network)
+      block_.policy.network = *spec_.def->sandbox.network;
+  }
+
+  // On the host's network: unsandboxed, or sandboxed with `network: host`.
+  bool on_host_network() const {
+    return !block_.sandboxed || block_.policy.network == NetworkMode::host;
+  }
+
+  // Host ports first (DESIGN.md §6): ${serves.X} of a block on the host's network and
+  // ${consumes.X.PORT} of a consumer there are host ports, so they must be known before any
+  // string is expanded. A block on the host's network binds its ports itself: exactly those.
+  Status allocate_host_ports() {
+    // `network: none` is no way in nor out (DESIGN.md §6): ports it would serve or consume
+    // could never connect, so say so now rather than time out at run time.
+    if (block_.sandboxed && block_.policy.network == NetworkMode::none) {
+      std::string what;
+      if (!block_.serves.empty())
+        what = "nothing can reach its port '" + block_.serves[0].name + "'";
+      else if (!block_.consumes.empty())
+        what = "it cannot reach what it consumes as '" + block_.consumes[0].name + "'";
+      if (!what.empty())
+        return error_at(decl_.where, "block '" + block_.name +
+                                         "' has network none (from its definition): " + what +
+                                         "; use network localhost");
+    }
+    for (size_t i = 0; i < block_.serves.size(); ++i) {
+      ServedPort& port = block_.serves[i];
+      HostPortRequest request{stack_.name, block_.name, port.name,
+                              port.host_port != 0 ? port.host_port : port.port,
+                              stack_.strict_ports || on_host_network()};
+      if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
+        return error_at(spec_.serves[i].port_where,
+                        "'serves." + port.name + "' of '" + block_.name +
+                            "' runs on the host's network: host_port must equal port");
+      if (!options_.allocate_host_port) {
+        port.host_port = request.wanted;
+        continue;
+      }
+      auto allocated = options_.allocate_host_port(request);
+      if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
+      port.host_port = *allocated;
+    }
+    // A consumer on the host's network reaches a provider through its host port.
+    if (on_host_network())
+      for (auto& consume : block_.consumes)
+        if (const ServedPort* port = provider_port(consume)) consume.local_port = port->host_port;
+    return {};
+  }
+
+  const ServedPort* provider_port(const ConsumedPort& consume) const {
+    for (const auto& block : built_)
+      if (block.name == consume.provider)
+        for (const auto& port : block.serves)
+          if (port.name == consume.provider_port) return &port;
+    return nullptr;
+  }
+
+  // ${paths.X}: a definition's volume and runtime paths, then the stack's volumes (which may
+  // replace a definition's path of the same name, e.g. to keep postgres data elsewhere).
+  Status resolve_paths() {
+    std::string owner = short_name(decl_.name);
+    std::string tmp = tmp_dir(storage_, spec_.sandbox_id);
+    if (spec_.def)
+      for (const auto& path : spec_.def->paths) {
+        std::string host = path.kind == PathDecl::Kind::volume
+                               ? volume_dir(storage_, stack_.name, owner + "/" + path.sub)
+                               : join_path(tmp, path.sub);
+        set_path(path.name, host);
+      }
+    for (const auto& volume : decl_.volumes) {
+      if (!volume.host_path) {
+        set_path(volume.name, volume_dir(storage_, stack_.name, owner + "/" + volume.name));
+        continue;
+      }
+      const std::string& host = volume.host_path->text;
+      if (host.empty() || host[0] != '/')
+        return error_at(
+            volume.host_path->where,
+            "volume '" + volume.name + "' must be an absolute host path, got '" + host + "'");
+      set_path(volume.name, normalize_path(host));
+    }
+    if (decl_.path) {
+      const std::string& text = decl_.path->text;
+      project_dir_ = normalize_path(text.size() && text[0] == '/' ? text : stack_.dir + "/" + text);
+      if (!is_directory(project_dir_))
+        return error_at(decl_.path->where,
+                        "path '" + text + "' is not a directory (" + project_dir_ + ")");
+    }
+    return {};
+  }
+
+  void set_path(const std::string& name, const std::string& host) {
+    for (auto& entry : paths_)
+      if (entry.first == name) {
+        entry.second = host;
+        return;
+      }
+    paths_.emplace_back(name, host);
+  }
+
+  Status find_programs() {
+    std::vector<std::string> path_dirs;
+    if (auto found = options_.env.find("PATH"); found != options_.env.end())
+      path_dirs = split_search_path(found->second);
+    if (spec_.def)
+      for (const auto& program : spec_.def->programs) {
+        ProgramSearch search{program.names, globs_for_os(program.search, options_.os), path_dirs,
+                             options_.program_root, usual_program_dirs(options_.os)};
+        FoundProgram found = find_program(search);
+        if (found.path.empty()) {
+          std::string hint = install_hint(program.packages, options_.os);
+          return error_at(decl_.where, decl_.name + ": program '" + program.names.front() +
+                                           "' not found" +
+                                           (hint.empty() ? " in PATH or the block's search "
+                                                           "directories"
+                                                         : "; install it with: " + hint));
+        }
+        add_program(program.name, found);
+        for (const auto& name : program.names) program_alias_[name] = program.name;
+      }
+    if (!spec_.def && !spec_.command.argv.empty()) {
+      // A first-party command: argv[0] is a program on PATH, or a path (relative ones against
+      // the block's directory).
+      const YamlNode& first = spec_.command.argv.front();
+      if (has_reference(first.text)) return {};
+      std::string name = first.text;
+      if (name.find('/') == std::string::npos) {
+        FoundProgram found = find_program({{name}, {}, path_dirs, "", {}});
+        if (found.path.empty())
+          return error_at(first.where, decl_.name + ": program '" + name + "' not found in PATH");
+        add_program(name, found);
+        program_alias_[name] = name;
+      } else {
+        std::string base = project_dir_.empty() ? stack_.dir : project_dir_;
+        std::string absolute = normalize_path(name[0] == '/' ? name : base + "/" + name);
+        std::string dir = absolute.substr(0, absolute.rfind('/'));
+        std::string program_dir = dir.empty() ? "/" : dir;
+        add_program(name, {absolute, program_dir, program_dir});
+        program_alias_[name] = name;
+      }
+    }
+    return {};
+  }
+
+  void add_program(const std::string& name, const FoundProgram& found) {
+    block_.programs.emplace_back(name, found.path);
+    for (const auto& dir : {found.dir, found.real_dir})
+      if (!dir.empty() &&
+          std::find(program_dirs_.begin(), program_dirs_.end(), dir) == program_dirs_.end())
+        program_dirs_.push_back(dir);
+  }
+
+  std::string program_path(const std::string& name) const {
+    auto alias = program_alias_.find(name);
+    if (alias == program_alias_.end()) return "";
+    for (const auto& [key, path] : block_.programs)
+      if (key == alias->second) return path;
+    return "";
+  }
+
+  Result<Expanded> resolve_reference(const Reference& ref) {
+    const std::string& name = ref.parts.front();
+    std::string context = " in block '" + decl_.name + "'";
+    auto unknown = [&](const std::vector<std::string>& known) {
+      std::vector<std::string> refs;
+      for (const auto& k : known) refs.push_back("${" + ref.kind + "." + k + "}");
+      return error_at(ref.where, "unknown reference '" + ref.text + "'" + context +
+                                     did_you_mean(ref.text, refs));
+    };
+    if (ref.kind == "vars") {
+      std::vector<std::string> known;
+      for (const auto& [var, value] : spec_.vars) {
+        known.push_back(var);
+        if (var != name) continue;
+        if (auto done = expanded_vars_.find(var); done != expanded_vars_.end()) return done->second;
+        if (!expanding_vars_.insert(var).second)
+          return error_at(ref.where, "var '" + var + "' refers to itself" + context);
+        STACKIE_TRY_ASSIGN(expanded, expand(value));
+        expanding_vars_.erase(var);
+        expanded_vars_[var] = expanded;
+        return expanded;
+      }
+      return unknown(known);
+    }
+    if (ref.kind == "serves") {
+      std::vector<std::string> known;
+      for (const auto& serve : spec_.serves) {
+        if (serve.name == name) return Expanded{std::to_string(serve.port), false};
+        known.push_back(serve.name);
+      }
+      return unknown(known);
+    }
+    if (ref.kind == "paths") {
+      std::vector<std::string> known;
+      for (const auto& [path, host] : paths_) {
+        if (path == name) return Expanded{host, false};
+        known.push_back(path);
+      }
+      return unknown(known);
+    }
+    if (ref.kind == "secrets") {
+      STACKIE_TRY_ASSIGN(value, secrets_.lookup(name));
+      if (!value)
+        return error_at(ref.where, "missing secret '" + name + "'" + context + " (looked in " +
+                                       secrets_.sources_description() + ")");
+      if (!value->empty()) block_.secret_values.push_back(*value);
+      return Expanded{*value, true};
+    }
+    // consumes
+    std::vector<std::string> known;
+    for (const auto& consume : block_.consumes) {
+      if (consume.name == name)
+        return Expanded{ref.parts[1] == "HOST" ? "127.0.0.1" : std::to_string(consume.local_port),
+                        false};
+      known.push_back(consume.name);
+    }
+    std::vector<std::string> refs;
+    for (const auto& k : known) refs.push_back("${consumes." + k + "." + ref.parts[1] + "}");
+    return error_at(
+        ref.where, "unknown reference '" + ref.text + "'" + context + did_you_mean(ref.text, refs));
+  }
+
+  Result<Expanded> expand(const YamlNode& node) {
+    return interpolate(node, [this](const Reference& ref) { return resolve_reference(ref); });
+  }
+
+  Result<std::string> expand_text(const YamlNode& node) {
+    STACKIE_TRY_ASSIGN(expanded, expand(node));
+    return std::move(expanded.text);
+  }
+
+  // Interpolates an argv; a bare argv[0] that names one of the block's programs becomes the
+  // absolute path discovery found, so the block runs exactly the binary its policy exposes.
+  Result<std::vector<std::string>> expand_argv(const std::vector<YamlNode>& argv,
+                                               bool substitute_program) {
+    std::vector<std::string> out;
+    for (const auto& arg : argv) {
+      STACKIE_TRY_ASSIGN(text, expand_text(arg));
+      out.push_back(std::move(text));
+    }
+    if (substitute_program && !out.empty())
+      if (std::string path = program_path(out.front()); !path.empty()) out.front() = path;
+    return out;
+  }
+
+  Status expand_environment() {
+    bool has_path = false;
+    for (const auto& [name, value] : spec_.environment) {
+      STACKIE_TRY_ASSIGN(expanded, expand(value));
+      if (expanded.secret) block_.secret_names.push_back(name);
+      has_path = has_path || name == "PATH";
+      block_.policy.environment.emplace_back(name, std::move(expanded.text));
+    }
+    if (!has_path) {
+      // The block's programs first, then the system directories every sandbox shows.
+      std::string path;
+      std::string system = std::string(":") + kSystemPath + ":";
+      for (const auto& dir : program_dirs_)
+        if (system.find(":" + dir + ":") == std::string::npos) path += dir + ":";
+      block_.policy.environment.emplace_back("PATH", path + kSystemPath);
+    }
+    return {};
+  }
+
+  Result<std::vector<InitStep>> expand_init(const std::vector<InitDecl>& steps) {
+    std::vector<InitStep> out;
+    for (const auto& decl : steps) {
+      InitStep step;
+      if (decl.if_not_exists) {
+        STACKIE_TRY_ASSIGN(guard, expand_text(*decl.if_not_exists));
+        STACKIE_TRY(require_absolute(guard, decl.if_not_exists->where, "if.not_exists"));
+        step.if_not_exists = std::move(guard);
+        STACKIE_TRY_ASSIGN(then, expand_init(decl.then));
+        step.then = std::move(then);
+      } else if (decl.append_path) {
+        STACKIE_TRY_ASSIGN(path, expand_text(*decl.append_path));
+        STACKIE_TRY(require_absolute(path, decl.append_path->where, "append_file.path"));
+        STACKIE_TRY_ASSIGN(text, expand_text(*decl.append_text));
+        step.append_path = std::move(path);
+        step.append_text = std::move(text);
+      } else {
+        STACKIE_TRY_ASSIGN(argv, expand_argv(decl.run, true));
+        step.run = std::move(argv);
+      }
+      out.push_back(std::move(step));
+    }
+    return out;
+  }
+
+  Status require_absolute(const std::string& path, const SourceLocation& where,
+                          std::string_view what) {
+    if (!path.empty() && path[0] == '/') return {};
+    return error_at(where,
+                    "'" + std::string(what) + "' must be an absolute path, got '" + path + "'");
+  }
+
+  Status expand_health() {
+    std::optional<HealthDecl> decl = decl_.health ? decl_.health : spec_.health;
+    if (!decl) return {};
+    HealthCheck& health = block_.health;
+    health.kind = decl->kind;
+    health.interval = Milliseconds(decl->interval_ms);
+    health.timeout = Milliseconds(decl->timeout_ms);
+    health.retries = decl->retries;
+    health.start_period = Milliseconds(decl->start_period_ms);
+    if (decl->kind == HealthCheck::Kind::exec) {
+      STACKIE_TRY_ASSIGN(argv, expand_argv(decl->exec, true));
+      health.argv = std::move(argv);
+      return {};
+    }
+    std::vector<std::string> known;
+    for (const auto& serve : spec_.serves) {
+      known.push_back(serve.name);
+      if (serve.name == decl->port_name) health.port = serve.port;
+    }
+    if (!health.port)
+      return error_at(decl->port_where, "health check port '" + decl->port_name +
+                                            "' is not served by block '" + decl_.name + "'" +
+                                            did_you_mean(decl->port_name, known));
+    health.port_name = decl->port_name;
+    if (decl->kind == HealthCheck::Kind::http) {
+      STACKIE_TRY_ASSIGN(path, expand_text(decl->http_path));
+      if (path.empty() || path[0] != '/')
+        return error_at(decl->http_path.where, "'health.http.path' must start with '/'");
+      health.http_path = std::move(path);
+      health.http_status = decl->http_status;
+    }
+    return {};
+  }
+
+  Result<std::vector<std::string>> expand_sandbox_paths(const std::vector<YamlNode>& nodes,
+                                                        std::string_view what) {
+    std::vector<std::string> out;
+    for (const auto& node : nodes) {
+      STACKIE_TRY_ASSIGN(path, expand_text(node));
+      STACKIE_TRY(require_absolute(path, node.where, what));
+      out.push_back(normalize_path(path));
+    }
+    return out;
+  }
+
+  Status build_policy() {
+    SandboxPolicy& policy = block_.policy;
+    policy.name = spec_.sandbox_id;
+    if (spec_.def && spec_.def->sandbox.identity) policy.identity = *spec_.def->sandbox.identity;
+    policy.host_tmp_dir = tmp_dir(storage_, spec_.sandbox_id);
+    policy.working_dir = project_dir_.empty() ? "/" : project_dir_;
+    std::set<std::string> targets;
+    auto add = [&](std::vector<BindMount>& list, const std::string& path) {
+      if (targets.insert(path).second) list.push_back({path, ""});
+    };
+    // Read-write first, so a path both written and read is mounted writable once.
+    for (const auto& [name, host] : paths_) add(policy.read_write, host);
+    if (!project_dir_.empty()) add(policy.read_write, project_dir_);
+    if (spec_.def) {
+      STACKIE_TRY_ASSIGN(rw,
+                         expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write"));
+      for (const auto& path : rw) add(policy.read_write, path);
+      STACKIE_TRY_ASSIGN(ro,
+                         expand_sandbox_paths(spec_.def->sandbox.read_only, "sandbox.read_only"));
+      for (const auto& path : ro) add(policy.read_only, path);
+    }
+    for (const auto& dir : program_dirs_) add(policy.read_only, dir);
+    return {};
+  }
+
+  const LoadOptions& options_;
+  const StackFile& stack_;
+  const std::string& storage_;
+  const BlockSpec& spec_;
+  const StackBlockDecl& decl_;
+  SecretStore& secrets_;
+  const std::vector<ResolvedBlock>& built_;  // the blocks before this one (its providers)
+  ResolvedBlock block_;
+  std::vector<std::pair<std::string, std::string>> paths_;  // name -> host path
+  std::string project_dir_;
+  std::vector<std::string> program_dirs_;
+  std::map<std::string, std::string> program_alias_;  // file name -> programs key
+  std::map<std::string, Expanded> expanded_vars_;
+  std::set<std::string> expanding_vars_;
+};
+
+Result<std::string> resolve_storage_root(const StackFile& stack, const LoadOptions& options) {
+  if (stack.storage_root) {
+    const std::string& text = stack.storage_root->text;
+    if (text.empty() || text[0] != '/')
+      return error_at(stack.storage_root->where,
+                      "'storage_root' must be an absolute path, got '" + text + "'");
+    return normalize_path(text);
+  }
+  if (!options.settings.storage_root.empty()) return normalize_path(options.settings.storage_root);
+  STACKIE_TRY_ASSIGN(home, stackie_home(options.env));
+  return storage_root(home, options.settings);
+}
+
+Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
+                            const std::vector<std::string>& block_path) {
+  BlockSpec spec;
+  spec.decl = &decl;
+  spec.sandbox_id = sandbox_id(stack.name, decl.name);
+  bool own = decl.path.has_value() || decl.command.present;
+  std::string file = decl.path ? "" : find_block_file(decl.name, block_path);
+  if (!file.empty()) {
+    STACKIE_TRY_ASSIGN(def, load_block_def(file, decl.name));
+    spec.def = std::move(def);
+  } else if (!own) {
+    return error_at(decl.where, "unknown block '" + decl.name +
+                                    "': not in the block catalog and no 'command' of its own" +
+                                    did_you_mean(decl.name, catalog_names(block_path)));
+  }
+  if (!spec.def && !decl.command.present)
+    return error_at(decl.where, "block '" + decl.name + "' has a 'path' but no 'command'");
+  STACKIE_TRY(merge_vars(spec));
+  STACKIE_TRY(merge_serves(spec));
+  merge_environment(spec);
+  spec.command = decl.command.present ? decl.command : spec.def->command;
+  if (spec.def) spec.health = spec.def->health;
+  return spec;
+}
+
+}  // namespace
+
+Result<Settings> load_user_settings(const Environment& env) {
+  STACKIE_TRY_ASSIGN(home, stackie_home(env));
+  return load_settings(config_path(home));
+}
+
+Result<ResolvedStack> load_stack(const LoadOptions& options) {
+  STACKIE_TRY_ASSIGN(found, find_stack_file(options.file, options.cwd));
+  std::string file = normalize_path(found);
+  STACKIE_TRY_ASSIGN(stack, load_stack_file(file));
+  STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
+  std::vector<std::string> block_path;
+  for (const auto& dir :
+       options.block_path.empty() ? default_block_path(options.env) : options.block_path)
+    block_path.push_back(normalize_path(dir[0] == '/' ? dir : options.cwd + "/" + dir));
+
+  std::vector<BlockSpec> specs;
+  std::vector<GraphBlock> graph;
+  for (const auto& decl : stack.blocks) {
+    STACKIE_TRY_ASSIGN(spec, make_spec(stack, decl, block_path));
+    GraphBlock node;
+    node.name = decl.name;
+    node.where = decl.where;
+    for (const auto& serve : spec.serves) {
+      node.serves.push_back({serve.name, serve.type, serve.port, serve.host_port});
+      node.serve_where.push_back(serve.port_where);
+    }
+    node.consumes = decl.consumes;
+    node.depends_on = decl.depends_on;
+    graph.push_back(std::move(node));
+    specs.push_back(std::move(spec));
+  }
+  STACKIE_TRY_ASSIGN(resolved, resolve_graph(graph));
+
+  SecretStore secrets(options.env, file);
+  ResolvedStack out;
+  out.name = stack.name;
+  out.file = file;
+  out.storage_root = storage;
+  for (size_t index : resolved.order) {
+    BlockBuilder builder(options, stack, storage, specs[index], resolved.consumes[index],
+                         resolved.depends_on[index], secrets, out.blocks);
+    STACKIE_TRY_ASSIGN(block, builder.build());
+    out.blocks.push_back(std::move(block));
+  }
+  return out;
+}
+
+}  // namespace stackie

@@ -1,0 +1,48 @@
+// The one entry point of loading (DESIGN.md §3 step 2): stack file + block definitions +
+// settings + secrets -> a fully interpolated, resolved ResolvedStack with one SandboxPolicy per
+// block. Used by `stackie validate` and by the daemon. It never reads the process environment
+// (the caller passes the client's) and never writes to the disk.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "stack/paths.h"
+#include "stack/settings.h"
+#include "stack/stack_model.h"
+
+namespace stackie {
+
+// The daemon's say on a block's host port (DESIGN.md §6): `wanted` is the declared port (or
+// `host_port`); with `exact` (strict stacks, blocks on the host's network, which bind the port
+// themselves) only that port will do, otherwise the next free one may be given. The error's
+// message names the holder; the loader adds the position.
+struct HostPortRequest {
+  std::string stack;
+  std::string block;
+  std::string port_name;
+  int wanted = 0;
+  bool exact = false;
+};
+using HostPortAllocator = std::function<Result<int>(const HostPortRequest&)>;
+
+struct LoadOptions {
+  std::string file;  // -f; empty = discovery in cwd (stack_file_names())
+  std::string cwd;   // absolute
+  Environment env;   // the client's environment (HOME, PATH, STACKIE_*, secrets…)
+  Settings settings;
+  std::vector<std::string> block_path;   // empty = default_block_path(env)
+  bool no_sandbox = false;               // --no-sandbox: every block unsandboxed
+  std::string os = host_os_name();       // for `platforms:` and install hints
+  std::string program_root;              // tests: prefix of every program search glob
+  HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
+};
+
+Result<ResolvedStack> load_stack(const LoadOptions& options);
+
+// Settings from $STACKIE_HOME/config.toml for this environment (missing file = defaults).
+Result<Settings> load_user_settings(const Environment& env);
+
+}  // namespace stackie

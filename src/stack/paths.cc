@@ -1,0 +1,102 @@
+#include "stack/paths.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+namespace stackie {
+
+Result<std::string> stackie_home(const Environment& env) {
+  auto found = env.find("STACKIE_HOME");
+  if (found != env.end() && !found->second.empty()) {
+    if (found->second[0] != '/')
+      return Error{0, "STACKIE_HOME must be an absolute path, got '" + found->second + "'"};
+    return normalize_path(found->second);
+  }
+  found = env.find("HOME");
+  if (found == env.end() || found->second.empty() || found->second[0] != '/')
+    return Error{0, "neither STACKIE_HOME nor an absolute HOME is set"};
+  return join_path(normalize_path(found->second), ".stackie");
+}
+
+std::string config_path(const std::string& home) {
+  return join_path(home, "config.toml");
+}
+
+std::string storage_root(const std::string& home, const Settings& settings) {
+  if (!settings.storage_root.empty()) return normalize_path(settings.storage_root);
+  return join_path(home, "storage");
+}
+
+Result<std::string> socket_path(const Environment& env, const Settings& settings) {
+  if (!settings.socket_path.empty()) return settings.socket_path;
+  auto runtime = env.find("XDG_RUNTIME_DIR");
+  if (runtime != env.end() && !runtime->second.empty() && runtime->second[0] == '/')
+    return join_path(runtime->second, "stackie/stackied.sock");
+  STACKIE_TRY_ASSIGN(home, stackie_home(env));
+  return join_path(home, "run/stackied.sock");
+}
+
+std::string pid_file(const std::string& home) {
+  return join_path(home, "stackied.pid");
+}
+
+std::string volume_dir(const std::string& storage_root, const std::string& stack,
+                       const std::string& name) {
+  return join_path(storage_root, "volumes/" + stack + "/" + name);
+}
+
+std::string log_dir(const std::string& storage_root, const std::string& sandbox_id) {
+  return join_path(storage_root, "logs/" + sandbox_id);
+}
+
+std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_id) {
+  return join_path(storage_root, "tmp/" + sandbox_id);
+}
+
+std::string sandbox_id(const std::string& stack, const std::string& block) {
+  std::string short_name = block.rfind("stackie.", 0) == 0 ? block.substr(8) : block;
+  return stack + "-" + short_name;
+}
+
+std::string ephemeral_base(const char* tmpdir, unsigned uid) {
+  std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  return base + "/stackie-" + std::to_string(uid);
+}
+
+std::vector<std::string> default_block_path(const Environment& env) {
+  std::vector<std::string> dirs;
+  auto found = env.find("STACKIE_BLOCK_PATH");
+  if (found != env.end()) {
+    size_t start = 0;
+    const std::string& value = found->second;
+    while (start <= value.size()) {
+      size_t end = value.find(':', start);
+      if (end == std::string::npos) end = value.size();
+      if (end > start) dirs.push_back(value.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  std::string exe = executable_dir();
+  if (!exe.empty()) dirs.push_back(normalize_path(exe + "/../share/stackie/blocks"));
+#ifdef STACKIE_INSTALL_DATADIR
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_DATADIR "/stackie/blocks");
+  if (!relocated.empty() && (dirs.empty() || dirs.back() != relocated)) dirs.push_back(relocated);
+#endif
+#ifdef STACKIE_DATADIR
+  dirs.push_back(std::string(STACKIE_DATADIR) + "/blocks");
+#endif
+  return dirs;
+}
+
+std::string host_os_name() {
+#if defined(__APPLE__)
+  return "macos";
+#elif defined(_WIN32)
+  return "windows";
+#else
+  return "linux";
+#endif
+}
+
+}  // namespace stackie

@@ -1,0 +1,48 @@
+// Where Stackie keeps things (DESIGN.md §4). Pure functions of the passed environment and
+// settings: nothing here reads the process environment or touches the disk, so the daemon can
+// answer for a client whose environment differs from its own.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/fs_path.h"
+#include "stack/settings.h"
+
+namespace stackie {
+
+using Environment = std::map<std::string, std::string>;
+
+// $STACKIE_HOME, else $HOME/.stackie. Must be absolute.
+Result<std::string> stackie_home(const Environment& env);
+std::string config_path(const std::string& home);  // HOME/config.toml
+// settings.storage_root, else HOME/storage.
+std::string storage_root(const std::string& home, const Settings& settings);
+// settings.socket_path, else $XDG_RUNTIME_DIR/stackie/stackied.sock, else HOME/run/stackied.sock.
+Result<std::string> socket_path(const Environment& env, const Settings& settings);
+std::string pid_file(const std::string& home);  // HOME/stackied.pid
+
+// Per-stack and per-block storage under a storage root.
+std::string volume_dir(const std::string& storage_root, const std::string& stack,
+                       const std::string& name);  // volumes/<stack>/<name>
+std::string log_dir(const std::string& storage_root, const std::string& sandbox_id);
+std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_id);
+
+// "<stack>-<block>" with a leading "stackie." of the block dropped.
+std::string sandbox_id(const std::string& stack, const std::string& block);
+// Where --ephemeral stacks keep their storage: TMPDIR (default /tmp) + "/stackie-UID". Per
+// user, because /tmp is shared and the first user to create a common directory would own it.
+std::string ephemeral_base(const char* tmpdir, unsigned uid);
+
+// Block catalog search order: $STACKIE_BLOCK_PATH (colon-separated), then
+// <dir of the running executable>/../share/stackie/blocks (a build tree),
+// <relocated prefix>/<datadir>/stackie/blocks (an installed tree wherever it is), then
+// STACKIE_DATADIR/blocks (the configured prefix).
+std::vector<std::string> default_block_path(const Environment& env);
+
+// "linux", "macos" or "windows": the host, for `platforms:` and package hints.
+std::string host_os_name();
+
+}  // namespace stackie

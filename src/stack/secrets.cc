@@ -1,0 +1,127 @@
+#include "stack/secrets.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "stack/yaml_fields.h"
+#include "stack/yaml_node.h"
+
+namespace stackie {
+
+namespace {
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+std::string base_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+std::string trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(" \t\r");
+  return text.substr(begin, end - begin + 1);
+}
+
+Result<std::map<std::string, std::string>> parse_companion(const std::string& path) {
+  STACKIE_TRY_ASSIGN(root, parse_yaml_file(path));
+  std::map<std::string, std::string> out;
+  if (root.is_null()) return out;
+  STACKIE_TRY(expect_kind(root, YamlNode::Kind::map, "secrets file"));
+  STACKIE_TRY(check_fields(root, {"secrets"}, "a secrets file"));
+  const YamlNode* secrets = root.find("secrets");
+  if (!secrets) return out;
+  STACKIE_TRY_ASSIGN(map, read_scalar_map(*secrets, "secrets"));
+  for (auto& [name, value] : map) out[name] = value.text;
+  return out;
+}
+
+}  // namespace
+
+std::string companion_secrets_path(const std::string& stack_file) {
+  std::string base = base_of(stack_file);
+  for (std::string extension : {".yml", ".yaml"})
+    if (base.size() > extension.size() &&
+        base.compare(base.size() - extension.size(), extension.size(), extension) == 0) {
+      base.resize(base.size() - extension.size());
+      break;
+    }
+  return dir_of(stack_file) + "/" + base + ".secrets.yml";
+}
+
+Result<std::map<std::string, std::string>> parse_dotenv(const std::string& text,
+                                                        const std::string& path) {
+  std::map<std::string, std::string> out;
+  int line_number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = trim(text.substr(start, end - start));
+    start = end + 1;
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("export ", 0) == 0) line = trim(line.substr(7));
+    size_t equals = line.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return error_at({path, line_number, 1}, "expected NAME=VALUE");
+    std::string name = trim(line.substr(0, equals));
+    std::string value = trim(line.substr(equals + 1));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    out[name] = value;
+  }
+  return out;
+}
+
+SecretStore::SecretStore(std::map<std::string, std::string> env, const std::string& stack_file)
+    : env_(std::move(env)) {
+  companion_.path = companion_secrets_path(stack_file);
+  dot_env_.path = dir_of(stack_file) + "/.env";
+  dev_vars_.path = dir_of(stack_file) + "/.dev.vars";
+}
+
+Status SecretStore::load(Source& source, bool yaml) {
+  if (source.loaded) return {};
+  source.loaded = true;
+  if (!exists(source.path)) return {};
+  if (yaml) {
+    STACKIE_TRY_ASSIGN(values, parse_companion(source.path));
+    source.values = std::move(values);
+  } else {
+    STACKIE_TRY_ASSIGN(text, read_text_file(source.path));
+    STACKIE_TRY_ASSIGN(values, parse_dotenv(text, source.path));
+    source.values = std::move(values);
+  }
+  return {};
+}
+
+Result<std::optional<std::string>> SecretStore::lookup(const std::string& name) {
+  if (auto found = env_.find(name); found != env_.end()) return std::optional(found->second);
+  STACKIE_TRY(load(companion_, true));
+  if (auto found = companion_.values.find(name); found != companion_.values.end())
+    return std::optional(found->second);
+  for (Source* source : {&dot_env_, &dev_vars_}) {
+    STACKIE_TRY(load(*source, false));
+    if (auto found = source->values.find(name); found != source->values.end())
+      return std::optional(found->second);
+  }
+  return std::optional<std::string>();
+}
+
+std::string SecretStore::sources_description() const {
+  return "the environment, " + base_of(companion_.path) + ", .env, .dev.vars";
+}
+
+}  // namespace stackie

@@ -1,0 +1,26 @@
+// User settings, $STACKIE_HOME/config.toml (stackie-config(5)). Every key has a default; a
+// missing file is all defaults; an unknown key is an error with its position.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/error.h"
+#include "stack/stack_model.h"
+
+namespace stackie {
+
+struct Settings {
+  std::string storage_root;  // empty = $STACKIE_HOME/storage; else absolute
+  std::string socket_path;   // empty = DESIGN.md §4 default (see socket_path())
+  std::uint64_t log_max_size = 10ull * 1024 * 1024;  // bytes per log file before rotation
+  int log_max_files = 5;                             // rotated files kept per stream
+  RestartPolicy default_restart = RestartPolicy::on_failure;
+  bool no_sandbox = false;  // run every block unsandboxed (as --no-sandbox)
+  bool operator==(const Settings&) const = default;
+};
+
+Result<Settings> load_settings(const std::string& path);
+Result<Settings> parse_settings(std::string_view text, const std::string& path);
+
+}  // namespace stackie

@@ -1,0 +1,236 @@
+#include "stack/stack_file.h"
+
+#include <sys/stat.h>
+
+#include "stack/yaml_fields.h"
+
+namespace stackie {
+
+namespace {
+
+std::string parent_dir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Result<std::vector<ConsumeDecl>> parse_consumes(const YamlNode& node) {
+  std::vector<ConsumeDecl> out;
+  if (node.is_null()) return out;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "consumes"));
+  for (const auto& [key, value] : node.entries) {
+    STACKIE_TRY(check_name(key, "consumes name"));
+    ConsumeDecl consume;
+    consume.name = key.text;
+    consume.where = key.where;
+    consume.block_where = value.where;
+    std::string what = "consumes." + key.text;
+    if (value.is_null()) {
+      consume.port_type = key.text;
+    } else if (value.is_scalar()) {
+      consume.block = value.text;
+    } else {
+      STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, what));
+      STACKIE_TRY(check_fields(value, {"port_type", "block_override"}, what));
+      if (const YamlNode* type = value.find("port_type")) {
+        STACKIE_TRY_ASSIGN(text, read_string(*type, what + ".port_type"));
+        consume.port_type = text;
+      }
+      if (const YamlNode* block = value.find("block_override")) {
+        STACKIE_TRY_ASSIGN(text, read_string(*block, what + ".block_override"));
+        consume.block = text;
+        consume.block_where = block->where;
+      }
+      if (consume.port_type.empty() && consume.block.empty())
+        return error_at(value.where, "'" + what + "' needs a 'port_type' or a 'block_override'");
+    }
+    out.push_back(std::move(consume));
+  }
+  return out;
+}
+
+Result<std::vector<VolumeDecl>> parse_volumes(const YamlNode& node) {
+  std::vector<VolumeDecl> out;
+  if (node.is_null()) return out;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "volumes"));
+  for (const auto& [key, value] : node.entries) {
+    STACKIE_TRY(check_name(key, "volume name"));
+    VolumeDecl volume;
+    volume.name = key.text;
+    volume.where = key.where;
+    if (!value.is_null()) {
+      STACKIE_TRY(expect_kind(value, YamlNode::Kind::scalar, "volumes." + key.text));
+      volume.host_path = value;
+    }
+    out.push_back(std::move(volume));
+  }
+  return out;
+}
+
+Result<std::map<std::string, bool>> parse_platforms(const YamlNode& node) {
+  std::map<std::string, bool> out;
+  if (node.is_null()) return out;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "platforms"));
+  STACKIE_TRY(check_fields(node, {"linux", "macos", "windows"}, "platforms"));
+  for (const auto& [key, value] : node.entries) {
+    std::string what = "platforms." + key.text;
+    STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, what));
+    STACKIE_TRY(check_fields(value, {"sandbox"}, what));
+    if (const YamlNode* sandbox = value.find("sandbox")) {
+      STACKIE_TRY_ASSIGN(enabled, read_bool(*sandbox, what + ".sandbox"));
+      out[key.text] = enabled;
+    }
+  }
+  return out;
+}
+
+Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& body) {
+  StackBlockDecl block;
+  block.name = key.text;
+  block.where = key.where;
+  std::string context = "block '" + block.name + "'";
+  if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
+  STACKIE_TRY(
+      check_fields(body,
+                   {"vars", "serves", "consumes", "depends_on", "path", "command", "environment",
+                    "volumes", "restart", "health", "stop_signal", "stop_timeout", "platforms"},
+                   context));
+  if (const YamlNode* v = body.find("vars")) {
+    STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
+    block.vars = std::move(vars);
+    for (const auto& [var_key, var_value] : v->entries) block.var_where.push_back(var_key.where);
+  }
+  if (const YamlNode* v = body.find("serves")) {
+    STACKIE_TRY_ASSIGN(serves, parse_serves(*v, context, false));
+    block.serves = std::move(serves);
+  }
+  if (const YamlNode* v = body.find("consumes")) {
+    STACKIE_TRY_ASSIGN(consumes, parse_consumes(*v));
+    block.consumes = std::move(consumes);
+  }
+  if (const YamlNode* v = body.find("depends_on")) {
+    STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
+    for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
+  }
+  if (const YamlNode* v = body.find("path")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "path"));
+    block.path = *v;
+  }
+  if (const YamlNode* v = body.find("command")) {
+    STACKIE_TRY_ASSIGN(command, parse_command(*v, context));
+    block.command = std::move(command);
+  }
+  if (const YamlNode* v = body.find("environment")) {
+    STACKIE_TRY_ASSIGN(env, read_scalar_map(*v, "environment"));
+    block.environment = std::move(env);
+  }
+  if (const YamlNode* v = body.find("volumes")) {
+    STACKIE_TRY_ASSIGN(volumes, parse_volumes(*v));
+    block.volumes = std::move(volumes);
+  }
+  if (const YamlNode* v = body.find("restart")) {
+    STACKIE_TRY_ASSIGN(restart, parse_restart(*v));
+    block.restart = restart;
+  }
+  if (const YamlNode* v = body.find("health")) {
+    STACKIE_TRY_ASSIGN(health, parse_health(*v, context));
+    block.health = std::move(health);
+  }
+  if (const YamlNode* v = body.find("stop_signal")) {
+    STACKIE_TRY_ASSIGN(signal, parse_signal(*v));
+    block.stop_signal = signal;
+  }
+  if (const YamlNode* v = body.find("stop_timeout")) {
+    STACKIE_TRY_ASSIGN(ms, read_duration_ms(*v, "stop_timeout"));
+    block.stop_timeout_ms = ms;
+  }
+  if (const YamlNode* v = body.find("platforms")) {
+    STACKIE_TRY_ASSIGN(platforms, parse_platforms(*v));
+    block.platform_sandbox = std::move(platforms);
+  }
+  return block;
+}
+
+}  // namespace
+
+Result<RestartPolicy> parse_restart(const YamlNode& node) {
+  if (node.is_scalar()) {
+    if (node.text == "no" || node.text == "false") return RestartPolicy::no;
+    if (node.text == "on-failure") return RestartPolicy::on_failure;
+    if (node.text == "always") return RestartPolicy::always;
+  }
+  std::string got = node.is_scalar() ? "'" + node.text + "'" : std::string(describe(node.kind));
+  return error_at(
+      node.where,
+      "unknown restart policy " + got + " (expected no, on-failure or always)" +
+          (node.is_scalar() ? did_you_mean(node.text, {"no", "on-failure", "always"}) : ""));
+}
+
+const std::vector<std::string>& stack_file_names() {
+  static const std::vector<std::string> names = {"stackie-stack.yml", "stackie-stack.yaml",
+                                                 "stackie.yml", "stackie.yaml"};
+  return names;
+}
+
+Result<std::string> find_stack_file(const std::string& file, const std::string& cwd) {
+  if (!file.empty()) return file[0] == '/' ? file : cwd + "/" + file;
+  for (const auto& name : stack_file_names()) {
+    std::string candidate = cwd + "/" + name;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0) return candidate;
+  }
+  return Error{-2, cwd +
+                       ": no stack file (looked for stackie-stack.yml, stackie-stack.yaml, "
+                       "stackie.yml, stackie.yaml; use -f FILE)"};
+}
+
+Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& absolute_path) {
+  if (!root.is_map() || root.entries.empty())
+    return error_at(root.where,
+                    "a stack file has one top-level key, the stack name, holding "
+                    "a map with 'blocks'");
+  if (root.entries.size() != 1)
+    return error_at(root.entries[1].first.where,
+                    "second top-level key '" + root.entries[1].first.text +
+                        "'; a stack file has exactly one, the stack name");
+  const auto& [key, body] = root.entries.front();
+  STACKIE_TRY(check_name(key, "stack name"));
+  StackFile stack;
+  stack.name = key.text;
+  stack.file = absolute_path;
+  stack.dir = parent_dir(absolute_path);
+  stack.where = key.where;
+  STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, stack.name));
+  STACKIE_TRY(
+      check_fields(body, {"storage_root", "ports", "blocks"}, "stack '" + stack.name + "'"));
+  if (const YamlNode* v = body.find("storage_root")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "storage_root"));
+    stack.storage_root = *v;
+  }
+  if (const YamlNode* v = body.find("ports")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "ports"));
+    if (v->text != "strict" && v->text != "next-free")
+      return error_at(v->where,
+                      "unknown ports mode '" + v->text + "' (expected strict or next-free)");
+    stack.strict_ports = v->text == "strict";
+  }
+  const YamlNode* blocks = body.find("blocks");
+  if (!blocks) return error_at(key.where, "stack '" + stack.name + "' has no 'blocks'");
+  if (!blocks->is_null()) STACKIE_TRY(expect_kind(*blocks, YamlNode::Kind::map, "blocks"));
+  if (blocks->entries.empty())
+    return error_at(blocks->where, "stack '" + stack.name + "' has no blocks");
+  for (const auto& [block_key, block_body] : blocks->entries) {
+    STACKIE_TRY(check_name(block_key, "block name"));
+    STACKIE_TRY_ASSIGN(block, parse_stack_block(block_key, block_body));
+    stack.blocks.push_back(std::move(block));
+  }
+  return stack;
+}
+
+Result<StackFile> load_stack_file(const std::string& absolute_path) {
+  STACKIE_TRY_ASSIGN(root, parse_yaml_file(absolute_path));
+  return parse_stack_file(root, absolute_path);
+}
+
+}  // namespace stackie

@@ -1,0 +1,75 @@
+// The stack file (DESIGN.md §4; stackie-stack.yml(5)) as parsed, before the block definitions
+// are merged in and before interpolation and resolution.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stack/block_def.h"
+#include "base/error.h"
+#include "stack/stack_model.h"
+#include "stack/yaml_node.h"
+
+namespace stackie {
+
+// `consumes: NAME: BLOCK` or `NAME: {port_type: T, block_override: B}`; an empty value means
+// `{port_type: NAME}`.
+struct ConsumeDecl {
+  std::string name;
+  std::string block;      // a block name (the short form or block_override)
+  std::string port_type;  // match a provider by the type of a port it serves
+  SourceLocation where;
+  SourceLocation block_where;
+};
+
+// `volumes: NAME:` (a managed volume, storage/volumes/<stack>/<block>/NAME) or
+// `NAME: /absolute/host/dir` (bind an existing directory). Both become ${paths.NAME}.
+struct VolumeDecl {
+  std::string name;
+  std::optional<YamlNode> host_path;
+  SourceLocation where;
+};
+
+struct StackBlockDecl {
+  std::string name;
+  SourceLocation where;
+  NamedScalars vars;
+  std::vector<SourceLocation> var_where;  // parallel to vars: the key positions
+  std::vector<ServeDecl> serves;          // a definition's ports may be overridden
+  std::vector<ConsumeDecl> consumes;
+  std::vector<std::pair<std::string, SourceLocation>> depends_on;
+  std::optional<YamlNode> path;  // first-party block: the project directory
+  CommandDecl command;
+  NamedScalars environment;
+  std::vector<VolumeDecl> volumes;
+  std::optional<RestartPolicy> restart;
+  std::optional<HealthDecl> health;
+  std::optional<int> stop_signal;
+  std::optional<long long> stop_timeout_ms;
+  std::map<std::string, bool> platform_sandbox;  // linux|macos|windows -> sandbox
+};
+
+struct StackFile {
+  std::string name;
+  std::string file;  // absolute
+  std::string dir;   // its directory
+  SourceLocation where;
+  std::optional<YamlNode> storage_root;
+  bool strict_ports = false;  // `ports: strict`: a taken host port is an error, not moved
+  std::vector<StackBlockDecl> blocks;
+};
+
+// The names `stackie` looks for, in order, when no -f is given.
+const std::vector<std::string>& stack_file_names();
+
+// `file` if given (made absolute against `cwd`), else the first of stack_file_names() in `cwd`.
+Result<std::string> find_stack_file(const std::string& file, const std::string& cwd);
+
+Result<StackFile> load_stack_file(const std::string& absolute_path);
+Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& absolute_path);
+
+Result<RestartPolicy> parse_restart(const YamlNode& node);
+
+}  // namespace stackie

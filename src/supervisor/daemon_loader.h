@@ -1,0 +1,19 @@
+// How stackied turns an `up` request into a ResolvedStack, its socket path and log settings:
+// the glue between the daemon core and the loader (src/loader.h).
+#pragma once
+
+#include <string>
+
+#include "stack/loader.h"
+#include "supervisor/block_logs.h"
+#include "supervisor/daemon_core.h"
+
+namespace stackie {
+
+// `allocate` picks the host ports of the stack's served ports (supervisor/host_ports.h).
+StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate);
+// The socket from the user's settings; empty = the default of DESIGN.md §4.
+std::string daemon_socket_path(const std::string& home);
+LogSettings daemon_log_settings(const std::string& home);
+
+}  // namespace stackie
