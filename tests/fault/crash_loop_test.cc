@@ -2,7 +2,7 @@
 // (doubling, capped at 30 s; src/supervisor/restart_policy.h), ten times, then marks it `failed`
 // with the reason, and spends almost no CPU of its own meanwhile. Takes about 85 s: the real
 // backoff, nothing shortened.
-#include "daemon_harness.h"
+#include "support/daemon_harness.h"
 
 namespace stackie::fault {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "daemon_harness.h"
+#include "support/daemon_harness.h"
 
 namespace stackie::fault {
 namespace {

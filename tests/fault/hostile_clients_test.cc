@@ -11,7 +11,7 @@
 #include <mutex>
 #include <random>
 
-#include "daemon_harness.h"
+#include "support/daemon_harness.h"
 
 namespace stackie::fault {
 namespace {

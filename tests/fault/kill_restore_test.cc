@@ -1,7 +1,7 @@
 // kill -9 of the daemon with ten sandboxed blocks, some of which daemonise grandchildren (setsid
 // and a double fork): within 2 s nothing the daemon started is alive, and a restarted daemon
 // brings the stack back from its state file.
-#include "daemon_harness.h"
+#include "support/daemon_harness.h"
 
 namespace stackie::fault {
 namespace {

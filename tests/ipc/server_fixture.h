@@ -20,7 +20,7 @@
 #include "ipc/client.h"
 #include "ipc/server.h"
 #include "base/uv_handle.h"
-#include "temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace stackie::ipc::testing {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../proc_file.h"
+#include "support/proc_file.h"
 #include "stack/stack_model.h"
 
 namespace stackie::testing_support {

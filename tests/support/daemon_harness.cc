@@ -1,4 +1,4 @@
-#include "daemon_harness.h"
+#include "support/daemon_harness.h"
 
 #include <dirent.h>
 

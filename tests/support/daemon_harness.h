@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "../proc_file.h"
+#include "support/proc_file.h"
 #include "ipc/client.h"
 
 namespace stackie::fault {
