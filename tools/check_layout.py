@@ -21,14 +21,7 @@ THIRD_PARTY = {
     "yaml.h": {"src/stack/yaml_node.cc"},
     "toml++/toml.h": {"src/stack/settings.cc"},
     "seccomp.h": {"src/sandbox/seccomp_gen.cc"},
-    "cjson/cJSON.h": {
-        "src/base/json.cc",
-        # Writers that still build cJSON trees themselves (issue 17: one JSON module).
-        "src/policy/policy_json.cc",
-        "src/spawn/spawn_lockbox.cc",
-        "src/supervisor/state_file.cc",
-        "src/cli/cmd_validate.cc",
-    },
+    "cjson/cJSON.h": {"src/base/json.cc"},  # base/json.h is the one JSON module
 }
 LEAN_MODULES = {"base", "policy", "sandbox"}  # linked into stackie-lockbox: no libuv
 LEAN_EXCEPTIONS = {"src/base/uv_handle.h"}  # header-only, for the modules that run a loop

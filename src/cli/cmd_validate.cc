@@ -1,21 +1,20 @@
 // `stackie validate [-f FILE] [--json] [--no-sandbox]`: loads and resolves a stack without a
 // daemon and prints the result (stackie-validate in stackie(1); JSON shape in
 // stackie-stack.yml(5)). Secret values are masked everywhere they appear.
-#include <cjson/cJSON.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include "stack/block_def.h"
+#include "base/json.h"
 #include "cli/cli.h"
 #include "cli/cmd.h"
+#include "stack/block_def.h"
 #include "stack/loader.h"
 
 extern char** environ;
@@ -171,125 +170,126 @@ void print_text(const ResolvedStack& stack) {
 
 // ---- JSON -----------------------------------------------------------------------------------
 
-struct JsonDeleter {
-  void operator()(cJSON* json) const { cJSON_Delete(json); }
-};
-
-cJSON* string_array(const std::vector<std::string>& items, const Masker& mask) {
-  cJSON* array = cJSON_CreateArray();
-  for (const auto& item : items)
-    cJSON_AddItemToArray(array, cJSON_CreateString(mask(item).c_str()));
+Json string_array(const std::vector<std::string>& items, const Masker& mask) {
+  Json array = Json::array();
+  for (const auto& item : items) array.push_back(mask(item));
   return array;
 }
 
-cJSON* init_json(const std::vector<InitStep>& steps, const Masker& mask) {
-  cJSON* array = cJSON_CreateArray();
+Json init_json(const std::vector<InitStep>& steps, const Masker& mask) {
+  Json array = Json::array();
   for (const auto& step : steps) {
-    cJSON* item = cJSON_CreateObject();
     if (!step.if_not_exists.empty()) {
-      cJSON_AddStringToObject(item, "if_not_exists", mask(step.if_not_exists).c_str());
-      cJSON_AddItemToObject(item, "then", init_json(step.then, mask));
+      array.push_back(Json::object(
+          {{"if_not_exists", mask(step.if_not_exists)}, {"then", init_json(step.then, mask)}}));
     } else if (!step.append_path.empty()) {
-      cJSON* append = cJSON_AddObjectToObject(item, "append_file");
-      cJSON_AddStringToObject(append, "path", mask(step.append_path).c_str());
-      cJSON_AddStringToObject(append, "text", mask(step.append_text).c_str());
+      array.push_back(Json::object({{"append_file", Json::object({
+                                                        {"path", mask(step.append_path)},
+                                                        {"text", mask(step.append_text)},
+                                                    })}}));
     } else {
-      cJSON_AddItemToObject(item, "run", string_array(step.run, mask));
+      array.push_back(Json::object({{"run", string_array(step.run, mask)}}));
     }
-    cJSON_AddItemToArray(array, item);
   }
   return array;
 }
 
-cJSON* block_json(const ResolvedBlock& block) {
-  Masker mask{block};
-  cJSON* out = cJSON_CreateObject();
-  cJSON_AddStringToObject(out, "name", block.name.c_str());
-  cJSON_AddStringToObject(out, "sandbox_id", block.sandbox_id.c_str());
-  cJSON_AddBoolToObject(out, "first_party", block.first_party);
-  cJSON_AddStringToObject(out, "definition", block.definition_file.c_str());
-  cJSON_AddBoolToObject(out, "sandboxed", block.sandboxed);
-  cJSON_AddItemToObject(out, "command", string_array(block.command, mask));
-  cJSON* serves = cJSON_AddArrayToObject(out, "serves");
-  for (const auto& serve : block.serves) {
-    cJSON* item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "name", serve.name.c_str());
-    cJSON_AddStringToObject(item, "type", serve.type.c_str());
-    cJSON_AddNumberToObject(item, "port", serve.port);
-    cJSON_AddNumberToObject(item, "host_port", serve.host_port ? serve.host_port : serve.port);
-    cJSON_AddItemToArray(serves, item);
+Json health_json(const HealthCheck& health, const Masker& mask) {
+  Json out = Json::object({{"kind", to_string(health.kind)}});
+  if (health.kind == HealthCheck::Kind::none) return out;
+  if (health.kind == HealthCheck::Kind::exec) {
+    out.set("argv", string_array(health.argv, mask));
+  } else {
+    out.set("port_name", health.port_name);
+    out.set("port", health.port);
   }
-  cJSON* consumes = cJSON_AddArrayToObject(out, "consumes");
-  for (const auto& consume : block.consumes) {
-    cJSON* item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "name", consume.name.c_str());
-    cJSON_AddStringToObject(item, "provider", consume.provider.c_str());
-    cJSON_AddStringToObject(item, "provider_port", consume.provider_port.c_str());
-    cJSON_AddStringToObject(item, "host", "127.0.0.1");
-    cJSON_AddNumberToObject(item, "local_port", consume.local_port);
-    cJSON_AddItemToArray(consumes, item);
+  if (health.kind == HealthCheck::Kind::http) {
+    out.set("path", health.http_path);
+    out.set("status", health.http_status);
   }
-  cJSON_AddItemToObject(out, "depends_on", string_array(block.depends_on, mask));
-  cJSON* health = cJSON_AddObjectToObject(out, "health");
-  cJSON_AddStringToObject(health, "kind", std::string(to_string(block.health.kind)).c_str());
-  if (block.health.kind != HealthCheck::Kind::none) {
-    if (block.health.kind == HealthCheck::Kind::exec)
-      cJSON_AddItemToObject(health, "argv", string_array(block.health.argv, mask));
-    else {
-      cJSON_AddStringToObject(health, "port_name", block.health.port_name.c_str());
-      cJSON_AddNumberToObject(health, "port", block.health.port);
-    }
-    if (block.health.kind == HealthCheck::Kind::http) {
-      cJSON_AddStringToObject(health, "path", block.health.http_path.c_str());
-      cJSON_AddNumberToObject(health, "status", block.health.http_status);
-    }
-    cJSON_AddNumberToObject(health, "interval_ms",
-                            static_cast<double>(block.health.interval.count()));
-    cJSON_AddNumberToObject(health, "timeout_ms",
-                            static_cast<double>(block.health.timeout.count()));
-    cJSON_AddNumberToObject(health, "retries", block.health.retries);
-    cJSON_AddNumberToObject(health, "start_period_ms",
-                            static_cast<double>(block.health.start_period.count()));
-  }
-  cJSON_AddStringToObject(out, "restart", std::string(to_string(block.restart)).c_str());
-  cJSON_AddStringToObject(out, "stop_signal", signal_name(block.stop_signal).c_str());
-  cJSON_AddNumberToObject(out, "stop_timeout_ms", static_cast<double>(block.stop_timeout.count()));
-  cJSON_AddItemToObject(out, "init", init_json(block.init, mask));
-  cJSON* env = cJSON_AddObjectToObject(out, "environment");
-  for (const auto& [name, value] : block.policy.environment)
-    cJSON_AddStringToObject(env, name.c_str(), mask.is_secret(name) ? kMask : mask(value).c_str());
-  cJSON_AddItemToObject(out, "secret_environment", string_array(block.secret_names, mask));
-  cJSON* programs = cJSON_AddObjectToObject(out, "programs");
-  for (const auto& [name, path] : block.programs)
-    cJSON_AddStringToObject(programs, name.c_str(), path.c_str());
-  const SandboxPolicy& policy = block.policy;
-  cJSON* sandbox = cJSON_AddObjectToObject(out, "policy");
-  cJSON_AddStringToObject(sandbox, "name", policy.name.c_str());
-  cJSON_AddStringToObject(sandbox, "network", to_string(policy.network).data());
-  cJSON_AddStringToObject(sandbox, "identity", to_string(policy.identity).data());
-  cJSON_AddStringToObject(sandbox, "working_dir", policy.working_dir.c_str());
-  cJSON_AddStringToObject(sandbox, "host_tmp_dir", policy.host_tmp_dir.c_str());
-  cJSON_AddBoolToObject(sandbox, "system_view", policy.system_view);
-  std::vector<std::string> ro, rw;
-  for (const auto& bind : policy.read_only) ro.push_back(bind.target());
-  for (const auto& bind : policy.read_write) rw.push_back(bind.target());
-  cJSON_AddItemToObject(sandbox, "read_only", string_array(ro, mask));
-  cJSON_AddItemToObject(sandbox, "read_write", string_array(rw, mask));
+  out.set("interval_ms", health.interval.count());
+  out.set("timeout_ms", health.timeout.count());
+  out.set("retries", health.retries);
+  out.set("start_period_ms", health.start_period.count());
   return out;
 }
 
+Json policy_json(const SandboxPolicy& policy, const Masker& mask) {
+  std::vector<std::string> ro, rw;
+  for (const auto& bind : policy.read_only) ro.push_back(bind.target());
+  for (const auto& bind : policy.read_write) rw.push_back(bind.target());
+  return Json::object({
+      {"name", policy.name},
+      {"network", to_string(policy.network)},
+      {"identity", to_string(policy.identity)},
+      {"working_dir", policy.working_dir},
+      {"host_tmp_dir", policy.host_tmp_dir},
+      {"system_view", policy.system_view},
+      {"read_only", string_array(ro, mask)},
+      {"read_write", string_array(rw, mask)},
+  });
+}
+
+Json block_json(const ResolvedBlock& block) {
+  Masker mask{block};
+  Json serves = Json::array();
+  for (const auto& serve : block.serves)
+    serves.push_back(Json::object({
+        {"name", serve.name},
+        {"type", serve.type},
+        {"port", serve.port},
+        {"host_port", serve.host_port ? serve.host_port : serve.port},
+    }));
+  Json consumes = Json::array();
+  for (const auto& consume : block.consumes)
+    consumes.push_back(Json::object({
+        {"name", consume.name},
+        {"provider", consume.provider},
+        {"provider_port", consume.provider_port},
+        {"host", "127.0.0.1"},
+        {"local_port", consume.local_port},
+    }));
+  Json environment = Json::object();
+  for (const auto& [name, value] : block.policy.environment)
+    environment.set(name, mask.is_secret(name) ? std::string(kMask) : mask(value));
+  Json programs = Json::object();
+  for (const auto& [name, path] : block.programs) programs.set(name, path);
+  return Json::object({
+      {"name", block.name},
+      {"sandbox_id", block.sandbox_id},
+      {"first_party", block.first_party},
+      {"definition", block.definition_file},
+      {"sandboxed", block.sandboxed},
+      {"command", string_array(block.command, mask)},
+      {"serves", std::move(serves)},
+      {"consumes", std::move(consumes)},
+      {"depends_on", string_array(block.depends_on, mask)},
+      {"health", health_json(block.health, mask)},
+      {"restart", to_string(block.restart)},
+      {"stop_signal", signal_name(block.stop_signal)},
+      {"stop_timeout_ms", block.stop_timeout.count()},
+      {"init", init_json(block.init, mask)},
+      {"environment", std::move(environment)},
+      {"secret_environment", string_array(block.secret_names, mask)},
+      {"programs", std::move(programs)},
+      {"policy", policy_json(block.policy, mask)},
+  });
+}
+
 void print_json(const ResolvedStack& stack) {
-  std::unique_ptr<cJSON, JsonDeleter> root(cJSON_CreateObject());
-  cJSON_AddNumberToObject(root.get(), "v", 1);
-  cJSON* header = cJSON_AddObjectToObject(root.get(), "stack");
-  cJSON_AddStringToObject(header, "name", stack.name.c_str());
-  cJSON_AddStringToObject(header, "file", stack.file.c_str());
-  cJSON_AddStringToObject(header, "storage_root", stack.storage_root.c_str());
-  cJSON* blocks = cJSON_AddArrayToObject(root.get(), "blocks");
-  for (const auto& block : stack.blocks) cJSON_AddItemToArray(blocks, block_json(block));
-  char* text = cJSON_Print(root.get());
-  std::printf("%s\n", text);
-  cJSON_free(text);
+  Json blocks = Json::array();
+  for (const auto& block : stack.blocks) blocks.push_back(block_json(block));
+  std::fputs(to_json_line(Json::object({
+                              {"v", 1},
+                              {"stack", Json::object({
+                                            {"name", stack.name},
+                                            {"file", stack.file},
+                                            {"storage_root", stack.storage_root},
+                                        })},
+                              {"blocks", std::move(blocks)},
+                          }))
+                 .c_str(),
+             stdout);
 }
 
 Environment process_environment() {

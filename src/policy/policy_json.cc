@@ -1,26 +1,24 @@
-// SandboxPolicy <-> JSON. cJSON stays inside this file (DESIGN.md §2: no third-party type in a
-// module header).
-#include <cjson/cJSON.h>
+// SandboxPolicy <-> JSON, through base/json.h: the lockbox reads what the daemon wrote with the
+// same parser and writer as the IPC, so both ends agree on what a valid policy text is.
+#include <climits>
+#include <cstdint>
 
-#include <memory>
-
+#include "base/json.h"
 #include "policy/policy.h"
 
 namespace stackie {
 namespace {
 
-struct JsonDeleter {
-  void operator()(cJSON* json) const { cJSON_Delete(json); }
-};
-using JsonPtr = std::unique_ptr<cJSON, JsonDeleter>;
+// A policy lists binds and environment variables: far below the IPC's 1 MiB, but a stack with
+// a large environment should not hit a limit chosen for another message.
+constexpr JsonLimits kPolicyLimits{.max_bytes = std::size_t{16} << 20, .max_depth = 8};
 
-cJSON* binds_to_json(const std::vector<BindMount>& binds) {
-  cJSON* array = cJSON_CreateArray();
+Json binds_to_json(const std::vector<BindMount>& binds) {
+  Json array = Json::array();
   for (const auto& bind : binds) {
-    cJSON* item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "source", bind.source.c_str());
-    if (!bind.dest.empty()) cJSON_AddStringToObject(item, "dest", bind.dest.c_str());
-    cJSON_AddItemToArray(array, item);
+    Json item = Json::object({{"source", bind.source}});
+    if (!bind.dest.empty()) item.set("dest", bind.dest);
+    array.push_back(std::move(item));
   }
   return array;
 }
@@ -29,24 +27,23 @@ Error field_error(std::string_view field, std::string_view expected) {
   return Error{0, "policy: field '" + std::string(field) + "' must be " + std::string(expected)};
 }
 
-Result<std::string> get_string(const cJSON* object, const char* field, bool required) {
-  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, field);
+Result<std::string> get_string(const Json& object, const char* field, bool required) {
+  const Json* item = object.find(field);
   if (!item) {
     if (required) return Error{0, std::string("policy: missing field '") + field + "'"};
     return std::string();
   }
-  if (!cJSON_IsString(item)) return field_error(field, "a string");
-  return std::string(item->valuestring);
+  if (!item->is_string()) return field_error(field, "a string");
+  return item->as_string();
 }
 
-Result<std::vector<BindMount>> get_binds(const cJSON* object, const char* field) {
+Result<std::vector<BindMount>> get_binds(const Json& object, const char* field) {
   std::vector<BindMount> binds;
-  const cJSON* array = cJSON_GetObjectItemCaseSensitive(object, field);
+  const Json* array = object.find(field);
   if (!array) return binds;
-  if (!cJSON_IsArray(array)) return field_error(field, "an array");
-  const cJSON* item;
-  cJSON_ArrayForEach(item, array) {
-    if (!cJSON_IsObject(item)) return field_error(field, "an array of {source, dest} objects");
+  if (!array->is_array()) return field_error(field, "an array");
+  for (const Json& item : array->as_array()) {
+    if (!item.is_object()) return field_error(field, "an array of {source, dest} objects");
     STACKIE_TRY_ASSIGN(source, get_string(item, "source", true));
     STACKIE_TRY_ASSIGN(dest, get_string(item, "dest", false));
     binds.push_back({std::move(source), std::move(dest)});
@@ -57,62 +54,53 @@ Result<std::vector<BindMount>> get_binds(const cJSON* object, const char* field)
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
-  JsonPtr root(cJSON_CreateObject());
-  cJSON* json = root.get();
-  cJSON_AddNumberToObject(json, "v", 1);
-  cJSON_AddStringToObject(json, "name", policy.name.c_str());
-  cJSON_AddBoolToObject(json, "system_view", policy.system_view);
-  cJSON_AddItemToObject(json, "read_only", binds_to_json(policy.read_only));
-  cJSON_AddItemToObject(json, "read_write", binds_to_json(policy.read_write));
-  cJSON* tmpfs = cJSON_AddArrayToObject(json, "tmpfs");
-  for (const auto& dest : policy.tmpfs)
-    cJSON_AddItemToArray(tmpfs, cJSON_CreateString(dest.c_str()));
-  cJSON_AddStringToObject(json, "network", std::string(to_string(policy.network)).c_str());
-  cJSON_AddStringToObject(json, "identity", std::string(to_string(policy.identity)).c_str());
-  cJSON* env = cJSON_AddArrayToObject(json, "environment");
-  for (const auto& [name, value] : policy.environment) {
-    cJSON* pair = cJSON_CreateArray();
-    cJSON_AddItemToArray(pair, cJSON_CreateString(name.c_str()));
-    cJSON_AddItemToArray(pair, cJSON_CreateString(value.c_str()));
-    cJSON_AddItemToArray(env, pair);
-  }
-  cJSON_AddStringToObject(json, "working_dir", policy.working_dir.c_str());
-  cJSON_AddStringToObject(json, "host_tmp_dir", policy.host_tmp_dir.c_str());
-  cJSON* fds = cJSON_AddArrayToObject(json, "pass_fds");
-  for (int fd : policy.pass_fds) cJSON_AddItemToArray(fds, cJSON_CreateNumber(fd));
-
-  char* text = cJSON_PrintUnformatted(json);
-  std::string out = text ? text : "";
-  cJSON_free(text);
-  return out;
+  Json tmpfs = Json::array();
+  for (const auto& dest : policy.tmpfs) tmpfs.push_back(dest);
+  Json environment = Json::array();
+  for (const auto& [name, value] : policy.environment)
+    environment.push_back(Json(Json::Array{name, value}));
+  Json fds = Json::array();
+  for (int fd : policy.pass_fds) fds.push_back(fd);
+  return to_json(Json::object({
+      {"v", 1},
+      {"name", policy.name},
+      {"system_view", policy.system_view},
+      {"read_only", binds_to_json(policy.read_only)},
+      {"read_write", binds_to_json(policy.read_write)},
+      {"tmpfs", std::move(tmpfs)},
+      {"network", to_string(policy.network)},
+      {"identity", to_string(policy.identity)},
+      {"environment", std::move(environment)},
+      {"working_dir", policy.working_dir},
+      {"host_tmp_dir", policy.host_tmp_dir},
+      {"pass_fds", std::move(fds)},
+  }));
 }
 
 Result<SandboxPolicy> policy_from_json(std::string_view text) {
-  JsonPtr root(cJSON_ParseWithLength(text.data(), text.size()));
-  if (!root) return Error{0, "policy: not valid JSON"};
-  const cJSON* json = root.get();
-  if (!cJSON_IsObject(json)) return Error{0, "policy: expected a JSON object"};
-  const cJSON* version = cJSON_GetObjectItemCaseSensitive(json, "v");
-  if (!cJSON_IsNumber(version) || version->valueint != 1)
+  Result<Json> parsed = parse_json(text, kPolicyLimits);
+  if (!parsed.ok()) return Error{0, "policy: " + parsed.error().message};
+  const Json& json = *parsed;
+  if (!json.is_object()) return Error{0, "policy: expected a JSON object"};
+  if (json["v"] != Json(1))
     return Error{0, "policy: unsupported or missing version 'v' (expected 1)"};
 
   SandboxPolicy policy;
   STACKIE_TRY_ASSIGN(name, get_string(json, "name", false));
   policy.name = std::move(name);
-  if (const cJSON* view = cJSON_GetObjectItemCaseSensitive(json, "system_view")) {
-    if (!cJSON_IsBool(view)) return field_error("system_view", "a boolean");
-    policy.system_view = cJSON_IsTrue(view);
+  if (const Json* view = json.find("system_view")) {
+    if (!view->is_bool()) return field_error("system_view", "a boolean");
+    policy.system_view = view->as_bool();
   }
   STACKIE_TRY_ASSIGN(read_only, get_binds(json, "read_only"));
   policy.read_only = std::move(read_only);
   STACKIE_TRY_ASSIGN(read_write, get_binds(json, "read_write"));
   policy.read_write = std::move(read_write);
-  if (const cJSON* tmpfs = cJSON_GetObjectItemCaseSensitive(json, "tmpfs")) {
-    if (!cJSON_IsArray(tmpfs)) return field_error("tmpfs", "an array of strings");
-    const cJSON* item;
-    cJSON_ArrayForEach(item, tmpfs) {
-      if (!cJSON_IsString(item)) return field_error("tmpfs", "an array of strings");
-      policy.tmpfs.emplace_back(item->valuestring);
+  if (const Json* tmpfs = json.find("tmpfs")) {
+    if (!tmpfs->is_array()) return field_error("tmpfs", "an array of strings");
+    for (const Json& item : tmpfs->as_array()) {
+      if (!item.is_string()) return field_error("tmpfs", "an array of strings");
+      policy.tmpfs.push_back(item.as_string());
     }
   }
   STACKIE_TRY_ASSIGN(network, get_string(json, "network", false));
@@ -122,32 +110,27 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   }
   STACKIE_TRY_ASSIGN(identity, get_string(json, "identity", false));
   if (!identity.empty()) {
-    STACKIE_TRY_ASSIGN(parsed, parse_identity(identity));
-    policy.identity = parsed;
+    STACKIE_TRY_ASSIGN(parsed_identity, parse_identity(identity));
+    policy.identity = parsed_identity;
   }
-  if (const cJSON* env = cJSON_GetObjectItemCaseSensitive(json, "environment")) {
-    if (!cJSON_IsArray(env)) return field_error("environment", "an array of [name, value] pairs");
-    const cJSON* pair;
-    cJSON_ArrayForEach(pair, env) {
-      if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 ||
-          !cJSON_IsString(cJSON_GetArrayItem(pair, 0)) ||
-          !cJSON_IsString(cJSON_GetArrayItem(pair, 1)))
+  if (const Json* env = json.find("environment")) {
+    if (!env->is_array()) return field_error("environment", "an array of [name, value] pairs");
+    for (const Json& pair : env->as_array()) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
         return field_error("environment", "an array of [name, value] pairs");
-      policy.environment.emplace_back(cJSON_GetArrayItem(pair, 0)->valuestring,
-                                      cJSON_GetArrayItem(pair, 1)->valuestring);
+      policy.environment.emplace_back(pair[0].as_string(), pair[1].as_string());
     }
   }
   STACKIE_TRY_ASSIGN(working_dir, get_string(json, "working_dir", false));
   policy.working_dir = std::move(working_dir);
   STACKIE_TRY_ASSIGN(host_tmp_dir, get_string(json, "host_tmp_dir", false));
   policy.host_tmp_dir = std::move(host_tmp_dir);
-  if (const cJSON* fds = cJSON_GetObjectItemCaseSensitive(json, "pass_fds")) {
-    if (!cJSON_IsArray(fds)) return field_error("pass_fds", "an array of integers");
-    const cJSON* item;
-    cJSON_ArrayForEach(item, fds) {
-      if (!cJSON_IsNumber(item) || item->valuedouble != static_cast<double>(item->valueint))
+  if (const Json* fds = json.find("pass_fds")) {
+    if (!fds->is_array()) return field_error("pass_fds", "an array of integers");
+    for (const Json& item : fds->as_array()) {
+      if (!item.is_int() || item.as_int() < INT_MIN || item.as_int() > INT_MAX)
         return field_error("pass_fds", "an array of integers");
-      policy.pass_fds.push_back(item->valueint);
+      policy.pass_fds.push_back(static_cast<int>(item.as_int()));
     }
   }
   STACKIE_TRY(validate(policy));

@@ -3,33 +3,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+
+#include "base/json.h"
 
 namespace stackie::linux_sandbox {
 namespace {
-
-void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
 
 void write_all(int fd, const std::string& text) {
   size_t done = 0;
@@ -53,12 +32,8 @@ SetupError setup_error(std::string_view step, int errnum, std::string_view messa
 }
 
 std::string setup_error_json(const SetupError& error) {
-  std::string out = "{\"step\":";
-  append_json_string(out, error.step);
-  out += ",\"errno\":" + std::to_string(error.errnum) + ",\"message\":";
-  append_json_string(out, error.message);
-  out += "}\n";
-  return out;
+  return to_json_line(
+      Json::object({{"step", error.step}, {"errno", error.errnum}, {"message", error.message}}));
 }
 
 void report(const ErrorSink& sink, const SetupError& error) {

@@ -17,8 +17,8 @@ struct SetupError {
 
 SetupError setup_error(std::string_view step, int errnum, std::string_view message);
 
-// The JSON line (with its trailing newline). No third-party JSON here: the lockbox is linked
-// statically and must not drag a JSON library in for one line.
+// The JSON line (with its trailing newline), written with base/json.h like every other JSON
+// of the project.
 std::string setup_error_json(const SetupError& error);
 
 // Where failures go: `error_fd` >= 0 gets the JSON line; otherwise stderr gets

@@ -3,7 +3,6 @@
 // as JSON on an inherited pipe (fd 3, read until EOF: zero disk I/O); a setup failure comes back
 // as one JSON line {"step","errno","message"} on the error pipe (fd 4) with exit status 125,
 // and becomes the block's failure reason verbatim.
-#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/socket.h>
@@ -15,6 +14,7 @@
 #include <utility>
 
 #include "base/fs_path.h"
+#include "base/json.h"
 #include "spawn/net_channel.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
@@ -58,17 +58,13 @@ struct Fd {
 // The lockbox's report, as the user will read it: its message verbatim, with the step named.
 std::string describe_setup_failure(const std::string& report) {
   std::string line = report.substr(0, report.find('\n'));
-  cJSON* json = cJSON_ParseWithLength(line.data(), line.size());
-  if (json == nullptr) {
+  Result<Json> json = parse_json(line);
+  if (!json.ok() || !json->is_object()) {
     if (line.empty()) return "stackie-lockbox could not set up the sandbox (exit 125)";
     return "stackie-lockbox: " + line;
   }
-  std::string message, step;
-  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(json, "message"); cJSON_IsString(m))
-    message = m->valuestring;
-  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(json, "step"); cJSON_IsString(s))
-    step = s->valuestring;
-  cJSON_Delete(json);
+  std::string message = (*json)["message"].string_or("");
+  const std::string step = (*json)["step"].string_or("");
   if (message.empty()) message = line;
   return step.empty() ? message : message + " (sandbox step: " + step + ")";
 }

@@ -1,76 +1,60 @@
 #include "supervisor/state_file.h"
 
-#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <cerrno>
-#include <memory>
+#include <cstddef>
+
+#include "base/json.h"
 
 namespace stackie {
 
 namespace {
 
 constexpr int kStateVersion = 1;
-
-using JsonPtr = std::unique_ptr<cJSON, decltype(&cJSON_Delete)>;
-
-std::string string_field(const cJSON* object, const char* name) {
-  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, name);
-  return cJSON_IsString(item) ? item->valuestring : "";
-}
-
-bool bool_field(const cJSON* object, const char* name) {
-  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(object, name));
-}
+// Each stack keeps its client's environment subset; many stacks may outgrow the IPC's 1 MiB.
+constexpr JsonLimits kStateLimits{.max_bytes = std::size_t{64} << 20, .max_depth = 8};
 
 }  // namespace
 
 std::string state_to_json(const std::vector<StackRecord>& stacks) {
-  JsonPtr root(cJSON_CreateObject(), cJSON_Delete);
-  cJSON_AddNumberToObject(root.get(), "v", kStateVersion);
-  cJSON* list = cJSON_AddArrayToObject(root.get(), "stacks");
+  Json list = Json::array();
   for (const auto& record : stacks) {
-    cJSON* item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "name", record.name.c_str());
-    cJSON_AddStringToObject(item, "file", record.request.file.c_str());
-    cJSON_AddStringToObject(item, "cwd", record.request.cwd.c_str());
-    cJSON* env = cJSON_AddObjectToObject(item, "env");
-    for (const auto& [key, value] : record.request.env)
-      cJSON_AddStringToObject(env, key.c_str(), value.c_str());
-    cJSON_AddBoolToObject(item, "ephemeral", record.request.ephemeral);
-    cJSON_AddBoolToObject(item, "no_sandbox", record.request.no_sandbox);
-    cJSON_AddItemToArray(list, item);
+    Json env = Json::object();
+    for (const auto& [key, value] : record.request.env) env.set(key, value);
+    list.push_back(Json::object({
+        {"name", record.name},
+        {"file", record.request.file},
+        {"cwd", record.request.cwd},
+        {"env", std::move(env)},
+        {"ephemeral", record.request.ephemeral},
+        {"no_sandbox", record.request.no_sandbox},
+    }));
   }
-  char* text = cJSON_Print(root.get());
-  std::string out = text ? text : "{}";
-  cJSON_free(text);
-  return out + "\n";
+  return to_json_line(Json::object({{"v", kStateVersion}, {"stacks", std::move(list)}}));
 }
 
 Result<std::vector<StackRecord>> state_from_json(const std::string& text) {
-  JsonPtr root(cJSON_ParseWithLength(text.data(), text.size()), cJSON_Delete);
-  if (!root || !cJSON_IsObject(root.get()))
-    return Error{UV_EINVAL, "state file: not a JSON object"};
-  const cJSON* version = cJSON_GetObjectItemCaseSensitive(root.get(), "v");
-  if (!cJSON_IsNumber(version) || version->valueint != kStateVersion)
-    return Error{UV_EINVAL, "state file: unsupported version"};
-  const cJSON* list = cJSON_GetObjectItemCaseSensitive(root.get(), "stacks");
-  if (!cJSON_IsArray(list)) return Error{UV_EINVAL, "state file: no stacks array"};
+  Result<Json> parsed = parse_json(text, kStateLimits);
+  if (!parsed.ok()) return Error{UV_EINVAL, "state file: " + parsed.error().message};
+  const Json& root = *parsed;
+  if (!root.is_object()) return Error{UV_EINVAL, "state file: not a JSON object"};
+  if (root["v"] != Json(kStateVersion)) return Error{UV_EINVAL, "state file: unsupported version"};
+  const Json& list = root["stacks"];
+  if (!list.is_array()) return Error{UV_EINVAL, "state file: no stacks array"};
   std::vector<StackRecord> out;
-  const cJSON* item;
-  cJSON_ArrayForEach(item, list) {
+  for (const Json& item : list.as_array()) {
     StackRecord record;
-    record.name = string_field(item, "name");
-    record.request.file = string_field(item, "file");
-    record.request.cwd = string_field(item, "cwd");
-    record.request.ephemeral = bool_field(item, "ephemeral");
-    record.request.no_sandbox = bool_field(item, "no_sandbox");
-    const cJSON* env = cJSON_GetObjectItemCaseSensitive(item, "env");
-    const cJSON* var;
-    cJSON_ArrayForEach(var, env) {
-      if (cJSON_IsString(var)) record.request.env.emplace_back(var->string, var->valuestring);
+    record.name = item["name"].string_or("");
+    record.request.file = item["file"].string_or("");
+    record.request.cwd = item["cwd"].string_or("");
+    record.request.ephemeral = item["ephemeral"].bool_or(false);
+    record.request.no_sandbox = item["no_sandbox"].bool_or(false);
+    if (const Json& env = item["env"]; env.is_object()) {
+      for (const auto& [key, value] : env.as_object())
+        if (value.is_string()) record.request.env.emplace_back(key, value.as_string());
     }
     if (record.name.empty() || record.request.file.empty())
       return Error{UV_EINVAL, "state file: a stack without name or file"};

@@ -1,6 +1,5 @@
 // `stackie validate` through the real binary: the three-block stack (text and JSON) and every
 // bad fixture (exit 1, exactly one line on stderr).
-#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -14,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/json.h"
 #include "test_support.h"
 
 namespace stackie {
@@ -124,38 +124,37 @@ TEST(ValidateCli, ThreeBlockStackJson) {
                            fixtures() + "/good/three_blocks");
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out.find("correct-horse-battery"), std::string::npos) << "a secret leaked";
-  std::unique_ptr<cJSON, void (*)(cJSON*)> root(cJSON_Parse(run.out.c_str()), cJSON_Delete);
-  ASSERT_NE(root, nullptr) << run.out;
-  EXPECT_EQ(cJSON_GetObjectItem(root.get(), "v")->valueint, 1);
-  cJSON* stack = cJSON_GetObjectItem(root.get(), "stack");
-  EXPECT_STREQ(cJSON_GetObjectItem(stack, "name")->valuestring, "shop");
-  EXPECT_EQ(std::string(cJSON_GetObjectItem(stack, "storage_root")->valuestring),
-            home / "stackie/storage");
-  cJSON* blocks = cJSON_GetObjectItem(root.get(), "blocks");
-  ASSERT_EQ(cJSON_GetArraySize(blocks), 3);
+  // Compact like every other --json: one line, the document and its newline.
+  ASSERT_EQ(run.out.find('\n'), run.out.size() - 1) << run.out;
+  Result<Json> parsed = parse_json(run.out);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message << "\n" << run.out;
+  const Json& root = *parsed;
+  EXPECT_EQ(root["v"], Json(1));
+  const Json& stack = root["stack"];
+  EXPECT_EQ(stack["name"], Json("shop"));
+  EXPECT_EQ(stack["storage_root"], Json(home / "stackie/storage"));
+  const Json& blocks = root["blocks"];
+  ASSERT_EQ(blocks.size(), 3u);
   const char* order[] = {"stackie.postgres", "stackie.redis", "api"};
-  for (int i = 0; i < 3; ++i)
-    EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(blocks, i), "name")->valuestring, order[i]);
-  cJSON* pg = cJSON_GetArrayItem(blocks, 0);
-  cJSON* policy = cJSON_GetObjectItem(pg, "policy");
-  EXPECT_STREQ(cJSON_GetObjectItem(policy, "name")->valuestring, "shop-postgres");
-  EXPECT_STREQ(cJSON_GetObjectItem(policy, "identity")->valuestring, "user");
-  EXPECT_STREQ(cJSON_GetObjectItem(policy, "network")->valuestring, "localhost");
-  EXPECT_STREQ(cJSON_GetObjectItem(pg, "stop_signal")->valuestring, "SIGINT");
-  cJSON* env = cJSON_GetObjectItem(pg, "environment");
-  EXPECT_STREQ(cJSON_GetObjectItem(env, "POSTGRES_PASSWORD")->valuestring, "********");
-  EXPECT_STREQ(cJSON_GetObjectItem(env, "PGDATABASE")->valuestring, "shop");
-  std::string postgres = cJSON_GetArrayItem(cJSON_GetObjectItem(pg, "command"), 0)->valuestring;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(blocks[i]["name"], Json(order[i]));
+  const Json& pg = blocks[0];
+  const Json& policy = pg["policy"];
+  EXPECT_EQ(policy["name"], Json("shop-postgres"));
+  EXPECT_EQ(policy["identity"], Json("user"));
+  EXPECT_EQ(policy["network"], Json("localhost"));
+  EXPECT_EQ(pg["stop_signal"], Json("SIGINT"));
+  const Json& env = pg["environment"];
+  EXPECT_EQ(env["POSTGRES_PASSWORD"], Json("********"));
+  EXPECT_EQ(env["PGDATABASE"], Json("shop"));
+  std::string postgres = pg["command"][0].string_or("");
+  ASSERT_GE(postgres.size(), 9u);
   EXPECT_EQ(postgres.substr(postgres.size() - 9), "/postgres");
-  cJSON* api = cJSON_GetArrayItem(blocks, 2);
-  cJSON* consumes = cJSON_GetObjectItem(api, "consumes");
-  ASSERT_EQ(cJSON_GetArraySize(consumes), 2);
-  EXPECT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(consumes, 0), "local_port")->valueint, 5432);
-  EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(consumes, 1), "provider")->valuestring,
-               "stackie.redis");
-  EXPECT_STREQ(
-      cJSON_GetObjectItem(cJSON_GetObjectItem(api, "environment"), "DATABASE_URL")->valuestring,
-      "********");
+  const Json& api = blocks[2];
+  const Json& consumes = api["consumes"];
+  ASSERT_EQ(consumes.size(), 2u);
+  EXPECT_EQ(consumes[0]["local_port"], Json(5432));
+  EXPECT_EQ(consumes[1]["provider"], Json("stackie.redis"));
+  EXPECT_EQ(api["environment"]["DATABASE_URL"], Json("********"));
 }
 
 TEST(ValidateCli, EveryBadFixtureExitsOneWithOneLine) {
