@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "base/duration.h"
+
 namespace stackie::cli {
 
 namespace {
@@ -117,43 +119,10 @@ std::optional<int64_t> parse_absolute(std::string_view text) {
 
 }  // namespace
 
-std::optional<int64_t> parse_duration_ms(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  int64_t total = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t start = pos;
-    int64_t n = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (n > 1'000'000'000) return std::nullopt;  // no overflow: nobody means 30 million years
-      n = n * 10 + (text[pos++] - '0');
-    }
-    if (pos == start) return std::nullopt;
-    int64_t unit = 0;
-    if (text.substr(pos, 2) == "ms") {
-      unit = 1;
-      pos += 2;
-    } else if (pos < text.size()) {
-      switch (text[pos]) {
-        case 's': unit = 1000; break;
-        case 'm': unit = 60'000; break;
-        case 'h': unit = 3'600'000; break;
-        case 'd': unit = 86'400'000; break;
-        default: return std::nullopt;
-      }
-      ++pos;
-    } else if (start == 0) {
-      unit = 1000;  // a bare number is seconds
-    } else {
-      return std::nullopt;  // "1h30": a unit is needed after the first part
-    }
-    total += n * unit;
-  }
-  return total;
-}
-
 std::optional<int64_t> parse_since(std::string_view text, int64_t now_ms) {
-  if (auto duration = parse_duration_ms(text)) return now_ms - *duration;
+  if (const ParsedDuration duration = parse_duration(text, {.bare_number_is_seconds = true});
+      duration.ok())
+    return now_ms - duration.ms;
   return parse_absolute(text);
 }
 

@@ -9,10 +9,8 @@
 namespace stackie::cli {
 
 // Unix milliseconds, or nullopt when `text` is none of the accepted forms. `now_ms` is the
-// clock for durations; times without a zone are read in the local time zone (TZ).
+// clock for durations (base/duration.h; a bare number is seconds); times without a zone are
+// read in the local time zone (TZ).
 std::optional<int64_t> parse_since(std::string_view text, int64_t now_ms);
-
-// "250ms", "30s", "5m", "2h", "1d" and sums of them ("1h30m") -> milliseconds.
-std::optional<int64_t> parse_duration_ms(std::string_view text);
 
 }  // namespace stackie::cli

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/duration.h"
+
 namespace stackie {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -123,23 +125,14 @@ Result<std::vector<std::pair<std::string, YamlNode>>> read_scalar_map(const Yaml
 }
 
 Result<long long> read_duration_ms(const YamlNode& node, std::string_view what) {
-  auto bad = [&] {
-    return error_at(
-        node.where,
-        "'" + std::string(what) + "' must be a duration such as 500ms, 2s or 1m, got " +
-            (node.is_scalar() ? "'" + node.text + "'" : std::string(describe(node.kind))));
-  };
-  if (!node.is_scalar()) return bad();
-  const std::string& text = node.text;
-  long long number = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (ec != std::errc() || ptr == text.data() || number < 0) return bad();
-  std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
-  if (unit == "ms") return number;
-  if (unit == "s") return number * 1000;
-  if (unit == "m") return number * 60 * 1000;
-  if (unit == "h") return number * 60 * 60 * 1000;
-  return bad();
+  const std::string expected =
+      "'" + std::string(what) + "' must be a duration such as 500ms, 2s, 1m or 1h30m, got ";
+  if (!node.is_scalar()) return error_at(node.where, expected + std::string(describe(node.kind)));
+  const ParsedDuration parsed = parse_duration(node.text);
+  if (!parsed.ok())
+    return error_at(node.at_offset(parsed.error_offset),
+                    expected + "'" + node.text + "': " + parsed.error);
+  return parsed.ms;
 }
 
 }  // namespace stackie

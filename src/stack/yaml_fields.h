@@ -39,7 +39,8 @@ Result<std::vector<YamlNode>> read_scalar_list(const YamlNode& node, std::string
 // A map of NAME: scalar, in file order, values kept as nodes.
 Result<std::vector<std::pair<std::string, YamlNode>>> read_scalar_map(const YamlNode& node,
                                                                       std::string_view what);
-// "500ms", "2s", "1m", "1h" -> milliseconds.
+// A duration (base/duration.h: "500ms", "2s", "1h30m") -> milliseconds; an error names the
+// character where the text stops being one.
 Result<long long> read_duration_ms(const YamlNode& node, std::string_view what);
 
 }  // namespace stackie

@@ -4,7 +4,9 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -80,6 +82,13 @@ std::optional<SourceLocation> tab_in_indentation(std::string_view text, const st
   return std::nullopt;
 }
 
+// Limits on what a document may expand to. A stack file is a few hundred nodes; these stop a
+// hostile one before it costs memory or stack: nesting is recursion here (and in the node's
+// destructor), and an alias copies its anchor's tree, so nine anchors of ten aliases each
+// ("billion laughs") would otherwise ask for 10^9 nodes from a few hundred bytes.
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kMaxNodes = 100'000;  // counted after aliases expand
+
 class TreeBuilder {
  public:
   TreeBuilder(yaml_parser_t* parser, std::string_view text, const std::string& file)
@@ -123,18 +132,64 @@ class TreeBuilder {
     return error_at(where, message);
   }
 
-  void remember_anchor(const yaml_char_t* anchor, const YamlNode& node) {
-    if (anchor) anchors_[reinterpret_cast<const char*>(anchor)] = node;
+  // An anchored node and what copying it costs: its nodes (aliases inside it expanded) and
+  // its height.
+  struct Anchor {
+    YamlNode node;
+    std::size_t nodes = 0;
+    int height = 0;
+  };
+
+  // Counts a node (or an alias's copy of `count` nodes) against kMaxNodes.
+  Status count_nodes(std::size_t count, const SourceLocation& where) {
+    nodes_ += count;
+    if (nodes_ > kMaxNodes)
+      return error_at(where, "the document holds more than " + std::to_string(kMaxNodes) +
+                                 " nodes once its aliases are expanded");
+    return {};
   }
 
+  Status check_depth(int height, const SourceLocation& where) {
+    deepest_ = std::max(deepest_, depth_ + height);
+    if (depth_ + height > kMaxDepth)
+      return error_at(where, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    return {};
+  }
+
+  // Builds the node of `event` and, when it is anchored, remembers it with its cost.
   Result<YamlNode> build_node(yaml_event_t& event) {
+    const std::size_t nodes_before = nodes_;
+    const int deepest_before = deepest_;
+    deepest_ = depth_;
+    Result<YamlNode> node = build_unanchored(event);
+    const int height = deepest_ - depth_;
+    deepest_ = std::max(deepest_before, deepest_);
+    if (!node.ok()) return node;
+    const yaml_char_t* anchor =
+        event.type == YAML_SCALAR_EVENT           ? event.data.scalar.anchor
+        : event.type == YAML_SEQUENCE_START_EVENT ? event.data.sequence_start.anchor
+        : event.type == YAML_MAPPING_START_EVENT  ? event.data.mapping_start.anchor
+                                                  : nullptr;
+    if (anchor)
+      anchors_[reinterpret_cast<const char*>(anchor)] = {*node, nodes_ - nodes_before, height};
+    return node;
+  }
+
+  Result<YamlNode> build_unanchored(yaml_event_t& event) {
     YamlNode node;
     node.where = mark_to_location(file_, event.start_mark);
+    if (event.type != YAML_ALIAS_EVENT) {
+      STACKIE_TRY(check_depth(1, node.where));
+      STACKIE_TRY(count_nodes(1, node.where));
+    }
     switch (event.type) {
       case YAML_ALIAS_EVENT: {
         auto found = anchors_.find(reinterpret_cast<const char*>(event.data.alias.anchor));
         if (found == anchors_.end()) return error_at(node.where, "alias to an unknown anchor");
-        YamlNode copy = found->second;
+        // Checked before copying: the copy is what costs.
+        STACKIE_TRY(check_depth(found->second.height, node.where));
+        STACKIE_TRY(count_nodes(found->second.nodes, node.where));
+        YamlNode copy = found->second.node;
         return copy;
       }
       case YAML_SCALAR_EVENT: {
@@ -152,13 +207,11 @@ class TreeBuilder {
           node.kind = YamlNode::Kind::null;
         else
           node.kind = YamlNode::Kind::scalar;
-        remember_anchor(scalar.anchor, node);
         return node;
       }
       case YAML_SEQUENCE_START_EVENT: {
         node.kind = YamlNode::Kind::sequence;
-        const yaml_char_t* anchor = event.data.sequence_start.anchor;
-        std::string anchor_name = anchor ? reinterpret_cast<const char*>(anchor) : "";
+        DepthGuard nested(depth_);
         for (;;) {
           EventGuard guard;
           STACKIE_TRY(next(guard.event));
@@ -166,13 +219,11 @@ class TreeBuilder {
           STACKIE_TRY_ASSIGN(item, build_node(guard.event));
           node.items.push_back(std::move(item));
         }
-        if (!anchor_name.empty()) anchors_[anchor_name] = node;
         return node;
       }
       case YAML_MAPPING_START_EVENT: {
         node.kind = YamlNode::Kind::map;
-        const yaml_char_t* anchor = event.data.mapping_start.anchor;
-        std::string anchor_name = anchor ? reinterpret_cast<const char*>(anchor) : "";
+        DepthGuard nested(depth_);
         std::map<std::string, SourceLocation> seen;
         for (;;) {
           EventGuard key_guard;
@@ -190,17 +241,28 @@ class TreeBuilder {
           STACKIE_TRY_ASSIGN(value, build_node(value_guard.event));
           node.entries.emplace_back(std::move(key), std::move(value));
         }
-        if (!anchor_name.empty()) anchors_[anchor_name] = node;
         return node;
       }
       default: return error_at(node.where, "unexpected YAML event");
     }
   }
 
+  // The children of a sequence or map are one level deeper while they are built.
+  struct DepthGuard {
+    explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+    ~DepthGuard() { --depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    int& depth_;
+  };
+
   yaml_parser_t* parser_;
   std::string_view text_;
   const std::string& file_;
-  std::map<std::string, YamlNode> anchors_;
+  std::map<std::string, Anchor> anchors_;
+  std::size_t nodes_ = 0;  // built so far, alias copies included
+  int depth_ = 0;          // of the node being built: 0 for the document's root
+  int deepest_ = 0;        // the deepest level reached inside the node being built
 };
 
 }  // namespace
