@@ -1,11 +1,16 @@
 // The one RAII owner of a libuv handle (DESIGN.md §8). libuv keeps using a handle until its close
 // callback has run, so the memory lives on the heap and is freed there, never in a destructor.
 // Owners clear handle->data when they let go, so a late callback finds no owner to call back.
+// An owner that must itself outlive the close (an fd to close only once its poll handle is
+// gone, an object that frees itself after its last handle) passes a `closed` callback.
 #pragma once
 
 #include <uv.h>
 
 #include <cassert>
+#include <concepts>
+#include <functional>
+#include <memory>
 #include <utility>
 
 namespace stackie {
@@ -56,7 +61,40 @@ class UvHandle {
     uv_close(handle, [](uv_handle_t* closed) { delete reinterpret_cast<T*>(closed); });
   }
 
+  // Starts closing; `closed` runs once libuv is done with the handle (its memory is already
+  // freed then). Nothing happens when there is no handle.
+  void close(std::function<void()> closed) {
+    if (!handle_) return;
+    uv_handle_t* handle = prepare_close(std::move(closed));
+    uv_close(handle, run_closed);
+  }
+
+  // A TCP handle closed with an RST (SO_LINGER 0) so the peer learns the connection broke;
+  // a socket that cannot be reset (one still connecting) is closed plainly.
+  void close_reset(std::function<void()> closed) requires std::same_as<T, uv_tcp_t> {
+    if (!handle_) return;
+    T* tcp = handle_;
+    uv_handle_t* handle = prepare_close(std::move(closed));
+    if (uv_tcp_close_reset(tcp, run_closed) != 0) uv_close(handle, run_closed);
+  }
+
  private:
+  using Closed = std::function<void()>;
+
+  // Hands the handle over to its close: data now holds the callback for run_closed.
+  uv_handle_t* prepare_close(Closed closed) {
+    uv_handle_t* handle = this->handle();
+    handle_ = nullptr;
+    handle->data = new Closed(std::move(closed));
+    return handle;
+  }
+
+  static void run_closed(uv_handle_t* handle) {
+    std::unique_ptr<Closed> closed(static_cast<Closed*>(handle->data));
+    delete reinterpret_cast<T*>(handle);
+    if (*closed) (*closed)();
+  }
+
   T* handle_ = nullptr;
 };
 

@@ -15,11 +15,6 @@
 
 namespace stackie {
 
-namespace {
-
-
-}  // namespace
-
 int read_pid_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -83,11 +78,12 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
 
   if (daemon->options_.handle_signals) {
     for (int signum : {SIGTERM, SIGINT}) {
-      auto* handle = new uv_signal_t;
-      uv_signal_init(daemon->options_.supervisor.loop, handle);
-      handle->data = daemon.get();
+      UvHandle<uv_signal_t> handle;
+      handle.init(
+          [&](uv_signal_t* h) { return uv_signal_init(daemon->options_.supervisor.loop, h); },
+          daemon.get());
       uv_signal_start(
-          handle,
+          handle.get(),
           [](uv_signal_t* h, int sig) {
             auto* self = static_cast<Daemon*>(h->data);
             self->log(DaemonLogLevel::info,
@@ -95,7 +91,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
             self->stop();
           },
           signum);
-      daemon->signals_.push_back(handle);
+      daemon->signals_.push_back(std::move(handle));
     }
   }
   daemon->log(DaemonLogLevel::info,
@@ -104,9 +100,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
 }
 
 Daemon::~Daemon() {
-  for (uv_signal_t* handle : signals_)
-    uv_close(reinterpret_cast<uv_handle_t*>(handle),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+  signals_.clear();
   supervisor_.reset();
   if (lock_fd_ >= 0) {
     if (read_pid_file(pid_path()) == ::getpid()) ::unlink(pid_path().c_str());
@@ -175,7 +169,7 @@ void Daemon::stop() {
 
 void Daemon::finish_stop() {
   log(DaemonLogLevel::info, "every stack is down");
-  for (uv_signal_t* handle : signals_) uv_signal_stop(handle);
+  for (const auto& handle : signals_) uv_signal_stop(handle.get());
   if (on_stopped_) on_stopped_();
 }
 

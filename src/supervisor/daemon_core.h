@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/uv_handle.h"
 #include "stack/stack_model.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
@@ -74,7 +75,7 @@ class Daemon {
   int lock_fd_ = -1;
   std::unique_ptr<Supervisor> supervisor_;
   std::vector<StackRecord> records_;
-  std::vector<uv_signal_t*> signals_;
+  std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   std::function<void()> on_stopped_;
 };

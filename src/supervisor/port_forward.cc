@@ -19,9 +19,9 @@ namespace stackie {
 // It frees itself once every handle is closed and no socket request or connect is pending.
 class Relay {
  public:
-  Relay(PortForward* owner, uv_tcp_t* client) : owner_(owner), loop_(owner->loop_) {
-    client_ = client;
-    client_->data = this;
+  Relay(PortForward* owner, UvHandle<uv_tcp_t> client)
+      : owner_(owner), loop_(owner->loop_), client_(std::move(client)) {
+    client_.get()->data = this;
     owner_->relays_.insert(this);
   }
 
@@ -60,8 +60,8 @@ class Relay {
   struct Side {
     Relay* relay = nullptr;
     int fd = -1;
-    uv_poll_t* poll = nullptr;
-    int events = 0;  // what `poll` waits for now
+    UvHandle<uv_poll_t> poll;  // phase 2; `fd` is closed once it is closed
+    int events = 0;            // what `poll` waits for now
   };
 
   // The pipe is a direction's whole buffer. It starts at the kernel's default (64 KiB) and
@@ -72,11 +72,9 @@ class Relay {
   static constexpr int kBulkPipeBytes = 1024 * 1024;
 
   void open_upstream(int fd) {
-    upstream_ = new uv_tcp_t;
-    uv_tcp_init(loop_, upstream_);
-    upstream_->data = this;
+    upstream_.init([this](uv_tcp_t* tcp) { return uv_tcp_init(loop_, tcp); }, this);
     if (fd >= 0) {
-      if (int rc = uv_tcp_open(upstream_, fd); rc != 0) {
+      if (int rc = uv_tcp_open(upstream_.get(), fd); rc != 0) {
         ::close(fd);
         return reset();
       }
@@ -84,7 +82,7 @@ class Relay {
     sockaddr_in address{};
     uv_ip4_addr("127.0.0.1", port_, &address);
     connect_.data = this;
-    int rc = uv_tcp_connect(&connect_, upstream_, reinterpret_cast<const sockaddr*>(&address),
+    int rc = uv_tcp_connect(&connect_, upstream_.get(), reinterpret_cast<const sockaddr*>(&address),
                             [](uv_connect_t* request, int status) {
                               auto* self = static_cast<Relay*>(request->data);
                               self->connecting_ = false;
@@ -98,7 +96,7 @@ class Relay {
 
   // Both sockets out of their libuv handles: the dups keep the connections open.
   void connected() {
-    uv_tcp_t* handles[2] = {client_, upstream_};
+    uv_tcp_t* handles[2] = {client_.get(), upstream_.get()};
     for (int i = 0; i < 2; ++i) {
       uv_tcp_nodelay(handles[i], 1);  // small requests (redis, postgres) go out at once
       uv_os_fd_t fd;
@@ -117,13 +115,9 @@ class Relay {
       direction.capacity = size > 0 ? static_cast<size_t>(size) : 4096;
     }
     for (Side& side : sides_) {
-      side.poll = new uv_poll_t;
-      if (uv_poll_init(loop_, side.poll, side.fd) != 0) {
-        delete side.poll;
-        side.poll = nullptr;
+      if (side.poll.init([&](uv_poll_t* poll) { return uv_poll_init(loop_, poll, side.fd); },
+                         &side) != 0)
         return reset();
-      }
-      side.poll->data = &side;
     }
     pump();
   }
@@ -195,13 +189,13 @@ class Relay {
   }
 
   void watch(Side& side, int events) {
-    if (side.poll == nullptr || side.events == events) return;
+    if (!side.poll || side.events == events) return;
     side.events = events;
     if (events == 0) {
-      uv_poll_stop(side.poll);
+      uv_poll_stop(side.poll.get());
       return;
     }
-    uv_poll_start(side.poll, events, [](uv_poll_t* handle, int status, int ready) {
+    uv_poll_start(side.poll.get(), events, [](uv_poll_t* handle, int status, int ready) {
       auto* which = static_cast<Side*>(handle->data);
       Relay* self = which->relay;
       // An error shows up again in splice, which resets: try everything then.
@@ -225,21 +219,17 @@ class Relay {
         linger hard{1, 0};
         ::setsockopt(side.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
       }
-      if (side.poll == nullptr) {
+      if (!side.poll) {
         if (side.fd >= 0) ::close(side.fd);
         side.fd = -1;
         continue;
       }
       ++open_handles_;
-      uv_close(reinterpret_cast<uv_handle_t*>(side.poll), [](uv_handle_t* handle) {
-        auto* closed = static_cast<Side*>(handle->data);
-        delete reinterpret_cast<uv_poll_t*>(handle);
-        ::close(closed->fd);  // only now: never close an fd that is being polled
-        closed->fd = -1;
-        closed->poll = nullptr;
-        Relay* self = closed->relay;
-        --self->open_handles_;
-        self->maybe_delete();
+      side.poll.close([this, &side] {
+        ::close(side.fd);  // only now: never close an fd that is being polled
+        side.fd = -1;
+        --open_handles_;
+        maybe_delete();
       });
     }
     for (Direction& direction : directions_) {
@@ -251,20 +241,17 @@ class Relay {
   }
 
   void close_tcp_handles(bool with_reset) {
-    for (uv_tcp_t** slot : {&client_, &upstream_}) {
-      uv_tcp_t* tcp = *slot;
-      if (tcp == nullptr) continue;
-      *slot = nullptr;
+    for (UvHandle<uv_tcp_t>* tcp : {&client_, &upstream_}) {
+      if (!*tcp) continue;
       ++open_handles_;
-      auto on_close = [](uv_handle_t* handle) {
-        auto* self = static_cast<Relay*>(handle->data);
-        delete reinterpret_cast<uv_tcp_t*>(handle);
-        --self->open_handles_;
-        self->maybe_delete();
+      auto closed = [this] {
+        --open_handles_;
+        maybe_delete();
       };
-      // A reset needs an open socket; one still connecting has none worth resetting.
-      if (!with_reset || uv_tcp_close_reset(tcp, on_close) != 0)
-        uv_close(reinterpret_cast<uv_handle_t*>(tcp), on_close);
+      if (with_reset)
+        tcp->close_reset(closed);
+      else
+        tcp->close(closed);
     }
   }
 
@@ -274,8 +261,8 @@ class Relay {
 
   PortForward* owner_;
   uv_loop_t* loop_;
-  uv_tcp_t* client_ = nullptr;    // phase 1 only
-  uv_tcp_t* upstream_ = nullptr;  // phase 1 only
+  UvHandle<uv_tcp_t> client_;    // phase 1 only
+  UvHandle<uv_tcp_t> upstream_;  // phase 1 only
   uv_connect_t connect_{};
   Side sides_[2];            // [0] the accepted client, [1] the upstream (phase 2)
   Direction directions_[2];  // [0] client -> upstream, [1] upstream -> client
@@ -288,15 +275,11 @@ class Relay {
 
 PortForward::PortForward(uv_loop_t* loop, UpstreamFor upstream)
     : loop_(loop), upstream_(std::move(upstream)) {
-  listener_ = new uv_tcp_t;
-  uv_tcp_init(loop_, listener_);
-  listener_->data = this;
+  listener_.init([this](uv_tcp_t* tcp) { return uv_tcp_init(loop_, tcp); }, this);
 }
 
 PortForward::~PortForward() {
-  listener_->data = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(listener_),
-           [](uv_handle_t* handle) { delete reinterpret_cast<uv_tcp_t*>(handle); });
+  listener_.close();
   for (Relay* relay : std::set<Relay*>(relays_)) relay->detach();
 }
 
@@ -305,7 +288,8 @@ Result<std::unique_ptr<PortForward>> PortForward::listen_host(uv_loop_t* loop, i
   std::unique_ptr<PortForward> forward(new PortForward(loop, std::move(upstream)));
   sockaddr_in address{};
   uv_ip4_addr("127.0.0.1", port, &address);
-  if (int rc = uv_tcp_bind(forward->listener_, reinterpret_cast<const sockaddr*>(&address), 0);
+  if (int rc =
+          uv_tcp_bind(forward->listener_.get(), reinterpret_cast<const sockaddr*>(&address), 0);
       rc != 0)
     return Error{rc, "127.0.0.1:" + std::to_string(port) + ": " + uv_strerror(rc)};
   STACKIE_TRY(forward->listen());
@@ -315,7 +299,7 @@ Result<std::unique_ptr<PortForward>> PortForward::listen_host(uv_loop_t* loop, i
 Result<std::unique_ptr<PortForward>> PortForward::adopt(uv_loop_t* loop, int fd,
                                                         UpstreamFor upstream) {
   std::unique_ptr<PortForward> forward(new PortForward(loop, std::move(upstream)));
-  if (int rc = uv_tcp_open(forward->listener_, fd); rc != 0) {
+  if (int rc = uv_tcp_open(forward->listener_.get(), fd); rc != 0) {
     ::close(fd);
     return Error{rc, std::string("adopt listener: ") + uv_strerror(rc)};
   }
@@ -324,30 +308,25 @@ Result<std::unique_ptr<PortForward>> PortForward::adopt(uv_loop_t* loop, int fd,
 }
 
 Status PortForward::listen() {
-  int rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener_), SOMAXCONN,
-                     [](uv_stream_t* server, int status) {
-                       auto* self = static_cast<PortForward*>(server->data);
-                       if (self != nullptr && status == 0) self->accept_one();
-                     });
+  int rc = uv_listen(listener_.stream(), SOMAXCONN, [](uv_stream_t* server, int status) {
+    auto* self = static_cast<PortForward*>(server->data);
+    if (self != nullptr && status == 0) self->accept_one();
+  });
   // uv_tcp_bind defers EADDRINUSE to listen.
   if (rc != 0) return Error{rc, "127.0.0.1:" + std::to_string(port_) + ": " + uv_strerror(rc)};
   sockaddr_storage bound{};
   int length = sizeof bound;
-  if (uv_tcp_getsockname(listener_, reinterpret_cast<sockaddr*>(&bound), &length) == 0)
+  if (uv_tcp_getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&bound), &length) == 0)
     port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   return {};
 }
 
 void PortForward::accept_one() {
-  auto* client = new uv_tcp_t;
-  uv_tcp_init(loop_, client);
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(listener_),
-                reinterpret_cast<uv_stream_t*>(client)) != 0) {
-    uv_close(reinterpret_cast<uv_handle_t*>(client),
-             [](uv_handle_t* handle) { delete reinterpret_cast<uv_tcp_t*>(handle); });
-    return;
-  }
-  auto* relay = new Relay(this, client);
+  UvHandle<uv_tcp_t> client;
+  if (client.init([this](uv_tcp_t* tcp) { return uv_tcp_init(loop_, tcp); }, nullptr) != 0 ||
+      uv_accept(listener_.stream(), client.stream()) != 0)
+    return;  // the handle closes with `client`
+  auto* relay = new Relay(this, std::move(client));
   auto upstream = relays_.size() > kMaxConnections
                       ? Result<Upstream>(Error{UV_EMFILE, "too many connections"})
                       : upstream_();

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/uv_handle.h"
 #include "spawn/spawner.h"
 
 namespace stackie {
@@ -57,7 +58,7 @@ class PortForward {
 
   uv_loop_t* loop_;
   UpstreamFor upstream_;
-  uv_tcp_t* listener_ = nullptr;  // freed in its close callback
+  UvHandle<uv_tcp_t> listener_;
   int port_ = 0;
   std::set<Relay*> relays_;
 };

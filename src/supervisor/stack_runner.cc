@@ -67,9 +67,7 @@ StackRunner::StackRunner(const SupervisorConfig& config, ResolvedStack spec, Sta
       options_(options),
       on_block_(std::move(on_block)),
       on_settled_(std::move(on_settled)) {
-  pump_timer_ = new uv_timer_t;
-  uv_timer_init(config_.loop, pump_timer_);
-  pump_timer_->data = this;
+  pump_timer_.init([this](uv_timer_t* timer) { return uv_timer_init(config_.loop, timer); }, this);
 }
 
 Result<std::unique_ptr<StackRunner>> StackRunner::create(const SupervisorConfig& config,
@@ -84,9 +82,7 @@ Result<std::unique_ptr<StackRunner>> StackRunner::create(const SupervisorConfig&
 }
 
 StackRunner::~StackRunner() {
-  uv_timer_stop(pump_timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(pump_timer_),
-           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+  pump_timer_.close();  // first: a runner going away below may ask for a pump
   active_.clear();
   retiring_.clear();
 }
@@ -154,9 +150,9 @@ void StackRunner::down() {
 }
 
 void StackRunner::schedule() {
-  if (uv_is_active(reinterpret_cast<uv_handle_t*>(pump_timer_))) return;
+  if (!pump_timer_ || uv_is_active(pump_timer_.handle())) return;
   uv_timer_start(
-      pump_timer_, [](uv_timer_t* t) { static_cast<StackRunner*>(t->data)->pump(); }, 0, 0);
+      pump_timer_.get(), [](uv_timer_t* t) { static_cast<StackRunner*>(t->data)->pump(); }, 0, 0);
 }
 
 bool StackRunner::dependencies_running(const BlockRunner& block) const {

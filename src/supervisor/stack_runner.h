@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "spawn/spawner.h"
 #include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
@@ -87,7 +88,7 @@ class StackRunner {
   // `serves` ports of `network: localhost` blocks: "BLOCK/PORT" -> the host listener. They
   // live as long as the stack is up, across restarts of their block.
   std::map<std::string, std::unique_ptr<PortForward>> host_forwards_;
-  uv_timer_t* pump_timer_ = nullptr;
+  UvHandle<uv_timer_t> pump_timer_;
   bool going_down_ = false;
   bool storage_removed_ = false;
 };
