@@ -14,18 +14,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "supervisor/daemon_loader.h"
+#include "base/directories.h"
+#include "base/version.h"
 #include "ipc/server.h"
 #include "spawn/spawner.h"
+#include "stack/paths.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
+#include "supervisor/daemon_loader.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/service_manager.h"
-#include "base/version.h"
 
 namespace {
 
@@ -52,7 +55,7 @@ constexpr char kUsage[] =
     "NOTIFY_SOCKET, LISTEN_FDS and LISTEN_PID from systemd (readiness, socket activation).\n"
     "See stackied(8).\n";
 
-int log_fd = 2;
+constexpr int log_fd = 2;    // stderr: the terminal, the journal, or the log file (background)
 bool journal_style = false;  // stderr is the journal: sd-daemon "<N>" priority prefixes
 
 void log_line(stackie::DaemonLogLevel level, const std::string& message) {
@@ -72,18 +75,6 @@ void log_line(stackie::DaemonLogLevel level, const std::string& message) {
   line += message;
   line += '\n';
   (void)!::write(log_fd, line.data(), line.size());
-}
-
-std::string stackie_home() {
-  if (const char* home = std::getenv("STACKIE_HOME"); home && *home) return home;
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.stackie";
-  return {};
-}
-
-std::string default_socket_path(const std::string& home) {
-  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run)
-    return std::string(run) + "/stackie/stackied.sock";
-  return home + "/run/stackied.sock";
 }
 
 // Background mode: fork twice (no controlling terminal, not a session leader), and let the
@@ -128,138 +119,192 @@ int fail(int* ready_fd, const std::string& message) {
   return 1;
 }
 
-}  // namespace
+// ---- the steps of main, in order ----------------------------------------------------------
 
-int main(int argc, char** argv) {
+// --help, --version and usage errors end the program here with `exit_status`.
+struct CommandLine {
   bool foreground = false;
+  std::optional<int> exit_status;
+};
+
+CommandLine parse_command_line(int argc, char** argv) {
+  CommandLine line;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (arg == "-V" || arg == "--version") {
+      line.exit_status = 0;
+    } else if (arg == "-V" || arg == "--version") {
       std::printf("%s\n", stackie::version_line("stackied").c_str());
-      return 0;
-    }
-    if (arg == "--foreground") {
-      foreground = true;
+      line.exit_status = 0;
+    } else if (arg == "--foreground") {
+      line.foreground = true;
       continue;
+    } else {
+      std::fprintf(stderr, "stackied: unknown option '%s'\n%s", argv[i], kUsage);
+      line.exit_status = 2;
     }
-    std::fprintf(stderr, "stackied: unknown option '%s'\n%s", argv[i], kUsage);
-    return 2;
+    return line;
   }
-  std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error value, not a death
+  return line;
+}
 
-  // Socket activation: read before anything forks, and never passed on to a block.
+// Socket activation: the fd the service manager passed, or -1. Read before anything forks, and
+// never passed on to a block.
+stackie::Result<int> take_activated_socket() {
   stackie::Environment activation_env;
   for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"})
     if (const char* value = std::getenv(name)) activation_env[name] = value;
   auto activated = stackie::activated_sockets(activation_env, ::getpid());
   stackie::forget_activation_environment();
-  if (!activated.ok()) {
-    std::fprintf(stderr, "stackied: %s\n", activated.error().message.c_str());
-    return 1;
-  }
-  if (activated->count > 1) {
-    std::fprintf(stderr, "stackied: the service manager passed %d sockets; it serves one\n",
-                 activated->count);
-    return 1;
-  }
-  int activated_fd = -1;
-  if (activated->count == 1) {
-    activated_fd = stackie::kFirstActivatedFd;
-    ::fcntl(activated_fd, F_SETFD, FD_CLOEXEC);  // passed to us, not to the blocks
-  }
+  if (!activated.ok()) return activated.take_error();
+  if (activated->count > 1)
+    return stackie::Error{0, "the service manager passed " + std::to_string(activated->count) +
+                                 " sockets; it serves one"};
+  if (activated->count == 0) return -1;
+  ::fcntl(stackie::kFirstActivatedFd, F_SETFD, FD_CLOEXEC);  // passed to us, not to the blocks
+  return stackie::kFirstActivatedFd;
+}
 
-  std::string home = stackie_home();
-  if (home.empty() || home[0] != '/') {
-    std::fputs("stackied: set STACKIE_HOME (or HOME) to an absolute path\n", stderr);
-    return 1;
-  }
-  ::mkdir(home.c_str(), 0700);
+// $STACKIE_HOME, else ~/.stackie (stack/paths.h), created 0700 when missing.
+stackie::Result<std::string> daemon_home() {
+  stackie::Environment env;
+  for (const char* name : {"STACKIE_HOME", "HOME"})
+    if (const char* value = std::getenv(name)) env[name] = value;
+  STACKIE_TRY_ASSIGN(home, stackie::stackie_home(env));
+  STACKIE_TRY(stackie::make_directories(home));
+  return home;
+}
 
-  int ready_fd = -1;
-  if (!foreground) {
-    std::string log_path = home + "/stackied.log";
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      std::fprintf(stderr, "stackied: open %s: %s\n", log_path.c_str(), std::strerror(errno));
-      return 1;
-    }
-    if (daemonize(&ready_fd) != 0) {
-      std::perror("stackied: fork");
-      return 1;
-    }
-    ::dup2(fd, 2);
-    ::close(fd);
-  } else {
+// In the foreground the log is stderr (the journal's when JOURNAL_STREAM says so). Otherwise
+// the log file is opened first, so that its failure still reaches the terminal, then the
+// process daemonises with stderr on the log; `ready_fd` then reports the outcome to the parent.
+stackie::Status start_logging(bool foreground, const std::string& home, int* ready_fd) {
+  if (foreground) {
     journal_style = std::getenv("JOURNAL_STREAM") != nullptr;
+    return {};
   }
-  log_fd = 2;
+  const std::string log_path = stackie::daemon_log_file(home);
+  int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return stackie::system_error(errno, "open " + log_path);
+  if (daemonize(ready_fd) != 0) {
+    int saved = errno;
+    ::close(fd);
+    return stackie::system_error(saved, "fork");
+  }
+  ::dup2(fd, 2);
+  ::close(fd);
+  return {};
+}
 
-  uv_loop_t loop;
-  raise_fd_limit();
-  uv_loop_init(&loop);
-
-  auto passthrough = stackie::make_passthrough_spawner();
-  std::unique_ptr<stackie::Spawner> lockbox_spawner;
+// The passthrough spawner always; the lockbox spawner when stackie-lockbox is found (without
+// it, sandboxed blocks fail to start with the reason, and the daemon still serves).
+struct Spawners {
+  std::unique_ptr<stackie::Spawner> passthrough;
+  std::unique_ptr<stackie::Spawner> lockbox;
   std::string lockbox_path;
+};
+
+Spawners make_spawners() {
+  Spawners spawners;
+  spawners.passthrough = stackie::make_passthrough_spawner();
   if (auto found = stackie::find_lockbox(); found.ok()) {
-    lockbox_path = *found;
-    lockbox_spawner = stackie::make_lockbox_spawner(lockbox_path);
+    spawners.lockbox_path = *found;
+    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path);
   } else {
     log_line(stackie::DaemonLogLevel::warning,
              found.error().message + ": sandboxed blocks will fail to start");
   }
+  return spawners;
+}
 
+stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
+                                      const Spawners& spawners, stackie::Daemon** running) {
   stackie::DaemonOptions options;
   options.home = home;
-  stackie::Daemon* running = nullptr;  // set once open: the allocator asks what it holds
-  options.loader = stackie::daemon_stack_loader(
-      home, [&running](const stackie::HostPortRequest& request) {
-        return stackie::allocate_host_port(
-            request, running ? running->supervisor().ps() : std::vector<stackie::BlockStatus>{});
+  // The allocator asks the running daemon which host ports its blocks hold.
+  options.loader =
+      stackie::daemon_stack_loader(home, [running](const stackie::HostPortRequest& request) {
+        return stackie::allocate_host_port(request, *running ? (*running)->supervisor().ps()
+                                                             : std::vector<stackie::BlockStatus>{});
       });
-  options.supervisor.loop = &loop;
-  options.supervisor.passthrough = passthrough.get();
-  options.supervisor.sandboxed = lockbox_spawner.get();
+  options.supervisor.loop = loop;
+  options.supervisor.passthrough = spawners.passthrough.get();
+  options.supervisor.sandboxed = spawners.lockbox.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
   options.log = log_line;
   options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };
-  int status = 0;
-  {
-    auto daemon = stackie::Daemon::open(options);
-    if (!daemon.ok()) return fail(&ready_fd, daemon.error().message);
-    running = daemon->get();
+  return options;
+}
 
-    using namespace std::chrono;
-    uint64_t started = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-    stackie::DaemonHandlers handlers(**daemon, lockbox_path, started);
-    stackie::ipc::ServerOptions server_options;
-    server_options.log = [](stackie::ipc::LogLevel level, std::string_view message) {
-      log_line(level == stackie::ipc::LogLevel::warning ? stackie::DaemonLogLevel::warning
-                                                        : stackie::DaemonLogLevel::info,
-               std::string(message));
-    };
-    stackie::ipc::Server server(&loop, handlers, server_options);
-    std::string socket = stackie::daemon_socket_path(home);
-    if (socket.empty()) socket = default_socket_path(home);
-    auto listening = activated_fd >= 0 ? server.listen_fd(activated_fd) : server.listen(socket);
-    if (!listening.ok()) {
-      status = fail(&ready_fd, listening.error().message);
-    } else {
-      log_line(stackie::DaemonLogLevel::info,
-               activated_fd >= 0 ? "listening on the socket the service manager passed (fd " +
-                                       std::to_string(activated_fd) + ")"
-                                 : "listening on " + socket);
-      (*daemon)->set_on_stopped([&server] { server.close(); });
-      (*daemon)->restore();
-      report_ready(&ready_fd, "ok");
-      stackie::notify_service_manager("READY=1");
-      uv_run(&loop, UV_RUN_DEFAULT);
-    }
+// Opens the daemon and its socket, restores the stacks of the state file, reports ready and
+// runs the loop until every stack is down. Returns the exit status.
+int serve(uv_loop_t* loop, const Spawners& spawners, const std::string& home, int activated_fd,
+          int* ready_fd) {
+  stackie::Daemon* running = nullptr;  // set once open
+  auto daemon = stackie::Daemon::open(daemon_options(home, loop, spawners, &running));
+  if (!daemon.ok()) return fail(ready_fd, daemon.error().message);
+  running = daemon->get();
+
+  using namespace std::chrono;
+  uint64_t started = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  stackie::DaemonHandlers handlers(**daemon, spawners.lockbox_path, started);
+  stackie::ipc::ServerOptions server_options;
+  server_options.log = [](stackie::ipc::LogLevel level, std::string_view message) {
+    log_line(level == stackie::ipc::LogLevel::warning ? stackie::DaemonLogLevel::warning
+                                                      : stackie::DaemonLogLevel::info,
+             std::string(message));
+  };
+  stackie::ipc::Server server(loop, handlers, server_options);
+  std::string where;
+  stackie::Status listening;
+  if (activated_fd >= 0) {
+    where = "the socket the service manager passed (fd " + std::to_string(activated_fd) + ")";
+    listening = server.listen_fd(activated_fd);
+  } else {
+    auto socket = stackie::daemon_socket_path(home);
+    if (!socket.ok()) return fail(ready_fd, socket.error().message);
+    where = *socket;
+    listening = server.listen(*socket);
   }
+  if (!listening.ok()) return fail(ready_fd, listening.error().message);
+  log_line(stackie::DaemonLogLevel::info, "listening on " + where);
+  (*daemon)->set_on_stopped([&server] { server.close(); });
+  (*daemon)->restore();
+  report_ready(ready_fd, "ok");
+  stackie::notify_service_manager("READY=1");
+  uv_run(loop, UV_RUN_DEFAULT);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const CommandLine command_line = parse_command_line(argc, argv);
+  if (command_line.exit_status) return *command_line.exit_status;
+  std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error value, not a death
+
+  auto activated_fd = take_activated_socket();
+  if (!activated_fd.ok()) {
+    std::fprintf(stderr, "stackied: %s\n", activated_fd.error().message.c_str());
+    return 1;
+  }
+  auto home = daemon_home();
+  if (!home.ok()) {
+    std::fprintf(stderr, "stackied: %s\n", home.error().message.c_str());
+    return 1;
+  }
+  int ready_fd = -1;  // background mode: where the waiting parent learns the outcome
+  if (auto logging = start_logging(command_line.foreground, *home, &ready_fd); !logging.ok()) {
+    std::fprintf(stderr, "stackied: %s\n", logging.error().message.c_str());
+    return 1;
+  }
+
+  raise_fd_limit();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  const Spawners spawners = make_spawners();  // outlive the loop: processes refer to them
+  const int status = serve(&loop, spawners, *home, *activated_fd, &ready_fd);
   // Every handle is closed by now; let the close callbacks run, then the loop must close.
   uv_run(&loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&loop) != 0) {

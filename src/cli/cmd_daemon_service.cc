@@ -97,7 +97,7 @@ int run_daemon_install(std::span<char*> argv) {
   spec.socket_path = *socket;
   if (auto runtime = env.find("XDG_RUNTIME_DIR"); runtime != env.end())
     spec.runtime_dir = runtime->second;
-  spec.log_path = join_path(*home, "stackied.log");
+  spec.log_path = daemon_log_file(*home);
 
   auto plan = plan_service_install(host_os_name(), spec, env, socket_activation);
   if (!plan.ok()) return report_error(plan.error());

@@ -5,13 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <span>
 #include <string>
 
+#include "base/directories.h"
+#include "base/userns_diagnosis.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
@@ -30,15 +31,6 @@ extern const char kDoctorUsage[] =
 
 namespace {
 
-// The first line of a /proc file, or nullopt when the file does not exist.
-std::optional<std::string> read_line(const char* path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 struct Report {
   int failures = 0;
   void line(bool ok, const std::string& what, const std::string& fix = "") {
@@ -48,13 +40,17 @@ struct Report {
   }
 };
 
-bool can_unshare_user() {
+// 0 when an unprivileged user namespace can be made, else the errno of unshare(CLONE_NEWUSER)
+// (in a child: this process stays as it is).
+int unshare_user_errno() {
   pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  if (pid < 0) return errno;
+  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : errno & 0xff);
   int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status)) return ECHILD;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace
@@ -65,18 +61,13 @@ int run_doctor(std::span<char*> argv) {
   utsname uts{};
   uname(&uts);
   report.line(true, std::string("kernel ") + uts.sysname + " " + uts.release);
-  if (auto v = read_line("/proc/sys/kernel/unprivileged_userns_clone"))
-    report.line(*v != "0", "kernel.unprivileged_userns_clone = " + *v,
-                "run: sysctl -w kernel.unprivileged_userns_clone=1");
-  if (auto v = read_line("/proc/sys/user/max_user_namespaces"))
-    report.line(*v != "0", "user.max_user_namespaces = " + *v,
-                "run: sysctl -w user.max_user_namespaces=15000");
-  if (auto v = read_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
-    report.line(*v == "0", "kernel.apparmor_restrict_unprivileged_userns = " + *v,
-                "run: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor "
-                "profile for stackie-lockbox)");
-  report.line(can_unshare_user(), "unshare(CLONE_NEWUSER) works",
-              "enable unprivileged user namespaces, or run blocks with --no-sandbox");
+  // The lockbox's own diagnosis (base/userns_diagnosis.h), so both say the same thing.
+  const int unshare_errno = unshare_user_errno();
+  const UsernsFacts facts = read_userns_facts(unshare_errno);
+  for (const UsernsSysctl& sysctl : userns_sysctls(facts))
+    report.line(!sysctl.forbids, sysctl.name + " = " + sysctl.value, "run: " + sysctl.fix);
+  report.line(unshare_errno == 0, "unshare(CLONE_NEWUSER) works",
+              userns_cause_and_fix(facts) + " (or run blocks with --no-sandbox)");
   std::string seccomp;
   std::ifstream status("/proc/self/status");
   for (std::string l; std::getline(status, l);)
@@ -98,10 +89,11 @@ int run_doctor(std::span<char*> argv) {
     auto settings = load_settings(config_path(*home));
     std::string root = storage_root(*home, settings.ok() ? *settings : Settings{});
     std::string probe = root + "/.doctor-probe";
-    (void)!std::system(("mkdir -p '" + root + "'").c_str());
-    FILE* f = std::fopen(probe.c_str(), "w");
+    Status made = make_directories(root);
+    FILE* f = made.ok() ? std::fopen(probe.c_str(), "w") : nullptr;
     report.line(f != nullptr, "storage writable: " + root,
-                "make it writable or set storage_root in " + config_path(*home));
+                (made.ok() ? "" : made.error().message + ": ") +
+                    "make it writable or set storage_root in " + config_path(*home));
     if (f) {
       std::fclose(f);
       unlink(probe.c_str());

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "sandbox/linux_userns_diagnosis.h"
+#include "base/userns_diagnosis.h"
 
 namespace stackie::linux_sandbox {
 namespace {

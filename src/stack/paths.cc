@@ -41,6 +41,14 @@ std::string pid_file(const std::string& home) {
   return join_path(home, "stackied.pid");
 }
 
+std::string state_file(const std::string& home) {
+  return join_path(home, "state.json");
+}
+
+std::string daemon_log_file(const std::string& home) {
+  return join_path(home, "stackied.log");
+}
+
 std::string volume_dir(const std::string& storage_root, const std::string& stack,
                        const std::string& name) {
   return join_path(storage_root, "volumes/" + stack + "/" + name);

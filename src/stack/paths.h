@@ -22,7 +22,9 @@ std::string config_path(const std::string& home);  // HOME/config.toml
 std::string storage_root(const std::string& home, const Settings& settings);
 // settings.socket_path, else $XDG_RUNTIME_DIR/stackie/stackied.sock, else HOME/run/stackied.sock.
 Result<std::string> socket_path(const Environment& env, const Settings& settings);
-std::string pid_file(const std::string& home);  // HOME/stackied.pid
+std::string pid_file(const std::string& home);         // HOME/stackied.pid
+std::string state_file(const std::string& home);       // HOME/state.json
+std::string daemon_log_file(const std::string& home);  // HOME/stackied.log (background daemon)
 
 // Per-stack and per-block storage under a storage root.
 std::string volume_dir(const std::string& storage_root, const std::string& stack,

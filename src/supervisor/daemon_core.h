@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/uv_handle.h"
+#include "stack/paths.h"
 #include "stack/stack_model.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
@@ -59,8 +60,8 @@ class Daemon {
 
   Supervisor& supervisor() { return *supervisor_; }
   const std::string& home() const { return options_.home; }
-  std::string pid_path() const { return options_.home + "/stackied.pid"; }
-  std::string state_path() const { return options_.home + "/state.json"; }
+  std::string pid_path() const { return pid_file(options_.home); }
+  std::string state_path() const { return state_file(options_.home); }
   const std::vector<StackRecord>& records() const { return records_; }
 
  private:

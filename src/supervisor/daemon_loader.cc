@@ -47,11 +47,10 @@ StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator alloc
   };
 }
 
-std::string daemon_socket_path(const std::string& home) {
+Result<std::string> daemon_socket_path(const std::string& home) {
   Environment env = daemon_environment(home);
   auto settings = load_user_settings(env);
-  auto path = socket_path(env, settings.ok() ? *settings : Settings{});
-  return path.ok() ? *path : std::string();
+  return socket_path(env, settings.ok() ? *settings : Settings{});
 }
 
 LogSettings daemon_log_settings(const std::string& home) {

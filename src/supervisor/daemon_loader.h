@@ -12,8 +12,8 @@ namespace stackie {
 
 // `allocate` picks the host ports of the stack's served ports (supervisor/host_ports.h).
 StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate);
-// The socket from the user's settings; empty = the default of DESIGN.md §4.
-std::string daemon_socket_path(const std::string& home);
+// The socket: the user's settings, else the default of DESIGN.md §4 (stack/paths.h).
+Result<std::string> daemon_socket_path(const std::string& home);
 LogSettings daemon_log_settings(const std::string& home);
 
 }  // namespace stackie

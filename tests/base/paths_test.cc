@@ -32,6 +32,8 @@ TEST(Paths, StorageLayout) {
   EXPECT_EQ(tmp_dir("/s", "shop-postgres"), "/s/tmp/shop-postgres");
   EXPECT_EQ(config_path("/h"), "/h/config.toml");
   EXPECT_EQ(pid_file("/h"), "/h/stackied.pid");
+  EXPECT_EQ(state_file("/h"), "/h/state.json");
+  EXPECT_EQ(daemon_log_file("/h"), "/h/stackied.log");
 }
 
 TEST(Paths, SandboxIdsDropTheStackiePrefixOnly) {

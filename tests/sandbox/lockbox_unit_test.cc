@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "sandbox/linux_setup_error.h"
-#include "sandbox/linux_userns_diagnosis.h"
 #include "sandbox/lockbox_options.h"
 
 namespace stackie {
@@ -68,34 +67,6 @@ TEST(LockboxSetupError, OneEscapedJsonLine) {
             "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
 }
 
-TEST(UsernsDiagnosis, NamesEachCauseAndItsFix) {
-  using linux_sandbox::diagnose_userns_failure;
-  linux_sandbox::UsernsFacts facts;
-  facts.errnum = EPERM;
-  facts.unprivileged_userns_clone = "0\n";
-  EXPECT_NE(diagnose_userns_failure(facts).find("kernel.unprivileged_userns_clone=1"),
-            std::string::npos);
-  facts = {};
-  facts.errnum = ENOSPC;
-  facts.max_user_namespaces = "0\n";
-  EXPECT_NE(diagnose_userns_failure(facts).find("user.max_user_namespaces=15000"),
-            std::string::npos);
-  facts = {};
-  facts.errnum = EPERM;
-  facts.apparmor_restrict = "1\n";
-  EXPECT_NE(diagnose_userns_failure(facts).find("AppArmor"), std::string::npos);
-  facts = {};
-  facts.errnum = ENOSPC;
-  facts.max_user_namespaces = "100";
-  EXPECT_NE(diagnose_userns_failure(facts).find("(100) is reached"), std::string::npos);
-  facts = {};
-  facts.errnum = EPERM;
-  EXPECT_NE(diagnose_userns_failure(facts).find("seccomp"), std::string::npos);
-  facts.errnum = EINVAL;
-  EXPECT_NE(diagnose_userns_failure(facts).find("CONFIG_USER_NS"), std::string::npos);
-  for (int err : {EPERM, ENOSPC, EINVAL, EUSERS})
-    EXPECT_NE(diagnose_userns_failure({err, {}, {}, {}}).find("fix:"), std::string::npos) << err;
-}
 
 }  // namespace
 }  // namespace stackie
