@@ -9,14 +9,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/temp_dir.h"
+
 namespace stackie {
 namespace {
-
-std::string temp_dir() {
-  std::string templ = "/tmp/stackie-dirs-XXXXXX";
-  EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-  return templ;
-}
 
 mode_t mode_of(const std::string& path) {
   struct stat info {};
@@ -25,30 +21,25 @@ mode_t mode_of(const std::string& path) {
 }
 
 TEST(MakeDirectories, CreatesEveryMissingLevelPrivate) {
-  std::string root = temp_dir();
+  testing::TempDir temp;
+  const std::string& root = temp.path();
   ::chmod(root.c_str(), 0755);
   ASSERT_TRUE(make_directories(root + "/a/b/c").ok());
   EXPECT_EQ(mode_of(root + "/a"), 0700u);
   EXPECT_EQ(mode_of(root + "/a/b/c"), 0700u);
   EXPECT_EQ(mode_of(root), 0755u);                      // an existing directory keeps its mode
   EXPECT_TRUE(make_directories(root + "/a/b/c").ok());  // idempotent
-  ::rmdir((root + "/a/b/c").c_str());
-  ::rmdir((root + "/a/b").c_str());
-  ::rmdir((root + "/a").c_str());
-  ::rmdir(root.c_str());
 }
 
 TEST(MakeDirectories, AFileInTheWayIsAnError) {
-  std::string root = temp_dir();
-  std::string file = root + "/file";
+  testing::TempDir temp;
+  std::string file = temp / "file";
   std::FILE* f = std::fopen(file.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fclose(f);
   Status status = make_directories(file + "/sub");
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find(file), std::string::npos) << status.error().message;
-  ::unlink(file.c_str());
-  ::rmdir(root.c_str());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Helpers shared by the base tests: a temporary directory that cleans up after itself, and the
-// source/build roots meson passes in the environment.
+// Helpers shared by the base tests: the source/build roots meson passes in the environment, and
+// the temporary directory of tests/support.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "support/temp_dir.h"
 
 namespace stackie::testing {
 
@@ -27,41 +29,5 @@ inline std::string build_root() {
 inline std::string fixtures() {
   return source_root() + "/tests/fixtures";
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = env_or("TMPDIR", "/tmp") + "/stackie-base-test-XXXXXX";
-    char* made = ::mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& relative) const { return path_ + "/" + relative; }
-
-  // Writes `text` to `relative` (creating parent directories); returns the absolute path.
-  std::string write(const std::string& relative, const std::string& text,
-                    bool executable = false) const {
-    std::string file = path_ + "/" + relative;
-    std::filesystem::create_directories(std::filesystem::path(file).parent_path());
-    std::ofstream(file) << text;
-    ::chmod(file.c_str(), executable ? 0755 : 0644);
-    return file;
-  }
-  // An executable stub (a shell script) at `relative`.
-  std::string program(const std::string& relative) const {
-    return write(relative, "#!/bin/sh\nexit 0\n", true);
-  }
-
- private:
-  std::string path_;
-};
 
 }  // namespace stackie::testing

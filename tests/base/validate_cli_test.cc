@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/json.h"
+#include "support/process_wait.h"
 #include "test_support.h"
 
 namespace stackie {
@@ -59,20 +60,14 @@ CliRun run_stackie(const std::vector<std::string>& args, const std::vector<std::
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(spawned, 0) << "spawn " << binary;
   if (spawned != 0) return run;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  int status = 0;
-  for (;;) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      ADD_FAILURE() << "stackie validate took more than 20 s";
-      return run;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  run.status = testing::wait_exit(pid, std::chrono::seconds(20));
+  if (run.status < 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ADD_FAILURE() << "stackie validate still ran after 20 s";
+    return run;
   }
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (run.status >= 128) run.status = -1;  // killed by a signal
   run.out = slurp(io / "out");
   run.err = slurp(io / "err");
   return run;

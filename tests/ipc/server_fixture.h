@@ -24,6 +24,8 @@
 
 namespace stackie::ipc::testing {
 
+using stackie::testing::TempDir;
+
 // Methods the tests call:
 //   echo {..}                 -> the params back
 //   stream {count}            -> count "tick" events {i}, then {count}

@@ -205,7 +205,8 @@ TEST_F(LockboxRun, DeathOfTheParentKillsTheSandbox) {
 }
 
 TEST_F(LockboxRun, JoinSeesTheSameFilesAndPidNamespace) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   Background box({"sleep", "30"}, {"--tmpfs", "/scratch"});
   ASSERT_TRUE(box.wait_for("ready"));
   // Write through one join, read through another: same mount namespace.
@@ -218,7 +219,6 @@ TEST_F(LockboxRun, JoinSeesTheSameFilesAndPidNamespace) {
   EXPECT_EQ(r.out.substr(0, 7), "joined\n");
   EXPECT_LE(std::stoi(r.out.substr(7)), 5) << "only the sandbox's processes: " << r.out;
   EXPECT_NE(access("/scratch/f", F_OK), 0);
-  remove_tree(dir);
 }
 
 TEST_F(LockboxRun, JoinIsLockedDownAndReturnsTheStatus) {
@@ -353,7 +353,8 @@ TEST_F(LockboxRun, HelpAndVersionExitZero) {
 // The user-namespaces-unavailable path, end to end, without touching the host: in a user
 // namespace of our own, user.max_user_namespaces is ours to set to 0.
 TEST_F(LockboxRun, NoUserNamespacesFailsClosedWithCauseAndFix) {
-  std::string marker = make_temp_dir() + "/ran";
+  testing::TempDir marker_dir("stackie-lockbox-test", "/tmp");
+  std::string marker = marker_dir / "ran";
   std::string script = "echo 0 > /proc/sys/user/max_user_namespaces && exec '" + lockbox_path() +
                        "' --rw /tmp -- /bin/sh -c 'touch " + marker + "'";
   RunResult r = run({"/usr/bin/unshare", "--user", "--map-root-user", "/bin/sh", "-c", script});

@@ -28,17 +28,6 @@ std::string trim(const std::string& text) {
   return end == std::string::npos ? "" : text.substr(0, end + 1);
 }
 
-std::string make_temp_dir() {
-  char pattern[] = "/tmp/stackie-lockbox-test-XXXXXX";
-  char* dir = mkdtemp(pattern);
-  return dir ? dir : "";
-}
-
-void remove_tree(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-}
-
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   int in[2], out[2], err[2], efd[2];
   pipe2(in, O_CLOEXEC);

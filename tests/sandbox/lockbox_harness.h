@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace stackie::testing {
 
 struct RunResult {
@@ -31,8 +33,6 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options = 
 RunResult run_probe(const std::vector<std::string>& lockbox_args,
                     const std::vector<std::string>& probe_args, const RunOptions& options = {});
 std::string trim(const std::string& text);
-std::string make_temp_dir();  // under /tmp, removed by remove_tree
-void remove_tree(const std::string& path);
 
 }  // namespace stackie::testing
 

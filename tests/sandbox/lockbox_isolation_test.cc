@@ -77,12 +77,12 @@ TEST_F(Lockbox, MknodRefused) {
 }
 
 TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   std::ofstream(dir + "/secret") << "x";
   EXPECT_EQ(probe({"exists", dir + "/secret"}), "ENOENT");
   EXPECT_EQ(probe({"exists", "/home"}), "ENOENT");
   EXPECT_EQ(probe({"exists", "/etc/shadow"}), "ENOENT");
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, SysIsNotMounted) {
@@ -90,16 +90,16 @@ TEST_F(Lockbox, SysIsNotMounted) {
 }
 
 TEST_F(Lockbox, ReadOnlyPathRefusesWrites) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   EXPECT_EQ(probe({"write", "/data/f"}, {"--ro", dir + ":/data"}), "EROFS");
   EXPECT_EQ(probe({"statvfs", "/data"}, {"--ro", dir + ":/data"}), "ro nosuid nodev");
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, ReadOnlyPathRefusesRemountReadWrite) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   EXPECT_EQ(probe({"remount-rw", "/data"}, {"--ro", dir + ":/data"}), "EPERM");
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, ReadOnlyBindIsReadOnlyInSubmountsToo) {
@@ -117,36 +117,36 @@ TEST_F(Lockbox, RootIsReadOnly) {
 }
 
 TEST_F(Lockbox, ReadWritePathPersistsOnTheHost) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   EXPECT_EQ(probe({"write", "/data/out"}, {"--rw", dir + ":/data"}), "ok");
   std::ifstream file(dir + "/out");
   std::string content;
   file >> content;
   EXPECT_EQ(content, "data");
   EXPECT_EQ(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}), "rw nosuid nodev");
-  remove_tree(dir);
 }
 
 // The daemon binds volumes at their host path; an ephemeral stack's live under /tmp, which
 // must land on top of the private /tmp, not be hidden beneath it.
 TEST_F(Lockbox, ReadWritePathUnderTmpAtItsOwnPathIsVisible) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   ASSERT_EQ(dir.rfind("/tmp/", 0), 0u) << dir;
   EXPECT_EQ(probe({"write", dir + "/out"}, {"--rw", dir}), "ok");
   std::ifstream file(dir + "/out");
   std::string content;
   file >> content;
   EXPECT_EQ(content, "data");
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, MountTargetIsNeverCreatedOnTheHost) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   RunResult r = run_probe({"--rw", dir + ":/data", "--tmpfs", "/data/sub"}, {"exists", "/data"});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("not created on the host"), std::string::npos) << r.err;
   EXPECT_FALSE(access((dir + "/sub").c_str(), F_OK) == 0);
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, TmpfsDestinationIsFreshAndPrivate) {
@@ -311,25 +311,25 @@ TEST_F(Lockbox, PrivateTmp) {
 }
 
 TEST_F(Lockbox, HostTmpDirBacksTmp) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   EXPECT_EQ(probe({"write", "/tmp/kept"}, {"--tmpdir", dir}), "ok");
   EXPECT_EQ(access((dir + "/kept").c_str(), F_OK), 0);
-  remove_tree(dir);
 }
 
 // The daemon's layout when STACKIE_HOME is under /tmp: /tmp backed by the block's scratch dir,
 // a volume under /tmp at its own path. The volume's mount target is made in the scratch dir
 // (the block's own); MountTargetIsNeverCreatedOnTheHost covers every other bound directory.
 TEST_F(Lockbox, PolicyPathUnderTmpWithHostTmpDir) {
-  std::string scratch = make_temp_dir();
-  std::string volume = make_temp_dir();
+  testing::TempDir scratch_temp("stackie-lockbox-test", "/tmp");
+  const std::string scratch = scratch_temp.path();
+  testing::TempDir volume_temp("stackie-lockbox-test", "/tmp");
+  const std::string volume = volume_temp.path();
   EXPECT_EQ(probe({"write", volume + "/out"}, {"--tmpdir", scratch, "--rw", volume}), "ok");
   std::ifstream file(volume + "/out");
   std::string content;
   file >> content;
   EXPECT_EQ(content, "data");
-  remove_tree(volume);
-  remove_tree(scratch);
 }
 
 // POSIX shared memory must work for real servers (postgres's dynamic shared memory wants
@@ -383,10 +383,10 @@ TEST_F(Lockbox, OwnCgroupNamespace) {
 }
 
 TEST_F(Lockbox, SetuidBitsAreIgnoredOnBinds) {
-  std::string dir = make_temp_dir();
+  testing::TempDir dir_temp("stackie-lockbox-test", "/tmp");
+  const std::string dir = dir_temp.path();
   EXPECT_NE(probe({"statvfs", "/data"}, {"--rw", dir + ":/data"}).find("nosuid"),
             std::string::npos);
-  remove_tree(dir);
 }
 
 TEST_F(Lockbox, WorkingDirectoryResolvedInside) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/proc_file.h"
+#include "support/temp_dir.h"
 #include "stack/stack_model.h"
 
 namespace stackie::testing_support {
@@ -70,10 +71,8 @@ class LoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(uv_loop_init(&loop_), 0);
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/stackie-sv-XXXXXX";
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
+    ASSERT_TRUE(temp_.ok());
+    dir_ = temp_.path();
     helper_ = helper_path();
     ASSERT_FALSE(helper_.empty()) << "STACKIE_BLOCKHELPER is not set (meson sets it)";
   }
@@ -94,8 +93,6 @@ class LoopTest : public ::testing::Test {
         &open_handles);
     uv_run(&loop_, UV_RUN_NOWAIT);
     EXPECT_EQ(uv_loop_close(&loop_), 0) << "the loop did not close cleanly";
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    (void)!std::system(cmd.c_str());
   }
 
   // Run the loop until `done()` or the deadline; true when done.
@@ -144,7 +141,8 @@ class LoopTest : public ::testing::Test {
   }
 
   uv_loop_t loop_{};
-  std::string dir_;
+  testing::TempDir temp_{"stackie-sv"};
+  std::string dir_;  // temp_'s path
   std::string helper_;
 };
 

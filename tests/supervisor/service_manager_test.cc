@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string>
 
+#include "support/temp_dir.h"
+
 namespace stackie {
 namespace {
 
@@ -43,9 +45,8 @@ class NotifyListener {
 };
 
 TEST(ServiceManager, NotifiesAPathSocket) {
-  char dir[] = "/tmp/stackie-notify-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  std::string path = std::string(dir) + "/notify";
+  testing::TempDir dir;
+  std::string path = dir / "notify";
   {
     NotifyListener listener(path);
     ASSERT_TRUE(listener.bound());
@@ -56,8 +57,6 @@ TEST(ServiceManager, NotifiesAPathSocket) {
     ::unsetenv("NOTIFY_SOCKET");
     EXPECT_EQ(listener.receive(), "STOPPING=1");
   }
-  ::unlink(path.c_str());
-  ::rmdir(dir);
 }
 
 TEST(ServiceManager, NotifiesAnAbstractSocketWithTheExactNameLength) {

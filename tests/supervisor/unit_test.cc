@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "support/temp_dir.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/init_script.h"
@@ -104,23 +105,19 @@ TEST(LineSplitter, OverlongLinesAreSplitNotLost) {
   EXPECT_EQ(split(splitter, "cdef\n"), (std::vector<std::string>{"abcd", "ef"}));
 }
 
-class TempDir : public ::testing::Test {
+class TempDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string templ = "/tmp/stackie-unit-XXXXXX";
-    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override { (void)!std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  void SetUp() override { ASSERT_TRUE(temp_.ok()); }
   bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
   long size_of(const std::string& path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
   }
-  std::string dir_;
+  testing::TempDir temp_;
+  const std::string& dir_ = temp_.path();
 };
 
-using RotatingFileTest = TempDir;
+using RotatingFileTest = TempDirTest;
 
 TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   RotatingFile file(dir_ + "/stdout.log", 100, 3);
@@ -137,7 +134,7 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
 }
 
-using BlockLogsTest = TempDir;
+using BlockLogsTest = TempDirTest;
 
 struct RecordingSink : LogSink {
   bool accept = true;
@@ -228,8 +225,8 @@ TEST(InitScript, GuardsRunAndAppendAreQuoted) {
 }
 
 TEST(InitScript, TheScriptRunsInSh) {
-  std::string templ = "/tmp/stackie-init-XXXXXX";
-  ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+  testing::TempDir temp;
+  const std::string& templ = temp.path();
   InitStep append;
   append.append_path = templ + "/conf";
   append.append_text = "a 'quoted' $HOME line\n";
@@ -243,7 +240,6 @@ TEST(InitScript, TheScriptRunsInSh) {
   std::ifstream in(templ + "/conf");
   std::string content((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(content, "a 'quoted' $HOME line\n");
-  (void)!std::system(("rm -rf '" + templ + "'").c_str());
 }
 
 }  // namespace

@@ -54,9 +54,8 @@ std::vector<int> processes_mentioning(const std::string& token) {
 }
 
 void DaemonHarness::SetUp() {
-  std::string templ = "/tmp/stackie-fault-XXXXXX";
-  ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-  dir_ = templ;
+  ASSERT_TRUE(temp_.ok());
+  dir_ = temp_.path();
   home_ = dir_ + "/home";
   std::string build = required_env("STACKIE_BUILD_ROOT");
   ASSERT_FALSE(build.empty()) << "meson sets STACKIE_BUILD_ROOT";
@@ -76,7 +75,6 @@ void DaemonHarness::TearDown() {
       ::waitpid(pid, nullptr, 0);
     }
   }
-  (void)!std::system(("rm -rf '" + dir_ + "'").c_str());
 }
 
 pid_t DaemonHarness::start_daemon() {
@@ -116,10 +114,9 @@ Result<ipc::Reply> DaemonHarness::up(const std::string& name, const std::string&
   std::string file = dir_ + "/" + name + ".yml";
   std::ofstream(file) << yaml;
   ipc::Client client = connect();
-  auto params = Json::object(
-      {{"file", file},
-       {"cwd", dir_},
-       {"env", Json::object({{"PATH", "/usr/bin:/bin"}, {"HOME", dir_}})}});
+  auto params = Json::object({{"file", file},
+                              {"cwd", dir_},
+                              {"env", Json::object({{"PATH", "/usr/bin:/bin"}, {"HOME", dir_}})}});
   return client.call("up", params);
 }
 
@@ -130,16 +127,9 @@ Json DaemonHarness::ps_blocks(ipc::Client& client) {
 }
 
 int DaemonHarness::wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
-  auto end = Clock::now() + timeout;
-  do {
-    int status;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      std::erase(daemons_, pid);
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(10ms);
-  } while (Clock::now() < end);
-  return -1;
+  const int status = testing::wait_exit(pid, timeout);
+  if (status >= 0) std::erase(daemons_, pid);
+  return status;
 }
 
 std::vector<long> DaemonHarness::stamps(const std::string& file) const {

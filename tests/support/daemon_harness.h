@@ -15,8 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "support/proc_file.h"
 #include "ipc/client.h"
+#include "support/proc_file.h"
+#include "support/process_wait.h"
+#include "support/temp_dir.h"
 
 namespace stackie::fault {
 
@@ -81,15 +83,10 @@ class DaemonHarness : public ::testing::Test {
   // Writes `yaml` as dir/NAME.yml and brings it up; returns the reply.
   Result<ipc::Reply> up(const std::string& name, const std::string& yaml);
   Json ps_blocks(ipc::Client& client);
-  // Polls `done` every 20 ms for at most `timeout`.
+  // Polls `done` every 20 ms for at most `timeout` (support/process_wait.h).
   template <typename F>
   bool wait_for(F done, std::chrono::milliseconds timeout) {
-    auto end = Clock::now() + timeout;
-    while (Clock::now() < end) {
-      if (done()) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return done();
+    return testing::wait_for(done, timeout);
   }
   // Exit code (or 128+signal) once `pid` ended, -1 if it still runs after timeout.
   int wait_exit(pid_t pid, std::chrono::milliseconds timeout);
@@ -97,7 +94,8 @@ class DaemonHarness : public ::testing::Test {
   std::vector<long> stamps(const std::string& file) const;
   std::string socket_path() const { return home_ + "/run/stackied.sock"; }
 
-  std::string dir_, home_, stackied_, stackie_, lockbox_, helper_;
+  testing::TempDir temp_{"stackie-daemon"};
+  std::string dir_, home_, stackied_, stackie_, lockbox_, helper_;  // dir_: temp_'s path
   std::vector<pid_t> daemons_;
 };
 
