@@ -149,8 +149,8 @@ out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
 esc=$(printf '\033')
 (cd slow && run up --no-sandbox >../plain 2>&1); check "up (plain) of a second stack" 0 $?
 contains "plain up prints state changes" "$(cat plain)" "^second: running"
-if grep -q "$esc" plain; then echo "FAIL - plain up printed escape sequences"; fails=$((fails + 1)); else
-  echo "ok - plain up prints no escape sequences"; fi
+if grep -q "$esc" plain; then bad "plain up printed escape sequences"; else
+  ok "plain up prints no escape sequences"; fi
 run down slow >/dev/null
 if command -v script >/dev/null 2>&1; then
   (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../live 2>&1)
@@ -166,14 +166,14 @@ if command -v script >/dev/null 2>&1; then
   run down slow >/dev/null
   (cd slow && NO_COLOR=1 TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../plain 2>&1)
   check "up on a terminal with NO_COLOR" 0 $?
-  if grep -q "$esc" plain; then echo "FAIL - NO_COLOR up printed escape sequences"; fails=$((fails + 1)); else
-    echo "ok - NO_COLOR keeps up plain on a terminal"; fi
+  if grep -q "$esc" plain; then bad "NO_COLOR up printed escape sequences"; else
+    ok "NO_COLOR keeps up plain on a terminal"; fi
   run down slow >/dev/null
   (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox --color=never" /dev/null >../plain 2>&1)
-  if grep -q "$esc" plain; then echo "FAIL - --color=never up printed escape sequences"; fails=$((fails + 1)); else
-    echo "ok - --color=never keeps up plain on a terminal"; fi
+  if grep -q "$esc" plain; then bad "--color=never up printed escape sequences"; else
+    ok "--color=never keeps up plain on a terminal"; fi
 else
-  echo "ok - skipped: live up on a terminal (script(1) from util-linux is missing)"
+  skip "live up on a terminal (script(1) from util-linux is missing)"
 fi
 (cd slow && run up --no-sandbox --color=always >../forced 2>&1)
 contains "--color=always draws live lines into a pipe" "$(cat forced)" "${esc}\[2K"
@@ -197,5 +197,4 @@ run ps >/dev/null 2>&1; check "ps over a stale socket exits 3" 3 $?
 run up --no-sandbox >/dev/null 2>&1; check "up over a stale socket" 0 $?
 run down >/dev/null 2>&1
 
-echo "$fails failures"
-[ "$fails" -eq 0 ]
+done_testing

@@ -76,7 +76,7 @@ offers "a command after exec's --" bash stackie exec database -- bas
 if command -v zsh >/dev/null 2>&1; then
   if zsh -n "$SRC/share/completions/_stackie"; then ok "zsh -n _stackie"; else bad "zsh -n _stackie"; fi
 else
-  echo "ok - # SKIP zsh -n: zsh is not installed"
+  skip "zsh -n: zsh is not installed"
 fi
 if command -v fish >/dev/null 2>&1; then
   if fish -n "$SRC/share/completions/stackie.fish"; then ok "fish -n stackie.fish"; else
@@ -91,8 +91,7 @@ if command -v fish >/dev/null 2>&1; then
   fish_offers "STACK/BLOCK names" compl/database "stackie status compl/"
   fish_offers "stack names" compl "stackie down "
 else
-  echo "ok - # SKIP fish -n: fish is not installed"
+  skip "fish -n: fish is not installed"
 fi
 
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+done_testing

@@ -17,8 +17,7 @@ cleanup() {
 trap cleanup EXIT
 
 if ! command -v meson >/dev/null 2>&1; then
-  echo "ok - # SKIP meson is not on PATH"
-  exit 77
+  skip_all "meson is not on PATH"
 fi
 meson install -C "$B" --destdir "$T/dest" --no-rebuild --quiet >"$T/install.log" 2>&1
 check "meson install --destdir" 0 $?
@@ -48,7 +47,7 @@ fi
 # Nothing of the configured prefix may help: it must not exist for this test to mean anything.
 configured=${prefix#"$T/dest"}
 [ ! -e "$configured/libexec/stackie/stackie-lockbox" ] ||
-  echo "# note: $configured/libexec/stackie/stackie-lockbox exists on this host"
+  note "$configured/libexec/stackie/stackie-lockbox exists on this host"
 
 mkdir -p "$T/app" && cd "$T/app" || exit 1
 cat >stackie.yml <<'YML'
@@ -63,7 +62,7 @@ unshare --user --map-root-user true 2>/dev/null || sandbox=no
 if [ $sandbox = yes ]; then
   out=$(timeout 60 "$S" up 2>&1); check "stackie up (sandboxed) from the installed tree" 0 $?
 else
-  echo "ok - # SKIP the sandboxed up: unprivileged user namespaces are unavailable here"
+  skip "the sandboxed up: unprivileged user namespaces are unavailable here"
   out=$(timeout 60 "$S" up --no-sandbox 2>&1); check "stackie up --no-sandbox from the installed tree" 0 $?
 fi
 contains "up names the stack" "$out" "stack installed is up"
@@ -94,5 +93,4 @@ for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$pid" 2>/dev/null; check "the daemon is gone" 1 $?
 S=
 
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+done_testing

@@ -13,17 +13,15 @@ B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" = 0 ]; then
-  echo "FAIL - run as an unprivileged user: postgres refuses to run as root (CI runs this as stackie-test)"
-  exit 1
+  bail_out "run as an unprivileged user: postgres refuses to run as root (CI runs this as stackie-test)"
 fi
 # Like the block definitions: the newest Debian-layout postgres, else PATH.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 if [ ! -x "$pg_bin/postgres" ] && ! command -v postgres >/dev/null; then
-  echo "skip: no postgres on this host (apt-get install postgresql)"; exit 77
+  skip_all "no postgres on this host (apt-get install postgresql)"
 fi
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-  echo "skip: no redis-server/redis-cli on this host (apt-get install redis-server redis-tools)"
-  exit 77
+  skip_all "no redis-server/redis-cli on this host (apt-get install redis-server redis-tools)"
 fi
 
 T=$(mktemp -d /tmp/stackie-managed-e2e-XXXXXX)
@@ -240,5 +238,4 @@ contains "postgres ran its own crash recovery" "$out" "was not properly shut dow
 out=$(psql_in -c 'select 1'); equals "select 1 after recovery" "$out" "1"
 
 out=$(timeout 120 "$S" down 2>&1); check "final down" 0 $?
-echo "$fails failures"
-[ "$fails" -eq 0 ]
+done_testing

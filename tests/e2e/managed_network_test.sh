@@ -10,17 +10,15 @@ B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" = 0 ]; then
-  echo "FAIL - run as an unprivileged user: postgres refuses to run as root (CI runs this as stackie-test)"
-  exit 1
+  bail_out "run as an unprivileged user: postgres refuses to run as root (CI runs this as stackie-test)"
 fi
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 if [ -x "$pg_bin/psql" ]; then PSQL=$pg_bin/psql; else PSQL=$(command -v psql); fi
 if [ -z "$PSQL" ] || { [ ! -x "$pg_bin/postgres" ] && ! command -v postgres >/dev/null; }; then
-  echo "skip: no postgres/psql on this host (apt-get install postgresql)"; exit 77
+  skip_all "no postgres/psql on this host (apt-get install postgresql)"
 fi
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-  echo "skip: no redis-server/redis-cli on this host (apt-get install redis-server redis-tools)"
-  exit 77
+  skip_all "no redis-server/redis-cli on this host (apt-get install redis-server redis-tools)"
 fi
 
 T=$(mktemp -d /tmp/stackie-network-e2e-XXXXXX)
@@ -149,5 +147,4 @@ out=$(host_psql "$PW_B" "$pg_b" -c "select x from only_b"); equals "stack b kept
 
 out=$(cd "$T/a" && timeout 120 "$S" down 2>&1); check "final down of a" 0 $?
 out=$(cd "$T/b" && timeout 120 "$S" down 2>&1); check "final down of b" 0 $?
-echo "$fails failures"
-[ "$fails" -eq 0 ]
+done_testing
