@@ -39,7 +39,8 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
   EXPECT_NE(message.find('3'), std::string::npos) << "the exit status is in: " << message;
   EXPECT_EQ(row["restarts"].int_or(-1), 10) << message;
 
-  // One start, then ten restarts, each after the backoff's delay (and not much later).
+  // One start, then ten restarts, none before the backoff's delay (how much later is a figure:
+  // a loaded runner delays timers without a bug).
   std::vector<long> at = stamps(starts);
   ASSERT_EQ(at.size(), 11u) << "starts of the crashing block";
   long delay = 100;
@@ -48,7 +49,6 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
     long gap = at[i] - at[i - 1];
     gaps += " " + std::to_string(gap);
     EXPECT_GE(gap, delay) << "restart " << i << " came before its backoff of " << delay << " ms";
-    EXPECT_LT(gap, delay + 3000) << "restart " << i << " came long after its backoff";
     delay = std::min(delay * 2, 30000L);
   }
   // The daemon sleeps between attempts: a few hundred ms for eleven spawns is plenty even

@@ -288,8 +288,7 @@ TEST_F(ServerTest, ClientTimesOutOnSilence) {
   const auto waited = std::chrono::steady_clock::now() - before;
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.error().code, UV_ETIMEDOUT);
-  EXPECT_GE(waited, 190ms);
-  EXPECT_LT(waited, 3000ms);
+  EXPECT_GE(waited, 190ms);  // a hang instead of the timeout is meson's test timeout
 }
 
 TEST_F(ServerTest, ATickingCallTicksWhileWaitingAndStillTimesOutOnSilence) {

