@@ -79,7 +79,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
 
 Result<SandboxPolicy> policy_from_json(std::string_view text) {
   Result<Json> parsed = parse_json(text, kPolicyLimits);
-  if (!parsed.ok()) return Error{0, "policy: " + parsed.error().message};
+  if (!parsed.ok()) return Error{0, "policy: not valid JSON (" + parsed.error().message + ")"};
   const Json& json = *parsed;
   if (!json.is_object()) return Error{0, "policy: expected a JSON object"};
   if (json["v"] != Json(1))
