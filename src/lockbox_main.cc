@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/version.h"
 #include "sandbox/linux_launch.h"
 #include "sandbox/lockbox_options.h"
-#include "base/version.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/cli.h"
 #include "base/version.h"
+#include "cli/cli.h"
 
 namespace stackie::cli {
 namespace {

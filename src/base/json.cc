@@ -301,8 +301,7 @@ Status from_cjson(const cJSON* item, Json& out) {
     std::unordered_set<std::string_view> seen;  // a set: a 1 MiB object of 100k keys stays linear
     for (const cJSON* child = item->child; child; child = child->next) {
       if (!seen.insert(child->string).second)
-        return Error{-EINVAL,
-                     std::string("invalid JSON: duplicate key \"") + child->string + "\""};
+        return Error{-EINVAL, std::string("invalid JSON: duplicate key \"") + child->string + "\""};
       members.emplace_back(child->string, Json());
       STACKIE_TRY(from_cjson(child, members.back().second));
     }
@@ -415,7 +414,7 @@ void write_value(std::string& out, const Json& value) {
 Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes)
     return Error{-E2BIG, "JSON text of " + std::to_string(text.size()) +
-                               " bytes is over the limit of " + std::to_string(limits.max_bytes)};
+                             " bytes is over the limit of " + std::to_string(limits.max_bytes)};
   STACKIE_TRY(PreScanner(text, limits.max_depth).run());
   const char* end = nullptr;
   std::unique_ptr<cJSON, CjsonDeleter> root(
@@ -429,7 +428,7 @@ Result<Json> parse_json(std::string_view text, const JsonLimits& limits) {
   }
   if (text.find_first_not_of(" \t\n\r", offset) != std::string_view::npos)
     return Error{-EINVAL, "invalid JSON at byte " + std::to_string(offset) +
-                                ": unexpected data after the value"};
+                              ": unexpected data after the value"};
   Json value;
   STACKIE_TRY(from_cjson(root.get(), value));
   return value;

@@ -63,7 +63,7 @@ bool take_stack_target(ArgWalker& args, StackTarget& target) {
 }
 
 std::optional<Json> stack_target_params(const StackTarget& target, bool cwd_default,
-                                             std::string& error) {
+                                        std::string& error) {
   Json params = Json::object();
   if (!target.stack.empty()) {
     params.set("stack", target.stack);

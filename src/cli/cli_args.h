@@ -44,7 +44,7 @@ bool take_stack_target(ArgWalker& args, StackTarget& target);
 // The request's params: {"stack"} or {"file": absolute}; with neither, the stack file of the
 // cwd when `cwd_default`, else none. nullopt (with `error`) when no stack file is found.
 std::optional<Json> stack_target_params(const StackTarget& target, bool cwd_default,
-                                             std::string& error);
+                                        std::string& error);
 std::string current_directory();
 
 // "127.0.0.1:5433->5432,..." for a PS_ROW's ports.

@@ -11,13 +11,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/directories.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
-#include "base/directories.h"
+#include "cli/service_units.h"
 #include "stack/paths.h"
 #include "stack/programs.h"
-#include "cli/service_units.h"
 
 namespace stackie::cli {
 

@@ -48,8 +48,8 @@ int run_exec(std::span<char*> argv) {
   // The block's environment, plus the caller's TERM (an interactive psql or redis-cli edits
   // lines with it) unless the block sets its own; and the block's working directory.
   Json environment = r["environment"];
-  if (const char* term = std::getenv("TERM"); term && environment.is_object() &&
-                                              !environment.contains("TERM"))
+  if (const char* term = std::getenv("TERM");
+      term && environment.is_object() && !environment.contains("TERM"))
     environment.set("TERM", term);
   std::string cwd = r["cwd"].string_or("");
   std::vector<std::string> words;
@@ -64,8 +64,7 @@ int run_exec(std::span<char*> argv) {
     if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
     words.emplace_back("--");
   } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
   }
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   std::vector<char*> exec_argv;

@@ -21,7 +21,8 @@ extern const char kPsUsage[] =
     "\n"
     "Options:\n"
     "  -f, --file FILE  only the stack brought up from FILE\n"
-    "      --json       the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, stackie-ipc(7))\n"
+    "      --json       the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, "
+    "stackie-ipc(7))\n"
     "\n"
     "Exit status: 0, 1 no such stack, 2 usage error, 3 no daemon.\n";
 

@@ -37,8 +37,8 @@ int block_action(const char* verb, std::span<char*> argv) {
   options.idle_timeout = std::chrono::milliseconds(0);
   auto connection = connect_daemon(options);
   if (!connection.client) return connection.exit_code;
-  auto reply = connection.client->call(
-      verb, Json::object({{"block", block}}), [](const ipc::Event& event) {
+  auto reply =
+      connection.client->call(verb, Json::object({{"block", block}}), [](const ipc::Event& event) {
         if (event.name != "progress") return;
         std::printf("%s: %s\n", event.data["block"].string_or("?").c_str(),
                     event.data["state"].string_or("?").c_str());

@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "base/error.h"
-#include "ipc/framing.h"
 #include "base/json.h"
+#include "ipc/framing.h"
 #include "ipc/protocol.h"
 
 namespace stackie::ipc {

@@ -12,8 +12,8 @@
 #include <map>
 #include <vector>
 
-#include "ipc/socket_file.h"
 #include "base/uv_handle.h"
+#include "ipc/socket_file.h"
 
 namespace stackie::ipc {
 

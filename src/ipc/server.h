@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "base/error.h"
-#include "ipc/framing.h"
 #include "base/json.h"
+#include "ipc/framing.h"
 #include "ipc/peer_cred.h"
 #include "ipc/protocol.h"
 

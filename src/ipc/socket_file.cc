@@ -32,7 +32,6 @@ sockaddr_un unix_address(const std::string& path) {
   return address;
 }
 
-
 }  // namespace
 
 Status check_socket_path(std::string_view path) {

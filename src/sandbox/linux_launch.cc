@@ -101,8 +101,8 @@ int run_sandboxed(const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   if (request.net.fd >= 0 && request.policy.network == NetworkMode::host) {
-    report(request.sink, setup_error("listen", EINVAL,
-                                     "--net-fd needs a network namespace (not --net host)"));
+    report(request.sink,
+           setup_error("listen", EINVAL, "--net-fd needs a network namespace (not --net host)"));
     return kExitSetupFailed;
   }
   if (auto error = send_inside_listeners(request.net)) {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "policy/policy.h"
 #include "sandbox/linux_net_control.h"
 #include "sandbox/linux_setup_error.h"
-#include "policy/policy.h"
 
 namespace stackie::linux_sandbox {
 

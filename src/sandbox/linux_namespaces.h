@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "sandbox/linux_setup_error.h"
 #include "policy/policy.h"
+#include "sandbox/linux_setup_error.h"
 
 namespace stackie::linux_sandbox {
 

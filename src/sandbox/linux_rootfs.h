@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/linux_setup_error.h"
 #include "policy/policy.h"
+#include "sandbox/linux_setup_error.h"
 
 namespace stackie::linux_sandbox {
 

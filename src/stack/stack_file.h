@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "stack/block_def.h"
 #include "base/error.h"
+#include "stack/block_def.h"
 #include "stack/stack_model.h"
 #include "stack/yaml_node.h"
 

@@ -41,7 +41,6 @@ int64_t now_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-
 }  // namespace
 
 void LineSplitter::feed(std::string_view data, const std::function<void(std::string_view)>& emit) {

@@ -25,8 +25,8 @@ PortAddress loopback_port_address();
 struct ProbeTarget {
   PortAddress address;
   std::function<void(SocketDone)> socket_source;  // empty = the daemon's own network
-  std::vector<std::string> exec_argv;  // exec: already wrapped to run inside the sandbox
-  std::vector<std::string> exec_env;   // "K=V"
+  std::vector<std::string> exec_argv;             // exec: already wrapped to run inside the sandbox
+  std::vector<std::string> exec_env;              // "K=V"
 };
 
 using ProbeDone = std::function<void(bool healthy, std::string detail)>;

@@ -23,7 +23,8 @@ TEST(Programs, NewestGlobMatchWins) {
     root.program(std::string("usr/lib/postgresql/") + version + "/bin/initdb");
   // 17 has no initdb: a directory without the program is skipped.
   std::filesystem::create_directories(root / "usr/lib/postgresql/17/bin");
-  FoundProgram found = find_program({{"initdb"}, {"/usr/lib/postgresql/*/bin"}, {}, root.path(), {}});
+  FoundProgram found =
+      find_program({{"initdb"}, {"/usr/lib/postgresql/*/bin"}, {}, root.path(), {}});
   EXPECT_EQ(found.path, root / "usr/lib/postgresql/16/bin/initdb");
   EXPECT_EQ(found.dir, root / "usr/lib/postgresql/16/bin");
 }
@@ -69,8 +70,8 @@ TEST(Programs, UsualDirectoriesComeAfterPath) {
   root.program("opt/homebrew/bin/redis-server");
   root.program("home/dev/bin/redis-server");
   // No PATH at all (a daemon started by launchd or systemd): the usual places still find it.
-  FoundProgram usual = find_program(
-      {{"redis-server"}, {}, {}, root.path(), usual_program_dirs("macos")});
+  FoundProgram usual =
+      find_program({{"redis-server"}, {}, {}, root.path(), usual_program_dirs("macos")});
   EXPECT_EQ(usual.path, root / "opt/homebrew/bin/redis-server");  // Homebrew before /usr/bin
   // PATH first: the caller's choice wins over the usual places.
   FoundProgram from_path = find_program(

@@ -7,7 +7,6 @@
 namespace stackie::cli {
 namespace {
 
-
 Json event(const char* block, const char* state, const char* health, const char* message = "") {
   return Json::object(
       {{"block", block}, {"state", state}, {"health", health}, {"message", message}});

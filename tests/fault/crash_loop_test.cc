@@ -15,9 +15,10 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
   const double cpu_before = cpu_seconds(daemon);
   const auto started = Clock::now();
   const std::string starts = dir_ + "/crash.starts";
-  auto reply = up("loop", "loop:\n  blocks:\n    crash:\n      path: .\n      restart: always\n"
-                          "      command: [" + helper_ + ", stamp, " + starts +
-                          ", eprint, going down, exit, 3]\n");
+  auto reply = up("loop",
+                  "loop:\n  blocks:\n    crash:\n      path: .\n      restart: always\n"
+                  "      command: [" +
+                      helper_ + ", stamp, " + starts + ", eprint, going down, exit, 3]\n");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
 
   Json row;
@@ -54,9 +55,10 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
   // The daemon sleeps between attempts: a few hundred ms for eleven spawns is plenty even
   // under the sanitizers; busy polling would cost tens of seconds here.
   EXPECT_LT(cpu, 3.0) << "daemon CPU seconds during the crash loop";
-  std::printf("[ figures  ] crash loop: gaps between starts (ms):%s; failed after %.1f s, "
-              "daemon CPU %.2f s (%.2f%%); reason: %s\n",
-              gaps.c_str(), wall, cpu, 100.0 * cpu / wall, message.c_str());
+  std::printf(
+      "[ figures  ] crash loop: gaps between starts (ms):%s; failed after %.1f s, "
+      "daemon CPU %.2f s (%.2f%%); reason: %s\n",
+      gaps.c_str(), wall, cpu, 100.0 * cpu / wall, message.c_str());
 }
 
 }  // namespace

@@ -73,13 +73,21 @@ int stuck_follower(const std::string& socket_path, const std::string& block) {
 TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
   pid_t daemon = start_daemon();
   const std::string checks = dir_ + "/steady.checks";
-  std::string yaml = "flood:\n  blocks:\n"
-                     "    flood:\n      path: .\n      command: [" + helper_ + ", flood, " +
-                     std::to_string(kFloodLines) + ", wait]\n"
-                     "    steady:\n      path: .\n      command: [" + helper_ + ", wait]\n"
-                     "      health:\n        exec: [" + helper_ + ", stamp, " + checks + "]\n"
-                     "        interval: " + std::to_string(kHealthIntervalMs) + "ms\n"
-                     "        timeout: 2s\n";
+  std::string yaml =
+      "flood:\n  blocks:\n"
+      "    flood:\n      path: .\n      command: [" +
+      helper_ + ", flood, " + std::to_string(kFloodLines) +
+      ", wait]\n"
+      "    steady:\n      path: .\n      command: [" +
+      helper_ +
+      ", wait]\n"
+      "      health:\n        exec: [" +
+      helper_ + ", stamp, " + checks +
+      "]\n"
+      "        interval: " +
+      std::to_string(kHealthIntervalMs) +
+      "ms\n"
+      "        timeout: 2s\n";
   auto reply = up("flood", yaml);
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   ASSERT_TRUE(reply->ok()) << reply->error().message;
@@ -96,7 +104,7 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
     ::execl(stackie_.c_str(), stackie_.c_str(), "logs", "-f", "flood", nullptr);
     std::_Exit(127);
   }
-  ::close(pipe_fds[1]);  // we keep the read end and never read it
+  ::close(pipe_fds[1]);             // we keep the read end and never read it
   std::this_thread::sleep_for(1s);  // the followers' buffers fill up
 
   const long rss_before = rss_kib(daemon);
@@ -143,11 +151,12 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
     EXPECT_LT(rss_after - rss_before, 32 * 1024)
         << "daemon RSS grew from " << rss_before << " KiB to " << rss_after << " KiB";
   }
-  std::printf("[ figures  ] flood with 2 stuck followers, 5 s: %.0f MB/s through the daemon; "
-              "ps p50 %.1f ms, worst %.1f ms (%zu calls); %zu health checks, worst gap %ld ms "
-              "(interval %d ms); daemon RSS %ld -> %ld KiB\n",
-              double(written) / 5e6, p50, worst, latencies.size(), in_window.size(), worst_gap,
-              kHealthIntervalMs, rss_before, rss_after);
+  std::printf(
+      "[ figures  ] flood with 2 stuck followers, 5 s: %.0f MB/s through the daemon; "
+      "ps p50 %.1f ms, worst %.1f ms (%zu calls); %zu health checks, worst gap %ld ms "
+      "(interval %d ms); daemon RSS %ld -> %ld KiB\n",
+      double(written) / 5e6, p50, worst, latencies.size(), in_window.size(), worst_gap,
+      kHealthIntervalMs, rss_before, rss_after);
 
   ipc::Client client = connect();
   auto down = client.call("down", Json::object({{"stack", "flood"}}));

@@ -80,9 +80,10 @@ TEST_F(Hostile, FiveHundredConcurrentClientsAreServedOrRefusedCleanly) {
   EXPECT_EQ(served + busy, kClients);
   EXPECT_GT(served, 0);
   for (std::size_t i = 0; i < other.size() && i < 5; ++i) ADD_FAILURE() << other[i];
-  std::printf("[ figures  ] %d concurrent clients: %d served, %d refused busy, %zu other, "
-              "in %.2f s\n",
-              kClients, served.load(), busy.load(), other.size(), seconds);
+  std::printf(
+      "[ figures  ] %d concurrent clients: %d served, %d refused busy, %zu other, "
+      "in %.2f s\n",
+      kClients, served.load(), busy.load(), other.size(), seconds);
   expect_serving(daemon);
 }
 
@@ -134,7 +135,8 @@ struct RawExchange {
 bool has_reply(const std::string& received) {
   std::size_t start = 0, end;
   while ((end = received.find('\n', start)) != std::string::npos) {
-    auto message = ipc::decode_server_message(std::string_view(received).substr(start, end - start));
+    auto message =
+        ipc::decode_server_message(std::string_view(received).substr(start, end - start));
     if (message.ok() && std::holds_alternative<ipc::Reply>(*message)) return true;
     start = end + 1;
   }
@@ -187,7 +189,8 @@ std::vector<ipc::Reply> replies_in(const std::string& received) {
       ADD_FAILURE() << "an unterminated line from the daemon";
       break;
     }
-    auto message = ipc::decode_server_message(std::string_view(received).substr(start, end - start));
+    auto message =
+        ipc::decode_server_message(std::string_view(received).substr(start, end - start));
     if (!message.ok()) {
       ADD_FAILURE() << "a malformed line from the daemon: " << message.error().message;
     } else if (auto* reply = std::get_if<ipc::Reply>(&*message)) {
@@ -201,14 +204,15 @@ std::vector<ipc::Reply> replies_in(const std::string& received) {
 // A random JSON value from the vocabulary handlers read (names, paths, numbers at the edges).
 Json random_value(std::mt19937& random, int depth) {
   static const std::vector<std::string> strings = {
-      "", "h", "w", "h/w", "w/h", "/", "/nonexistent/stack.yml", "../x", "stdout", "stderr",
-      "\xc3\xa9", "-1", "up", std::string(5000, 'a'), "/tmp", "h/", "/w"};
+      "",     "h",      "w",      "h/w",      "w/h", "/",  "/nonexistent/stack.yml",
+      "../x", "stdout", "stderr", "\xc3\xa9", "-1",  "up", std::string(5000, 'a'),
+      "/tmp", "h/",     "/w"};
   switch (random() % (depth > 2 ? 6 : 8)) {
     case 0: return Json();
     case 1: return Json(random() % 2 == 0);
     case 2: {
-      static const std::int64_t edges[] = {0, -1, 1, 10, 1000000, -(std::int64_t{1} << 53),
-                                           std::int64_t{1} << 53, 2147483648};
+      static const std::int64_t edges[] = {
+          0, -1, 1, 10, 1000000, -(std::int64_t{1} << 53), std::int64_t{1} << 53, 2147483648};
       return Json(edges[random() % std::size(edges)]);
     }
     case 3: return Json(random() % 2 ? 1.5 : -1e300);
@@ -275,9 +279,9 @@ TEST_F(Hostile, RandomAndMalformedInputIsAnsweredOrRefusedAndTheDaemonLives) {
 
   // 3. Well-framed requests with random params for every method (but daemon.stop): each gets
   // exactly one reply with its id. The stack may go down on the way; that is allowed.
-  const std::vector<std::string> methods = {"ps",      "status", "logs",  "up",
-                                            "down",    "exec",   "restart", "stop",
-                                            "start",   "daemon.status", "bogus"};
+  const std::vector<std::string> methods = {"ps",    "status",        "logs",    "up",
+                                            "down",  "exec",          "restart", "stop",
+                                            "start", "daemon.status", "bogus"};
   int answered = 0, errors = 0;
   for (int i = 0; i < 600; ++i) {
     ipc::Request request;
@@ -285,8 +289,8 @@ TEST_F(Hostile, RandomAndMalformedInputIsAnsweredOrRefusedAndTheDaemonLives) {
     request.method = methods[random() % methods.size()];
     request.params = Json::object();
     for (int k = int(random() % 5); k > 0; --k) {
-      static const char* keys[] = {"block", "blocks", "stack", "file", "cwd", "env", "tail",
-                                   "since", "streams", "no_sandbox", "wait", "ephemeral"};
+      static const char* keys[] = {"block", "blocks", "stack",   "file",       "cwd",  "env",
+                                   "tail",  "since",  "streams", "no_sandbox", "wait", "ephemeral"};
       request.params.set(keys[random() % std::size(keys)], random_value(random, 0));
     }
     request.params.set("follow", false);  // a follow request is answered only at its end
@@ -298,9 +302,10 @@ TEST_F(Hostile, RandomAndMalformedInputIsAnsweredOrRefusedAndTheDaemonLives) {
     if (!replies[0].ok()) ++errors;
     ASSERT_TRUE(process_alive(daemon)) << "died on " << ipc::encode_request(request);
   }
-  std::printf("[ figures  ] 20 x 16 KiB random bytes, %zu malformed envelopes, %d random-param "
-              "requests (%d errors): daemon alive\n",
-              cases.size(), answered, errors);
+  std::printf(
+      "[ figures  ] 20 x 16 KiB random bytes, %zu malformed envelopes, %d random-param "
+      "requests (%d errors): daemon alive\n",
+      cases.size(), answered, errors);
   EXPECT_TRUE(process_alive(daemon));
   auto client = connect_once();
   ASSERT_TRUE(client.ok()) << client.error().message;

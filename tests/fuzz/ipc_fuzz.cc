@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "ipc/framing.h"
 #include "base/json.h"
+#include "ipc/framing.h"
 #include "ipc/protocol.h"
 
 namespace {

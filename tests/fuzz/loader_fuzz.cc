@@ -48,7 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   stackie::LoadOptions options;
   options.cwd = dir;
-  options.env = {{"HOME", dir}, {"STACKIE_HOME", dir + "/home"}, {"PATH", "/usr/bin:/bin"},
+  options.env = {{"HOME", dir},
+                 {"STACKIE_HOME", dir + "/home"},
+                 {"PATH", "/usr/bin:/bin"},
                  {"FUZZ_SECRET", "s3cret"}};
   options.block_path = {dir + "/blocks", STACKIE_FUZZ_SOURCE_ROOT "/tests/fixtures/blocks",
                         STACKIE_FUZZ_SOURCE_ROOT "/share/stackie/blocks"};

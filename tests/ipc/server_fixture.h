@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "ipc/client.h"
 #include "ipc/server.h"
-#include "base/uv_handle.h"
 #include "support/temp_dir.h"
 
 namespace stackie::ipc::testing {

@@ -55,9 +55,9 @@ TEST(LockboxOptions, PassEnvTakesTheValueFromTheEnvironmentNotTheCommandLine) {
   ::unsetenv("STACKIE_TEST_PASSED");
   ASSERT_TRUE(options.ok()) << options.error().message;
   // An unset name passes nothing (not an empty value).
-  EXPECT_EQ(options->policy.environment,
-            (std::vector<std::pair<std::string, std::string>>{
-                {"STACKIE_TEST_PASSED", "s3cret value"}}));
+  EXPECT_EQ(
+      options->policy.environment,
+      (std::vector<std::pair<std::string, std::string>>{{"STACKIE_TEST_PASSED", "s3cret value"}}));
   EXPECT_FALSE(parse({"--pass-env"}).ok());
 }
 
@@ -66,7 +66,6 @@ TEST(LockboxSetupError, OneEscapedJsonLine) {
   EXPECT_EQ(line,
             "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
 }
-
 
 }  // namespace
 }  // namespace stackie

@@ -215,8 +215,7 @@ int probe(const std::string& what, char** args) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) || listen(l, 4))
-      return result(-1);
+    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) || listen(l, 4)) return result(-1);
     int c = accept(l, nullptr, nullptr);
     if (c < 0 || write(c, "pong", 4) != 4) return result(-1);
     close(c);

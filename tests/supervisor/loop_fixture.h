@@ -16,14 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "stack/stack_model.h"
 #include "support/proc_file.h"
 #include "support/temp_dir.h"
-#include "stack/stack_model.h"
 
 namespace stackie::testing_support {
 
 using testing_proc::read_proc_file;
-
 
 inline std::string helper_path() {
   const char* path = std::getenv("STACKIE_BLOCKHELPER");

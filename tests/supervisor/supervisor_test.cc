@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "loop_fixture.h"
-#include "stack/paths.h"
 #include "spawn/spawner.h"
+#include "stack/paths.h"
 #include "supervisor/supervisor.h"
 
 namespace stackie {

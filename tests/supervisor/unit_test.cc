@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "support/temp_dir.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/init_script.h"
 #include "supervisor/restart_policy.h"
+#include "support/temp_dir.h"
 
 namespace stackie {
 namespace {
