@@ -1,6 +1,6 @@
 // The last steps before the block's execve (DESIGN.md §5.5, §5.6), run in the child of a
-// clone(CLONE_VM|CLONE_VFORK): no allocation, no locks, only system calls on data prepared by
-// the parent beforehand.
+// clone(CLONE_VM|CLONE_VFORK) (a launch) or of a fork (a join): no allocation, no locks, only
+// system calls on data prepared by the parent beforehand.
 #pragma once
 
 #include <signal.h>
@@ -22,6 +22,8 @@ struct ExecPlan {
   mode_t umask_value = 022;
   bool new_session = true;
   bool parent_death_signal = false;  // --join: CMD dies with the joining lockbox
+  bool controlling_tty = false;      // --join: a terminal on fd 0 becomes CMD's (after setsid)
+  int report_fd = -1;  // fork_locked_down's failure pipe: survives until execve (CLOEXEC)
   // Pointer arrays into args/env; filled by finish().
   std::vector<char*> argv;
   std::vector<char*> envp;
@@ -29,7 +31,7 @@ struct ExecPlan {
 };
 
 // Filled by the child when it fails before execve succeeds; read by the parent after the
-// vfork-style clone returns (the memory is shared).
+// vfork-style clone returns (the memory is shared), or sent over a pipe after a fork.
 struct ChildFailure {
   const char* step = nullptr;
   int errnum = 0;
@@ -49,6 +51,18 @@ std::string resolve_command(const std::string& name, const SandboxPolicy& policy
 // The clone(CLONE_VM|CLONE_VFORK) spawn of a child running lockdown_and_exec. Returns the pid
 // (the child has exec'ed or failed by then) or -errno; `failure` tells which.
 pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure);
+
+// A fork (no memory shared with the parent) running lockdown_and_exec; the failure, if any,
+// comes back over a close-on-exec pipe. For --join: a child that enters a namespace where
+// hostile processes already run must not expose the joiner's memory between dropping its
+// capabilities (from then on a process of the namespace passes the ptrace access check) and
+// execve. The fork inherits the joiner's non-dumpable mm, so /proc/PID/mem stays closed to the
+// block until execve replaces it with CMD's own.
+pid_t fork_locked_down(ExecPlan& plan, ChildFailure* failure);
+
+// The joiner's own lockdown once its child runs: every capability of the block's user
+// namespace dropped and no_new_privs; 0 or an errno.
+int drop_privileges();
 
 // Exit code for an execve errno: 127 not found, 126 otherwise.
 int exec_failure_exit_code(int errnum);
