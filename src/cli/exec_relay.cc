@@ -1,0 +1,430 @@
+#include "cli/exec_relay.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stackie::cli {
+namespace {
+
+// Signals that reach us are handled in the loop: written to a pipe by the handler.
+int g_signal_pipe[2] = {-1, -1};
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void on_signal(int sig) {
+  int saved = errno;
+  unsigned char byte = static_cast<unsigned char>(sig);
+  ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
+  (void)ignored;
+  errno = saved;
+}
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool open() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+bool set_flag(int fd, int fd_flag, int status_flag) {
+  if (fd_flag && fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | fd_flag) != 0) return false;
+  if (status_flag && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | status_flag) != 0) return false;
+  return true;
+}
+
+// Both ends close-on-exec (no pipe2 on macOS).
+Result<std::pair<Fd, Fd>> make_pipe() {
+  int fds[2];
+  if (pipe(fds) != 0) return system_error(errno, "pipe");
+  std::pair<Fd, Fd> ends{Fd(fds[0]), Fd(fds[1])};
+  if (!set_flag(fds[0], FD_CLOEXEC, 0) || !set_flag(fds[1], FD_CLOEXEC, 0))
+    return system_error(errno, "pipe");
+  return ends;
+}
+
+// The caller's terminal in raw mode for as long as this lives: every key goes to CMD's pty
+// as typed, and the pty's own line discipline (set up like the caller's) does the rest.
+class RawMode {
+ public:
+  RawMode(const RawMode&) = delete;
+  RawMode& operator=(const RawMode&) = delete;
+  RawMode() = default;
+  bool enter(int fd) {
+    if (tcgetattr(fd, &saved_) != 0) return false;
+    termios raw = saved_;
+    cfmakeraw(&raw);
+    if (tcsetattr(fd, TCSADRAIN, &raw) != 0) return false;
+    fd_ = fd;
+    return true;
+  }
+  ~RawMode() {
+    if (fd_ >= 0) tcsetattr(fd_, TCSADRAIN, &saved_);
+  }
+
+ private:
+  termios saved_{};
+  int fd_ = -1;
+};
+
+// CMD's side of stdio, and ours.
+struct Wiring {
+  Fd child[3];          // become the child's 0, 1, 2
+  Fd to_child;          // the pty master, or the write end of the stdin pipe
+  Fd from_pty;          // a dup of the master, read (pty mode)
+  Fd from_out;          // stdout pipe's read end (when CMD's stdout is not the pty)
+  Fd from_err;          // stderr pipe's read end
+  int pty_echo_to = 1;  // the caller's fd the pty's output goes to
+  bool pty = false;
+};
+
+Result<Fd> open_pty_slave(int master) {
+#ifdef TIOCGPTPEER
+  // Linux 4.13: the slave of this very master, no path lookup in between.
+  int peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (peer >= 0) return Fd(peer);
+#endif
+  if (grantpt(master) != 0 || unlockpt(master) != 0) return system_error(errno, "grantpt");
+  const char* name = ptsname(master);
+  if (name == nullptr) return system_error(errno, "ptsname");
+  Fd slave(open(name, O_RDWR | O_NOCTTY));
+  if (!slave.open() || !set_flag(slave.get(), FD_CLOEXEC, 0))
+    return system_error(errno, std::string("open ") + name);
+  return slave;
+}
+
+Result<Wiring> wire_pty() {
+  Wiring w;
+  w.pty = true;
+  Fd master(posix_openpt(O_RDWR | O_NOCTTY));
+  if (!master.open() || !set_flag(master.get(), FD_CLOEXEC, 0))
+    return system_error(errno, "posix_openpt");
+  if (unlockpt(master.get()) != 0) return system_error(errno, "unlockpt");
+  auto slave = open_pty_slave(master.get());
+  if (!slave.ok()) return slave.take_error();
+  // The pty behaves like the caller's terminal (erase key, output processing) and has its size.
+  termios mode;
+  if (tcgetattr(0, &mode) == 0) tcsetattr(slave->get(), TCSANOW, &mode);
+  winsize size;
+  if (ioctl(0, TIOCGWINSZ, &size) == 0) ioctl(slave->get(), TIOCSWINSZ, &size);
+  // CMD's stdout and stderr use the pty only where the caller's are a terminal too: a
+  // redirected `stackie exec b -- pg_dump > file` gets pipes, no CR/LF translation.
+  for (int fd : {1, 2}) {
+    if (isatty(fd)) continue;
+    auto pipe = make_pipe();
+    if (!pipe.ok()) return pipe.take_error();
+    w.child[fd] = std::move(pipe->second);
+    (fd == 1 ? w.from_out : w.from_err) = std::move(pipe->first);
+  }
+  w.pty_echo_to = isatty(1) ? 1 : isatty(2) ? 2 : 0;
+  for (int fd = 0; fd < 3; ++fd) {
+    if (w.child[fd].open()) continue;
+    w.child[fd] = Fd(fcntl(slave->get(), F_DUPFD_CLOEXEC, 3));
+    if (!w.child[fd].open()) return system_error(errno, "dup");
+  }
+  w.from_pty = Fd(fcntl(master.get(), F_DUPFD_CLOEXEC, 3));
+  if (!w.from_pty.open()) return system_error(errno, "dup");
+  w.to_child = std::move(master);
+  if (!set_flag(w.to_child.get(), 0, O_NONBLOCK)) return system_error(errno, "pty");
+  return w;
+}
+
+Result<Wiring> wire_pipes() {
+  Wiring w;
+  auto in = make_pipe();
+  auto out = make_pipe();
+  auto err = make_pipe();
+  for (auto* p : {&in, &out, &err})
+    if (!p->ok()) return p->take_error();
+  w.child[0] = std::move(in->first);
+  w.to_child = std::move(in->second);
+  w.child[1] = std::move(out->second);
+  w.from_out = std::move(out->first);
+  w.child[2] = std::move(err->second);
+  w.from_err = std::move(err->first);
+  if (!set_flag(w.to_child.get(), 0, O_NONBLOCK)) return system_error(errno, "pipe");
+  return w;
+}
+
+bool write_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t done = write(fd, data, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      poll(&p, 1, -1);
+      continue;
+    }
+    if (done <= 0) return false;
+    data += done;
+    n -= static_cast<size_t>(done);
+  }
+  return true;
+}
+
+// In the child, between fork and execve: async-signal-safe calls only.
+[[noreturn]] void exec_child(Wiring& w, char** argv, char** envp, int report_fd) {
+  setpgid(0, 0);  // the caller's terminal signals reach us only, and we forward them once
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  int fds[3];
+  // Above 2 first, so that dup2 below never overwrites one still to be placed.
+  for (int i = 0; i < 3; ++i) fds[i] = fcntl(w.child[i].get(), F_DUPFD_CLOEXEC, 3);
+  for (int i = 0; i < 3; ++i) {
+    if (fds[i] < 0 || dup2(fds[i], i) < 0) break;
+  }
+#ifdef CLOSE_RANGE_CLOEXEC
+  // Whatever the caller's shell left open stays out (the report pipe lives until execve).
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+#endif
+  // Not the caller's working directory: the lockbox moves into the block's anyway.
+  if (chdir("/") == 0) execve(argv[0], argv, envp);
+  int err = errno;
+  ssize_t ignored = write(report_fd, &err, sizeof err);
+  (void)ignored;
+  _exit(127);
+}
+
+int exit_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+class SignalSetup {
+ public:
+  SignalSetup(const SignalSetup&) = delete;
+  SignalSetup& operator=(const SignalSetup&) = delete;
+  SignalSetup() = default;
+  Status install() {
+    auto pipe = make_pipe();
+    if (!pipe.ok()) return pipe.take_error();
+    read_ = std::move(pipe->first);
+    write_ = std::move(pipe->second);
+    set_flag(read_.get(), 0, O_NONBLOCK);
+    set_flag(write_.get(), 0, O_NONBLOCK);
+    g_signal_pipe[0] = read_.get();
+    g_signal_pipe[1] = write_.get();
+    struct sigaction action {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (int sig : kForwarded) sigaction(sig, &action, &saved_[sig]);
+    sigaction(SIGWINCH, &action, &saved_[SIGWINCH]);
+    sigaction(SIGCHLD, &action, &saved_[SIGCHLD]);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &saved_[SIGPIPE]);
+    installed_ = true;
+    return {};
+  }
+  ~SignalSetup() {
+    if (!installed_) return;
+    for (int sig : kForwarded) sigaction(sig, &saved_[sig], nullptr);
+    for (int sig : {SIGWINCH, SIGCHLD, SIGPIPE}) sigaction(sig, &saved_[sig], nullptr);
+    g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  }
+  int fd() const { return read_.get(); }
+
+ private:
+  Fd read_, write_;
+  struct sigaction saved_[NSIG] = {};
+  bool installed_ = false;
+};
+
+// Moves bytes until the child has exited and its output is drained.
+class Relay {
+ public:
+  Relay(Wiring& w, pid_t child, int signals) : w_(w), child_(child), signals_(signals) {}
+
+  int run() {
+    for (;;) {
+      std::vector<pollfd> fds;
+      fds.push_back({signals_, POLLIN, 0});
+      if (stdin_open_ && pending_.empty() && w_.to_child.open()) fds.push_back({0, POLLIN, 0});
+      if (!pending_.empty()) fds.push_back({w_.to_child.get(), POLLOUT, 0});
+      for (Fd* source : {&w_.from_pty, &w_.from_out, &w_.from_err})
+        if (source->open()) fds.push_back({source->get(), POLLIN, 0});
+      // Once the child is gone, what its descendants still write is not waited for: one
+      // last pass takes what is there (a non-blocking read of the master waits for the
+      // kernel's pending pty buffer work), then the master closes and the pty hangs up.
+      bool last_pass = status_.has_value();
+      int ready = poll(fds.data(), fds.size(), last_pass ? 0 : -1);
+      if (ready < 0 && errno != EINTR) break;
+      if (last_pass) {
+        drain_all();
+        break;
+      }
+      for (const pollfd& p : fds) {
+        if (p.revents == 0) continue;
+        if (p.fd == signals_)
+          take_signals();
+        else if (p.fd == 0)
+          read_stdin();
+        else if ((p.events & POLLOUT) != 0)
+          flush_to_child();
+        else
+          pump(p.fd);
+      }
+    }
+    w_.to_child.reset();
+    w_.from_pty.reset();
+    if (!status_) {
+      int status = 0;
+      while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
+      }
+      status_ = status;
+    }
+    return exit_status(*status_);
+  }
+
+ private:
+  void take_signals() {
+    unsigned char sig;
+    while (read(signals_, &sig, 1) == 1) {
+      if (sig == SIGCHLD) {
+        int status;
+        if (waitpid(child_, &status, WNOHANG) == child_) status_ = status;
+      } else if (sig == SIGWINCH) {
+        winsize size;
+        if (w_.pty && ioctl(0, TIOCGWINSZ, &size) == 0) ioctl(w_.to_child.get(), TIOCSWINSZ, &size);
+      } else if (!status_) {
+        kill(child_, sig);
+      }
+    }
+  }
+  void read_stdin() {
+    char buffer[16384];
+    ssize_t n = read(0, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      stdin_open_ = false;
+      // End of input: CMD's stdin pipe closes. A pty has no such thing; the terminal went.
+      if (!w_.pty) w_.to_child.reset();
+      return;
+    }
+    pending_.assign(buffer, static_cast<size_t>(n));
+    flush_to_child();
+  }
+  void flush_to_child() {
+    while (!pending_.empty()) {
+      ssize_t n = write(w_.to_child.get(), pending_.data(), pending_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;  // poll for POLLOUT
+      if (n < 0) {  // CMD closed its stdin (EPIPE) or the pty hung up: input has nowhere to go
+        pending_.clear();
+        stdin_open_ = false;
+        if (!w_.pty) w_.to_child.reset();
+        return;
+      }
+      pending_.erase(0, static_cast<size_t>(n));
+    }
+  }
+  // One read from an output source to the caller's matching fd.
+  void pump(int fd) {
+    Fd* source = fd == w_.from_pty.get()   ? &w_.from_pty
+                 : fd == w_.from_out.get() ? &w_.from_out
+                                           : &w_.from_err;
+    int to = source == &w_.from_pty ? w_.pty_echo_to : source == &w_.from_out ? 1 : 2;
+    char buffer[65536];
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {  // EOF, or EIO from a master whose slave every holder closed
+      source->reset();
+      return;
+    }
+    write_all(to, buffer, static_cast<size_t>(n));
+  }
+  // Non-blocking reads until each source would block or ends. A non-blocking read of a pty
+  // master first waits for the kernel's pending buffer work, so CMD's last words are there.
+  void drain_all() {
+    for (Fd* source : {&w_.from_pty, &w_.from_out, &w_.from_err}) {
+      if (!source->open()) continue;
+      set_flag(source->get(), 0, O_NONBLOCK);
+      int to = source == &w_.from_pty ? w_.pty_echo_to : source == &w_.from_out ? 1 : 2;
+      char buffer[65536];
+      for (;;) {
+        ssize_t n = read(source->get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        write_all(to, buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+
+  Wiring& w_;
+  pid_t child_;
+  int signals_;
+  bool stdin_open_ = true;
+  std::string pending_;
+  std::optional<int> status_;
+};
+
+}  // namespace
+
+Result<int> run_relayed(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  SignalSetup signals;
+  if (auto installed = signals.install(); !installed.ok()) return installed.error();
+  bool pty = isatty(0);
+  auto wiring = pty ? wire_pty() : wire_pipes();
+  if (!wiring.ok()) return wiring.take_error();
+  auto report = make_pipe();
+  if (!report.ok()) return report.take_error();
+
+  std::vector<std::string> args_copy = argv, env_copy = env;
+  std::vector<char*> args, envp;
+  for (auto& a : args_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  for (auto& e : env_copy) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  RawMode raw;
+  if (pty && !raw.enter(0)) return system_error(errno, "set the terminal to raw mode");
+  pid_t child = fork();
+  if (child == 0) exec_child(*wiring, args.data(), envp.data(), report->second.get());
+  if (child < 0) return system_error(errno, "fork");
+  // Only the child holds CMD's ends now: EOF and EIO on ours mean CMD (and all it started)
+  // closed them.
+  for (Fd& fd : wiring->child) fd.reset();
+  report->second.reset();
+  int exec_errno = 0;
+  if (read(report->first.get(), &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+    waitpid(child, nullptr, 0);
+    return system_error(exec_errno, "exec " + argv[0]);
+  }
+  return Relay(*wiring, child, signals.fd()).run();
+}
+
+}  // namespace stackie::cli
