@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -23,31 +22,43 @@
 namespace stackie::linux_sandbox {
 namespace {
 
-// The pid of `pid` in each nested pid namespace, outermost first ("NSpid:" of status).
-std::vector<std::string> ns_pids(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+// A /proc file whole, with read(2): libstdc++'s ifstream throws when the process exits
+// between open and read, and a target may well exit meanwhile. Empty when it is gone.
+std::string read_proc(pid_t pid, const std::string& file) {
+  std::string text;
+  int fd = open(("/proc/" + std::to_string(pid) + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  close(fd);
+  return text;
+}
+
+// The value of field `name` ("NSpid", "PPid") of /proc/PID/status.
+std::string status_field(pid_t pid, const std::string& name) {
+  std::istringstream status(read_proc(pid, "status"));
   std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("NSpid:", 0) != 0) continue;
-    std::istringstream fields(line.substr(6));
-    std::vector<std::string> out;
-    std::string field;
-    while (fields >> field) out.push_back(field);
-    return out;
-  }
+  while (std::getline(status, line))
+    if (line.rfind(name + ":", 0) == 0) return line.substr(name.size() + 1);
   return {};
 }
 
+// The pid of `pid` in each nested pid namespace, outermost first.
+std::vector<std::string> ns_pids(pid_t pid) {
+  std::istringstream fields(status_field(pid, "NSpid"));
+  std::vector<std::string> out;
+  std::string field;
+  while (fields >> field) out.push_back(field);
+  return out;
+}
+
 pid_t parent_of(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::atol(line.c_str() + 5));
-  return 0;
+  return static_cast<pid_t>(std::atol(status_field(pid, "PPid").c_str()));
 }
 
 std::vector<pid_t> children(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::istringstream file(read_proc(pid, "task/" + std::to_string(pid) + "/children"));
   std::vector<pid_t> out;
   pid_t child;
   while (file >> child) out.push_back(child);
