@@ -66,6 +66,9 @@ int run_exec(std::span<char*> argv) {
         words.push_back(name);
       }
     if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
+    // The lockbox checks it joins this sandbox: the pid may have been recycled meanwhile.
+    if (std::string id = r["sandbox_id"].string_or(""); !id.empty())
+      words.insert(words.end(), {"--name", id});
     words.emplace_back("--");
   } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
     std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));

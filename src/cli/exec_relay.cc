@@ -195,22 +195,23 @@ bool write_all(int fd, const char* data, size_t n) {
 // In the child, between fork and execve: async-signal-safe calls only.
 [[noreturn]] void exec_child(Wiring& w, char** argv, char** envp, int report_fd) {
   setpgid(0, 0);  // the caller's terminal signals reach us only, and we forward them once
+  // Our handlers write to our signal pipe: not from here.
+  for (int sig : kForwarded) signal(sig, SIG_DFL);
+  for (int sig : {SIGWINCH, SIGCHLD, SIGPIPE}) signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  signal(SIGPIPE, SIG_DFL);
   int fds[3];
   // Above 2 first, so that dup2 below never overwrites one still to be placed.
   for (int i = 0; i < 3; ++i) fds[i] = fcntl(w.child[i].get(), F_DUPFD_CLOEXEC, 3);
-  for (int i = 0; i < 3; ++i) {
-    if (fds[i] < 0 || dup2(fds[i], i) < 0) break;
-  }
+  bool placed = true;
+  for (int i = 0; i < 3 && placed; ++i) placed = fds[i] >= 0 && dup2(fds[i], i) == i;
 #ifdef CLOSE_RANGE_CLOEXEC
   // Whatever the caller's shell left open stays out (the report pipe lives until execve).
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 #endif
   // Not the caller's working directory: the lockbox moves into the block's anyway.
-  if (chdir("/") == 0) execve(argv[0], argv, envp);
+  if (placed && chdir("/") == 0) execve(argv[0], argv, envp);
   int err = errno;
   ssize_t ignored = write(report_fd, &err, sizeof err);
   (void)ignored;
@@ -365,7 +366,9 @@ class Relay {
       source->reset();
       return;
     }
-    write_all(to, buffer, static_cast<size_t>(n));
+    // Our reader is gone (`stackie exec b -- yes | head -1`): so is CMD's, which then gets
+    // EPIPE or SIGPIPE as it would have written to the caller's pipe itself.
+    if (!write_all(to, buffer, static_cast<size_t>(n))) source->reset();
   }
   // Non-blocking reads until each source would block or ends. A non-blocking read of a pty
   // master first waits for the kernel's pending buffer work, so CMD's last words are there.

@@ -205,6 +205,19 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   close(target.pidfd);
+  // --name: the sandbox the caller means (its hostname, which nothing in it can change
+  // without capabilities). A pid read from the daemon may have been recycled by another
+  // sandbox of the user's before the pidfd above was opened.
+  if (!request.policy.name.empty()) {
+    char hostname[256] = {};
+    gethostname(hostname, sizeof hostname - 1);
+    if (request.policy.name != hostname) {
+      report(request.sink, setup_error("join", ESRCH,
+                                       "process " + std::to_string(pid) + " is sandbox '" +
+                                           hostname + "', not '" + request.policy.name + "'"));
+      return kExitSetupFailed;
+    }
+  }
   const std::string& dir = request.policy.working_dir;
   if (!dir.empty() ? chdir(dir.c_str()) != 0 : (cwd < 0 || fchdir(cwd) != 0)) {
     if (!dir.empty() || chdir("/") != 0) {

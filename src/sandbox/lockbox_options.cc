@@ -9,7 +9,7 @@ namespace stackie::lockbox {
 const char kUsage[] =
     "Usage: stackie-lockbox [OPTIONS] -- COMMAND [ARG...]\n"
     "       stackie-lockbox --join PID [--setenv NAME VALUE | --pass-env NAME]... [--chdir DIR]\n"
-    "                       -- COMMAND [ARG...]\n"
+    "                       [--name NAME] -- COMMAND [ARG...]\n"
     "\n"
     "Run COMMAND inside an unprivileged namespace sandbox built from a policy.\n"
     "\n"
@@ -35,7 +35,8 @@ const char kUsage[] =
     "                           over the SOCK_SEQPACKET socket N (see stackie-lockbox(1))\n"
     "  --listen PORT            listen on 127.0.0.1:PORT inside, before COMMAND starts,\n"
     "                           and send the listener on the --net-fd socket\n"
-    "  --join PID               run COMMAND inside the running sandbox of PID\n"
+    "  --join PID               run COMMAND inside the running sandbox of PID (with --name:\n"
+    "                           only if that sandbox is named NAME)\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
     "  -V, --version            print version, commit and sandbox backend\n"
@@ -206,7 +207,8 @@ Status check_options(const Options& options) {
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
         !p.host_tmp_dir.empty() || !p.pass_fds.empty())
       return usage_error(
-          "--join enters an existing sandbox: only --setenv, --pass-env and --chdir apply");
+          "--join enters an existing sandbox: only --setenv, --pass-env, --chdir and --name "
+          "apply");
   }
   if (options.policy_fd < 0) {
     Status valid = validate(options.policy);

@@ -138,9 +138,13 @@ class ErrorPipe {
 
 class LockboxProcess final : public Process {
  public:
-  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
-                 spawn_detail::NetChannel* net)
-      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe), net_(net) {}
+  LockboxProcess(std::string lockbox, std::string sandbox_id, ProcessCore* core,
+                 ErrorPipe* error_pipe, spawn_detail::NetChannel* net)
+      : lockbox_(std::move(lockbox)),
+        sandbox_id_(std::move(sandbox_id)),
+        core_(core),
+        error_pipe_(error_pipe),
+        net_(net) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
@@ -157,6 +161,8 @@ class LockboxProcess final : public Process {
                                      const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
     std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
+    // The lockbox refuses a sandbox of another name: the pid may be recycled by then.
+    if (!sandbox_id_.empty()) argv.insert(argv.end(), {"--name", sandbox_id_});
     for (const auto& name : pass_env) {
       argv.emplace_back("--pass-env");
       argv.push_back(name);
@@ -184,6 +190,7 @@ class LockboxProcess final : public Process {
     return {};
   }
   std::string lockbox_;
+  std::string sandbox_id_;
   ProcessCore* core_;
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
@@ -275,7 +282,8 @@ class LockboxSpawner final : public Spawner {
       if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net);
+    auto process =
+        std::make_unique<LockboxProcess>(lockbox_, request.policy.name, *core, error_pipe, net);
     *slot = process.get();
     return std::unique_ptr<Process>(std::move(process));
   }

@@ -82,6 +82,9 @@ equals "stdout relayed" "$out" "out"
 equals "stderr relayed apart" "$(cat "$T/err")" "err"
 out=$(head -c 300000 /dev/zero | tr '\0' x | run exec plain -- wc -c); check "large stdin" 0 $?
 equals "every byte of a large stdin arrives" "$(echo $out)" "300000"
+out=$( (run exec plain -- yes </dev/null; echo "status $?" >"$T/yes") | head -n 1)
+equals "exec ... | head: output" "$out" "y"
+equals "exec ... | head: CMD dies of SIGPIPE as it would outside" "$(cat "$T/yes")" "status 141"
 "$S" exec plain -- sh -c 'trap "echo got-term; exit 9" TERM; echo ready; while :; do sleep 0.1; done' \
   >"$T/sig" </dev/null & pid=$!
 n=0; while ! grep -q ready "$T/sig" && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
@@ -97,6 +100,10 @@ check "^C on the terminal interrupts CMD, status kept" 5 $?
 contains "CMD saw SIGINT" "$(cat "$T/ctrlc")" "got-int"
 out=$(TERM=xterm timeout 60 script -q -e -c "$S exec plain -- sh -c 'test -t 0 && test -t 1 && echo on-a-tty'" /dev/null </dev/null 2>&1)
 contains "CMD has a terminal when the caller has one" "$out" "on-a-tty"
+out=$(TERM=xterm timeout 60 script -q -e -c "$S exec plain -- sh -c 'exit 3'; echo status \$?; stty -a" /dev/null </dev/null 2>&1)
+contains "exec status on a terminal" "$out" "status 3"
+contains "the caller's terminal is back in canonical mode after exec" "$out" " icanon"
+contains "the caller's terminal echoes again after exec" "$out" " echo "
 out=$(TERM=xterm timeout 60 script -q -e -c "$S exec plain -- sh -c 'test -t 1 || echo out-not-a-tty' | cat" /dev/null </dev/null 2>&1)
 contains "CMD's stdout is a pipe when the caller's is" "$out" "out-not-a-tty"
 

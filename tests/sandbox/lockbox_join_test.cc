@@ -1,6 +1,7 @@
 // `stackie-lockbox --join` against hostile blocks (issue 14): the joiner's memory is never
-// open to the block, `network: host` sandboxes can be joined, the caller's own terminal is
-// refused, and a terminal made for CMD becomes its controlling terminal.
+// open to the block, `network: host` sandboxes can be joined, a sandbox of another name is
+// refused, the caller's own terminal is refused, and a terminal made for CMD becomes its
+// controlling terminal.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -69,6 +70,23 @@ TEST_F(LockboxJoin, NetworkHostSandboxCanBeJoined) {
                         "ls /proc | grep -c '^[0-9]'"});
   EXPECT_EQ(pids.exit_code, 0) << pids.err;
   EXPECT_LE(std::atoi(pids.out.c_str()), 5) << pids.out;
+}
+
+// --name: the daemon's pid may have been recycled by another sandbox of the user's before the
+// lockbox ran; the join checks the sandbox's name (its hostname) before running anything.
+TEST_F(LockboxJoin, ASandboxOfAnotherNameIsRefused) {
+  Background box({"sleep", "30"}, {"--name", "shop-api"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  std::string pid = std::to_string(box.pid());
+  RunResult wrong =
+      run({lockbox_path(), "--join", pid, "--name", "shop-db", "--", "/bin/echo", "ran"});
+  EXPECT_EQ(wrong.exit_code, 125) << wrong.err;
+  EXPECT_NE(wrong.err.find("is sandbox 'shop-api', not 'shop-db'"), std::string::npos) << wrong.err;
+  EXPECT_EQ(wrong.out, "");
+  RunResult right =
+      run({lockbox_path(), "--join", pid, "--name", "shop-api", "--", "/bin/echo", "ran"});
+  EXPECT_EQ(right.exit_code, 0) << right.err;
+  EXPECT_EQ(right.out, "ran\n");
 }
 
 struct Pty {
