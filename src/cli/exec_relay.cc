@@ -372,17 +372,20 @@ class Relay {
   }
   // Non-blocking reads until each source would block or ends. A non-blocking read of a pty
   // master first waits for the kernel's pending buffer work, so CMD's last words are there.
+  // Bounded: what CMD left behind (`sh -c 'yes &'`) may write faster than we read, and its
+  // output after CMD's end is not ours to relay. A pipe or pty buffer holds far less.
   void drain_all() {
+    constexpr size_t kMostLeftOver = 4 << 20;
     for (Fd* source : {&w_.from_pty, &w_.from_out, &w_.from_err}) {
       if (!source->open()) continue;
       set_flag(source->get(), 0, O_NONBLOCK);
       int to = source == &w_.from_pty ? w_.pty_echo_to : source == &w_.from_out ? 1 : 2;
       char buffer[65536];
-      for (;;) {
+      for (size_t drained = 0; drained < kMostLeftOver;) {
         ssize_t n = read(source->get(), buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        write_all(to, buffer, static_cast<size_t>(n));
+        if (n <= 0 || !write_all(to, buffer, static_cast<size_t>(n))) break;
+        drained += static_cast<size_t>(n);
       }
     }
   }

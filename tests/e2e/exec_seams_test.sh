@@ -85,6 +85,10 @@ equals "every byte of a large stdin arrives" "$(echo $out)" "300000"
 out=$( (run exec plain -- yes </dev/null; echo "status $?" >"$T/yes") | head -n 1)
 equals "exec ... | head: output" "$out" "y"
 equals "exec ... | head: CMD dies of SIGPIPE as it would outside" "$(cat "$T/yes")" "status 141"
+# What CMD leaves behind may write on (here faster than the relay reads): exec still returns
+# when CMD ends, and the leftover writer then dies of SIGPIPE.
+run exec plain -- sh -c 'yes & sleep 0.3' </dev/null >/dev/null
+check "exec returns when CMD does, whatever it left writing" 0 $?
 "$S" exec plain -- sh -c 'trap "echo got-term; exit 9" TERM; echo ready; while :; do sleep 0.1; done' \
   >"$T/sig" </dev/null & pid=$!
 n=0; while ! grep -q ready "$T/sig" && [ $n -lt 200 ]; do sleep 0.1; n=$((n + 1)); done
