@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/exec_stdio.h"
+
 namespace stackie::cli {
 namespace {
 
@@ -29,151 +31,6 @@ void on_signal(int sig) {
   ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
   (void)ignored;
   errno = saved;
-}
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept {
-    reset(other.release());
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-bool set_flag(int fd, int fd_flag, int status_flag) {
-  if (fd_flag && fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | fd_flag) != 0) return false;
-  if (status_flag && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | status_flag) != 0) return false;
-  return true;
-}
-
-// Both ends close-on-exec (no pipe2 on macOS).
-Result<std::pair<Fd, Fd>> make_pipe() {
-  int fds[2];
-  if (pipe(fds) != 0) return system_error(errno, "pipe");
-  std::pair<Fd, Fd> ends{Fd(fds[0]), Fd(fds[1])};
-  if (!set_flag(fds[0], FD_CLOEXEC, 0) || !set_flag(fds[1], FD_CLOEXEC, 0))
-    return system_error(errno, "pipe");
-  return ends;
-}
-
-// The caller's terminal in raw mode for as long as this lives: every key goes to CMD's pty
-// as typed, and the pty's own line discipline (set up like the caller's) does the rest.
-class RawMode {
- public:
-  RawMode(const RawMode&) = delete;
-  RawMode& operator=(const RawMode&) = delete;
-  RawMode() = default;
-  bool enter(int fd) {
-    if (tcgetattr(fd, &saved_) != 0) return false;
-    termios raw = saved_;
-    cfmakeraw(&raw);
-    if (tcsetattr(fd, TCSADRAIN, &raw) != 0) return false;
-    fd_ = fd;
-    return true;
-  }
-  ~RawMode() {
-    if (fd_ >= 0) tcsetattr(fd_, TCSADRAIN, &saved_);
-  }
-
- private:
-  termios saved_{};
-  int fd_ = -1;
-};
-
-// CMD's side of stdio, and ours.
-struct Wiring {
-  Fd child[3];          // become the child's 0, 1, 2
-  Fd to_child;          // the pty master, or the write end of the stdin pipe
-  Fd from_pty;          // a dup of the master, read (pty mode)
-  Fd from_out;          // stdout pipe's read end (when CMD's stdout is not the pty)
-  Fd from_err;          // stderr pipe's read end
-  int pty_echo_to = 1;  // the caller's fd the pty's output goes to
-  bool pty = false;
-};
-
-Result<Fd> open_pty_slave(int master) {
-#ifdef TIOCGPTPEER
-  // Linux 4.13: the slave of this very master, no path lookup in between.
-  int peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (peer >= 0) return Fd(peer);
-#endif
-  if (grantpt(master) != 0 || unlockpt(master) != 0) return system_error(errno, "grantpt");
-  const char* name = ptsname(master);
-  if (name == nullptr) return system_error(errno, "ptsname");
-  Fd slave(open(name, O_RDWR | O_NOCTTY));
-  if (!slave.open() || !set_flag(slave.get(), FD_CLOEXEC, 0))
-    return system_error(errno, std::string("open ") + name);
-  return slave;
-}
-
-Result<Wiring> wire_pty() {
-  Wiring w;
-  w.pty = true;
-  Fd master(posix_openpt(O_RDWR | O_NOCTTY));
-  if (!master.open() || !set_flag(master.get(), FD_CLOEXEC, 0))
-    return system_error(errno, "posix_openpt");
-  if (unlockpt(master.get()) != 0) return system_error(errno, "unlockpt");
-  auto slave = open_pty_slave(master.get());
-  if (!slave.ok()) return slave.take_error();
-  // The pty behaves like the caller's terminal (erase key, output processing) and has its size.
-  termios mode;
-  if (tcgetattr(0, &mode) == 0) tcsetattr(slave->get(), TCSANOW, &mode);
-  winsize size;
-  if (ioctl(0, TIOCGWINSZ, &size) == 0) ioctl(slave->get(), TIOCSWINSZ, &size);
-  // CMD's stdout and stderr use the pty only where the caller's are a terminal too: a
-  // redirected `stackie exec b -- pg_dump > file` gets pipes, no CR/LF translation.
-  for (int fd : {1, 2}) {
-    if (isatty(fd)) continue;
-    auto pipe = make_pipe();
-    if (!pipe.ok()) return pipe.take_error();
-    w.child[fd] = std::move(pipe->second);
-    (fd == 1 ? w.from_out : w.from_err) = std::move(pipe->first);
-  }
-  w.pty_echo_to = isatty(1) ? 1 : isatty(2) ? 2 : 0;
-  for (int fd = 0; fd < 3; ++fd) {
-    if (w.child[fd].open()) continue;
-    w.child[fd] = Fd(fcntl(slave->get(), F_DUPFD_CLOEXEC, 3));
-    if (!w.child[fd].open()) return system_error(errno, "dup");
-  }
-  w.from_pty = Fd(fcntl(master.get(), F_DUPFD_CLOEXEC, 3));
-  if (!w.from_pty.open()) return system_error(errno, "dup");
-  w.to_child = std::move(master);
-  if (!set_flag(w.to_child.get(), 0, O_NONBLOCK)) return system_error(errno, "pty");
-  return w;
-}
-
-Result<Wiring> wire_pipes() {
-  Wiring w;
-  auto in = make_pipe();
-  auto out = make_pipe();
-  auto err = make_pipe();
-  for (auto* p : {&in, &out, &err})
-    if (!p->ok()) return p->take_error();
-  w.child[0] = std::move(in->first);
-  w.to_child = std::move(in->second);
-  w.child[1] = std::move(out->second);
-  w.from_out = std::move(out->first);
-  w.child[2] = std::move(err->second);
-  w.from_err = std::move(err->first);
-  if (!set_flag(w.to_child.get(), 0, O_NONBLOCK)) return system_error(errno, "pipe");
-  return w;
 }
 
 bool write_all(int fd, const char* data, size_t n) {
@@ -193,7 +50,7 @@ bool write_all(int fd, const char* data, size_t n) {
 }
 
 // In the child, between fork and execve: async-signal-safe calls only.
-[[noreturn]] void exec_child(Wiring& w, char** argv, char** envp, int report_fd) {
+[[noreturn]] void exec_child(ExecStdio& w, char** argv, char** envp, int report_fd) {
   setpgid(0, 0);  // the caller's terminal signals reach us only, and we forward them once
   // Our handlers write to our signal pipe: not from here.
   for (int sig : kForwarded) signal(sig, SIG_DFL);
@@ -268,7 +125,7 @@ class SignalSetup {
 // Moves bytes until the child has exited and its output is drained.
 class Relay {
  public:
-  Relay(Wiring& w, pid_t child, int signals) : w_(w), child_(child), signals_(signals) {}
+  Relay(ExecStdio& w, pid_t child, int signals) : w_(w), child_(child), signals_(signals) {}
 
   int run() {
     for (;;) {
@@ -390,7 +247,7 @@ class Relay {
     }
   }
 
-  Wiring& w_;
+  ExecStdio& w_;
   pid_t child_;
   int signals_;
   bool stdin_open_ = true;
@@ -404,7 +261,7 @@ Result<int> run_relayed(const std::vector<std::string>& argv, const std::vector<
   SignalSetup signals;
   if (auto installed = signals.install(); !installed.ok()) return installed.error();
   bool pty = isatty(0);
-  auto wiring = pty ? wire_pty() : wire_pipes();
+  auto wiring = pty ? stdio_on_pty() : stdio_on_pipes();
   if (!wiring.ok()) return wiring.take_error();
   auto report = make_pipe();
   if (!report.ok()) return report.take_error();
