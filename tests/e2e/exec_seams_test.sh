@@ -7,7 +7,8 @@
 # - a hunter block scans /proc/*/fd for a terminal while `stackie exec` runs under script(1),
 #   and writes to each one it finds: it must find nothing of the caller's terminal;
 # - exec and exec health checks on a `network: host` block;
-# - exec's exit status, stdin piping, signal forwarding and ^C on the pty.
+# - exec's exit status, stdin piping, signal forwarding, ^C, window size and SIGWINCH on the
+#   pty, the caller's terminal mode restored.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -110,6 +111,26 @@ contains "the caller's terminal is back in canonical mode after exec" "$out" " i
 contains "the caller's terminal echoes again after exec" "$out" " echo "
 out=$(TERM=xterm timeout 60 script -q -e -c "$S exec plain -- sh -c 'test -t 1 || echo out-not-a-tty' | cat" /dev/null </dev/null 2>&1)
 contains "CMD's stdout is a pipe when the caller's is" "$out" "out-not-a-tty"
+
+# The pty has the caller's size, and follows it (SIGWINCH to stackie, the new size on the pty,
+# SIGWINCH to CMD). Backgrounded with the terminal as stdin (a non-interactive shell would give
+# it /dev/null), resized once CMD's trap is set.
+cat > "$T/winch.sh" <<SH
+exec 3<&0
+stty rows 40 cols 100
+"$S" exec plain -- sh -c 'rm -f /tmp/winch-ready; stty size; trap "stty size; exit 0" WINCH; touch /tmp/winch-ready; n=0; while [ \$n -lt 300 ]; do sleep 0.1; n=\$((n + 1)); done; exit 1' <&3 &
+n=0
+until "$S" exec plain -- test -f /tmp/winch-ready </dev/null; do
+  sleep 0.2; n=\$((n + 1)); [ \$n -gt 150 ] && break
+done
+stty rows 50 cols 120
+wait \$!
+echo "winch status \$?"
+SH
+out=$(TERM=xterm timeout 90 script -q -e -c "sh $T/winch.sh" /dev/null </dev/null 2>&1)
+contains "CMD's pty has the caller's window size" "$out" "40 100"
+contains "a window size change reaches CMD (SIGWINCH)" "$out" "^50 120"
+contains "CMD ended by its WINCH trap" "$out" "winch status 0"
 
 # --- the caller's terminal stays out of the sandbox ---------------------------------------------
 before=$(log_count hunter '^tty ')
