@@ -117,33 +117,6 @@ void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
   *failure = {"exec", errno};
 }
 
-namespace {
-
-struct SpawnArgs {
-  const ExecPlan* plan;
-  ChildFailure* failure;
-};
-
-int spawn_child(void* opaque) {
-  auto* args = static_cast<SpawnArgs*>(opaque);
-  lockdown_and_exec(*args->plan, args->failure);
-  _exit(args->failure->step && std::strcmp(args->failure->step, "exec") == 0
-            ? exec_failure_exit_code(args->failure->errnum)
-            : 125);
-}
-
-}  // namespace
-
-pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure) {
-  // The child borrows our memory until execve (like posix_spawn): no page-table copy. Its own
-  // stack, because the parent's frames must survive the child's calls.
-  alignas(16) static char stack[64 * 1024];
-  SpawnArgs args{&plan, failure};
-  *failure = {};
-  pid_t pid = clone(spawn_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
-  return pid < 0 ? -errno : pid;
-}
-
 pid_t fork_locked_down(ExecPlan& plan, ChildFailure* failure) {
   *failure = {};
   int report[2];
@@ -180,6 +153,33 @@ int drop_privileges() {
   if (!drop_capabilities(&failure)) return failure.errnum;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   return 0;
+}
+
+namespace {
+
+struct SpawnArgs {
+  const ExecPlan* plan;
+  ChildFailure* failure;
+};
+
+int spawn_child(void* opaque) {
+  auto* args = static_cast<SpawnArgs*>(opaque);
+  lockdown_and_exec(*args->plan, args->failure);
+  _exit(args->failure->step && std::strcmp(args->failure->step, "exec") == 0
+            ? exec_failure_exit_code(args->failure->errnum)
+            : 125);
+}
+
+}  // namespace
+
+pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure) {
+  // The child borrows our memory until execve (like posix_spawn): no page-table copy. Its own
+  // stack, because the parent's frames must survive the child's calls.
+  alignas(16) static char stack[64 * 1024];
+  SpawnArgs args{&plan, failure};
+  *failure = {};
+  pid_t pid = clone(spawn_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  return pid < 0 ? -errno : pid;
 }
 
 int exec_failure_exit_code(int errnum) {

@@ -42,16 +42,6 @@ struct ChildFailure {
 // Returns only on failure, with `failure` filled.
 void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure);
 
-// Load the build-time compiled filter into the calling thread; 0 or an errno.
-int load_seccomp_filter();
-
-// PATH lookup inside the sandbox (the policy's PATH, else /usr/local/bin:/usr/bin:/bin).
-std::string resolve_command(const std::string& name, const SandboxPolicy& policy);
-
-// The clone(CLONE_VM|CLONE_VFORK) spawn of a child running lockdown_and_exec. Returns the pid
-// (the child has exec'ed or failed by then) or -errno; `failure` tells which.
-pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure);
-
 // A fork (no memory shared with the parent) running lockdown_and_exec; the failure, if any,
 // comes back over a close-on-exec pipe. For --join: a child that enters a namespace where
 // hostile processes already run must not expose the joiner's memory between dropping its
@@ -63,6 +53,16 @@ pid_t fork_locked_down(ExecPlan& plan, ChildFailure* failure);
 // The joiner's own lockdown once its child runs: every capability of the block's user
 // namespace dropped and no_new_privs; 0 or an errno.
 int drop_privileges();
+
+// Load the build-time compiled filter into the calling thread; 0 or an errno.
+int load_seccomp_filter();
+
+// PATH lookup inside the sandbox (the policy's PATH, else /usr/local/bin:/usr/bin:/bin).
+std::string resolve_command(const std::string& name, const SandboxPolicy& policy);
+
+// The clone(CLONE_VM|CLONE_VFORK) spawn of a child running lockdown_and_exec. Returns the pid
+// (the child has exec'ed or failed by then) or -errno; `failure` tells which.
+pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure);
 
 // Exit code for an execve errno: 127 not found, 126 otherwise.
 int exec_failure_exit_code(int errnum);
