@@ -138,13 +138,9 @@ class ErrorPipe {
 
 class LockboxProcess final : public Process {
  public:
-  LockboxProcess(std::string lockbox, std::string sandbox_id, ProcessCore* core,
-                 ErrorPipe* error_pipe, spawn_detail::NetChannel* net)
-      : lockbox_(std::move(lockbox)),
-        sandbox_id_(std::move(sandbox_id)),
-        core_(core),
-        error_pipe_(error_pipe),
-        net_(net) {}
+  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
+                 spawn_detail::NetChannel* net)
+      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe), net_(net) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
@@ -153,6 +149,8 @@ class LockboxProcess final : public Process {
   }
   int pid() const override { return core_->pid(); }
   bool running() const override { return core_->running(); }
+  // Given to --join --name: the lockbox refuses a sandbox of another name (a recycled pid).
+  void set_sandbox_id(std::string id) { sandbox_id_ = std::move(id); }
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
   // SIGKILL of the monitor takes the whole pid namespace with it.
@@ -161,7 +159,6 @@ class LockboxProcess final : public Process {
                                      const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
     std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
-    // The lockbox refuses a sandbox of another name: the pid may be recycled by then.
     if (!sandbox_id_.empty()) argv.insert(argv.end(), {"--name", sandbox_id_});
     for (const auto& name : pass_env) {
       argv.emplace_back("--pass-env");
@@ -282,9 +279,9 @@ class LockboxSpawner final : public Spawner {
       if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process =
-        std::make_unique<LockboxProcess>(lockbox_, request.policy.name, *core, error_pipe, net);
+    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net);
     *slot = process.get();
+    process->set_sandbox_id(request.policy.name);
     return std::unique_ptr<Process>(std::move(process));
   }
 
