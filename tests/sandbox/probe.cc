@@ -181,6 +181,8 @@ int tty_hunter(int max) {
 }
 
 int probe(const std::string& what, char** args) {
+  if (what == "mem-racer") return mem_racer();
+  if (what == "tty-hunter") return tty_hunter(args[0] ? std::atoi(args[0]) : 0);
   if (what == "keyctl") return result(raw(__NR_keyctl, 0x7fff, 0, 0, 0, 0));
   if (what == "add_key") return result(raw(__NR_add_key, 0, 0, 0, 0, 0));
   if (what == "request_key") return result(raw(__NR_request_key, 0, 0, 0, 0));
@@ -441,8 +443,6 @@ int probe(const std::string& what, char** args) {
                 env >= 0 ? "environ-open" : strerrorname_np(errno));
     return 0;
   }
-  if (what == "mem-racer") return mem_racer();
-  if (what == "tty-hunter") return tty_hunter(args[0] ? std::atoi(args[0]) : 0);
   if (what == "cwd") {
     char dir[4096];
     std::puts(getcwd(dir, sizeof dir) ? dir : "?");
