@@ -150,18 +150,21 @@ int namespaces_to_join(pid_t target) {
   return flags;
 }
 
-// fds 0-2 go to CMD inside the sandbox. The caller's own terminal there would let the block
-// type into the caller's shell (TIOCSTI, or simply reading it) for as long as it keeps the fd:
-// refuse it. `stackie exec` gives CMD a pty of its own or pipes.
+// fds 0-2 go to CMD inside the sandbox. The caller's own terminal there would let the block type
+// into the caller's shell (TIOCSTI, or simply reading it) for as long as it keeps the fd:
+// refuse a terminal that is some session's controlling terminal (ours, or the one a `setsid`
+// left us with). `stackie exec` gives CMD a terminal that is nobody's yet, or pipes.
 std::optional<SetupError> refuse_callers_terminal() {
-  pid_t session = getsid(0);
   for (int fd = 0; fd <= 2; ++fd) {
-    if (isatty(fd) && tcgetsid(fd) == session)
+    if (!isatty(fd)) continue;
+    pid_t session = tcgetsid(fd);
+    if (session > 0)
       return setup_error("join", EPERM,
                          "fd " + std::to_string(fd) +
-                             " is the caller's terminal, which CMD would keep inside the "
-                             "sandbox; run it through `stackie exec`, which gives CMD a "
-                             "terminal of its own");
+                             " is the caller's terminal (that of session " +
+                             std::to_string(session) +
+                             "), which CMD would keep inside the sandbox; run it through "
+                             "`stackie exec`, which gives CMD a terminal of its own");
   }
   return std::nullopt;
 }

@@ -98,10 +98,16 @@ void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
     *failure = {"setsid", errno};
     return;
   }
-  // A terminal made for CMD alone (stackie exec's pty): its controlling terminal, so that ^C
-  // typed into it reaches CMD's foreground job. Best effort: a terminal that is already some
-  // session's stays CMD's plain stdin, as before.
-  if (plan.controlling_tty && isatty(0)) ioctl(0, TIOCSCTTY, 0);
+  // A terminal made for CMD alone (stackie exec's pty) becomes its controlling terminal, so
+  // that ^C typed into it reaches CMD's foreground job. A terminal on fd 0-2 that cannot
+  // (another session's: the caller's own, even behind a `setsid`) is refused: CMD would keep
+  // the caller's terminal inside the sandbox.
+  for (int fd = 0; plan.controlling_tty && fd <= 2; ++fd) {
+    if (isatty(fd) && ioctl(fd, TIOCSCTTY, 0) != 0) {
+      *failure = {kStepForeignTerminal, errno};
+      return;
+    }
+  }
   if (!drop_capabilities(failure)) return;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     *failure = {"no_new_privs", errno};

@@ -22,7 +22,7 @@ struct ExecPlan {
   mode_t umask_value = 022;
   bool new_session = true;
   bool parent_death_signal = false;  // --join: CMD dies with the joining lockbox
-  bool controlling_tty = false;      // --join: a terminal on fd 0 becomes CMD's (after setsid)
+  bool controlling_tty = false;      // --join: a terminal on fd 0-2 becomes CMD's, or is refused
   int report_fd = -1;  // fork_locked_down's failure pipe: survives until execve (CLOEXEC)
   // Pointer arrays into args/env; filled by finish().
   std::vector<char*> argv;
@@ -32,6 +32,9 @@ struct ExecPlan {
 
 // Filled by the child when it fails before execve succeeds; read by the parent after the
 // vfork-style clone returns (the memory is shared), or sent over a pipe after a fork.
+// ChildFailure::step of a terminal on fd 0-2 that is another session's (controlling_tty).
+inline constexpr const char kStepForeignTerminal[] = "controlling terminal";
+
 struct ChildFailure {
   const char* step = nullptr;
   int errnum = 0;

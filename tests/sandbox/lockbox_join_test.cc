@@ -149,6 +149,14 @@ TEST_F(LockboxJoin, TheCallersOwnTerminalIsRefused) {
   EXPECT_EQ(code, 125) << out;
   EXPECT_NE(out.find("is the caller's terminal"), std::string::npos) << out;
   EXPECT_EQ(out.find("ran"), std::string::npos) << out;
+  // The same terminal handed to a lockbox in a session of its own (`setsid stackie-lockbox`).
+  std::string script = "exec setsid -w '" + lockbox_path() + "' --join " +
+                       std::to_string(box.pid()) + " -- /bin/echo ran";
+  Pty second;  // a pty whose slave every holder closed reads EIO until it is reopened
+  code = run_on_terminal(second, {"/bin/sh", "-c", script}, /*make_controlling=*/true, &out);
+  EXPECT_EQ(code, 125) << out;
+  EXPECT_NE(out.find("is the caller's terminal"), std::string::npos) << out;
+  EXPECT_EQ(out.find("ran"), std::string::npos) << out;
 }
 
 // A terminal made for CMD (stackie exec's pty: nobody's controlling terminal) becomes CMD's
