@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "lockbox_harness.h"
+
+extern char** environ;
 
 namespace stackie::testing {
 namespace {
@@ -54,6 +57,60 @@ TEST_F(LockboxJoin, TheBlockNeverWritesTheJoinersMemory) {
   EXPECT_EQ(count_lines_starting(out, "WON"), 0) << out;
   // It was really racing: it saw (nearly) every joiner's child enter.
   EXPECT_GE(count_lines_starting(out, "saw") + count_lines_starting(out, "WON"), kJoins / 2) << out;
+}
+
+std::string status_field(pid_t pid, const std::string& name) {
+  std::string text;
+  int fd = open(("/proc/" + std::to_string(pid) + "/status").c_str(), O_RDONLY | O_CLOEXEC);
+  char buffer[4096];
+  ssize_t n;
+  while (fd >= 0 && (n = read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<size_t>(n));
+  if (fd >= 0) close(fd);
+  size_t at = text.find("\n" + name + ":\t");
+  if (at == std::string::npos) return "";
+  at += name.size() + 3;
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+// While CMD runs, the joiner (outside the pid namespace, inside the block's user namespace)
+// holds no capability, has no_new_privs, and is not dumpable (its /proc files belong to root):
+// nothing in the block could use it. Before the fix it kept every capability of the block's
+// user namespace and was dumpable.
+TEST_F(LockboxJoin, TheJoinerHoldsNothingWhileCmdRuns) {
+  Background box({"sleep", "30"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  std::string pid = std::to_string(box.pid());
+  const char* argv[] = {lockbox_path().c_str(), "--join", pid.c_str(), "--",
+                        "/bin/sleep",           "5",      nullptr};
+  std::string lockbox = lockbox_path();
+  argv[0] = lockbox.c_str();
+  pid_t joiner = -1;
+  ASSERT_EQ(posix_spawn(&joiner, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  // CMD started (the joiner has a child) and the joiner dropped what it held right after.
+  std::string children =
+      "/proc/" + std::to_string(joiner) + "/task/" + std::to_string(joiner) + "/children";
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    int fd = open(children.c_str(), O_RDONLY | O_CLOEXEC);
+    char c = 0;
+    started = fd >= 0 && read(fd, &c, 1) == 1;
+    if (fd >= 0) close(fd);
+    if (!started) usleep(10000);
+  }
+  for (int i = 0; i < 100 && status_field(joiner, "CapEff") != "0000000000000000"; ++i)
+    usleep(10000);
+  EXPECT_TRUE(started);
+  EXPECT_EQ(status_field(joiner, "CapEff"), "0000000000000000");
+  EXPECT_EQ(status_field(joiner, "CapPrm"), "0000000000000000");
+  EXPECT_EQ(status_field(joiner, "CapBnd"), "0000000000000000");
+  EXPECT_EQ(status_field(joiner, "NoNewPrivs"), "1");
+  struct stat st {};
+  // (/proc/PID itself always shows the owner; the files in it show root for a non-dumpable mm.)
+  ASSERT_EQ(stat(("/proc/" + std::to_string(joiner) + "/fd").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u) << "the joiner is dumpable (its /proc/PID/fd is its owner's)";
+  kill(joiner, SIGKILL);
+  waitpid(joiner, nullptr, 0);
 }
 
 // A `network: host` sandbox has no network namespace of its own: the join must not try to
