@@ -47,6 +47,24 @@ class UvHandle {
     return 0;
   }
 
+  // uv_spawn, which initialises the handle even when it fails: then the handle is closed (and
+  // freed) here. Returns uv_spawn's status.
+  int spawn(uv_loop_t* loop, const uv_process_options_t& options,
+            void* data) requires std::same_as<T, uv_process_t> {
+    assert(!handle_);
+    T* process = new T{};
+    process->data = data;
+    const int status = uv_spawn(loop, process, &options);
+    if (status < 0) {
+      process->data = nullptr;
+      uv_close(reinterpret_cast<uv_handle_t*>(process),
+               [](uv_handle_t* closed) { delete reinterpret_cast<T*>(closed); });
+      return status;
+    }
+    handle_ = process;
+    return 0;
+  }
+
   T* get() const { return handle_; }
   uv_stream_t* stream() const { return reinterpret_cast<uv_stream_t*>(handle_); }
   uv_handle_t* handle() const { return reinterpret_cast<uv_handle_t*>(handle_); }

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "base/uv_handle.h"
+
 namespace stackie {
 
 PortAddress loopback_port_address() {
@@ -20,19 +22,19 @@ PortAddress loopback_port_address() {
 namespace {
 
 // The shared shape of an attempt: a timeout timer, a result reported at most once, and
-// self-deletion once every handle is closed.
+// self-deletion once every handle is closed (libuv runs a handle's pending request callbacks
+// before its close callback, so the attempt outlives every callback that names it).
 class Attempt {
  public:
   Attempt(uv_loop_t* loop, ProbeDone done) : loop_(loop), done_(std::move(done)) {
-    uv_timer_init(loop, &timer_);
-    timer_.data = this;
+    timer_.init([loop](uv_timer_t* timer) { return uv_timer_init(loop, timer); }, this);
     ++open_handles_;
   }
   virtual ~Attempt() = default;
 
   void arm(Milliseconds timeout) {
     uv_timer_start(
-        &timer_,
+        timer_.get(),
         [](uv_timer_t* t) {
           auto* self = static_cast<Attempt*>(t->data);
           self->finish(false, "timed out");
@@ -50,17 +52,15 @@ class Attempt {
     finished_ = true;
     auto done = std::move(done_);
     done_ = nullptr;
-    uv_timer_stop(&timer_);
-    close_handle(reinterpret_cast<uv_handle_t*>(&timer_));
+    uv_timer_stop(timer_.get());
+    close_handle(timer_);
     release();  // subclasses close their own handles (or wait for a process to exit)
     if (done) done(healthy, std::move(detail));
   }
-  void close_handle(uv_handle_t* handle) {
-    if (uv_is_closing(handle)) return;
-    handle->data = this;
-    uv_close(handle, [](uv_handle_t* h) {
-      auto* self = static_cast<Attempt*>(h->data);
-      if (--self->open_handles_ == 0) delete self;
+  template <typename T>
+  void close_handle(UvHandle<T>& handle) {
+    handle.close([this] {
+      if (--open_handles_ == 0) delete this;
     });
   }
   virtual void release() = 0;
@@ -70,7 +70,7 @@ class Attempt {
   bool finished_ = false;
 
  private:
-  uv_timer_t timer_{};
+  UvHandle<uv_timer_t> timer_;
   ProbeDone done_;
 };
 
@@ -79,8 +79,7 @@ class TcpAttempt final : public Attempt {
  public:
   TcpAttempt(uv_loop_t* loop, const HealthCheck& check, ProbeDone done)
       : Attempt(loop, std::move(done)), check_(check) {
-    uv_tcp_init(loop, &tcp_);
-    tcp_.data = this;
+    tcp_.init([loop](uv_tcp_t* tcp) { return uv_tcp_init(loop, tcp); }, this);
     ++open_handles_;
   }
   // With a source, the socket comes from inside the block's network namespace.
@@ -92,7 +91,7 @@ class TcpAttempt final : public Attempt {
         if (socket.ok()) ::close(*socket);
       } else if (!socket.ok()) {
         finish(false, socket.error().message);
-      } else if (int rc = uv_tcp_open(&tcp_, *socket); rc != 0) {
+      } else if (int rc = uv_tcp_open(tcp_.get(), *socket); rc != 0) {
         ::close(*socket);
         finish(false, std::string("socket: ") + uv_strerror(rc));
       } else {
@@ -105,7 +104,7 @@ class TcpAttempt final : public Attempt {
  private:
   void connect(const sockaddr_storage& address) {
     connect_.data = this;
-    int rc = uv_tcp_connect(&connect_, &tcp_, reinterpret_cast<const sockaddr*>(&address),
+    int rc = uv_tcp_connect(&connect_, tcp_.get(), reinterpret_cast<const sockaddr*>(&address),
                             [](uv_connect_t* req, int status) {
                               auto* self = static_cast<TcpAttempt*>(req->data);
                               if (!self->finished_) self->connected(status);
@@ -120,14 +119,12 @@ class TcpAttempt final : public Attempt {
                " HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: stackied\r\nConnection: close\r\n\r\n";
     uv_buf_t request = uv_buf_init(request_.data(), static_cast<unsigned>(request_.size()));
     write_.data = this;
-    uv_write(&write_, reinterpret_cast<uv_stream_t*>(&tcp_), &request, 1,
-             [](uv_write_t* req, int rc) {
-               auto* self = static_cast<TcpAttempt*>(req->data);
-               if (rc != 0 && !self->finished_)
-                 self->finish(false, std::string("send: ") + uv_strerror(rc));
-             });
+    uv_write(&write_, tcp_.stream(), &request, 1, [](uv_write_t* req, int rc) {
+      auto* self = static_cast<TcpAttempt*>(req->data);
+      if (rc != 0 && !self->finished_) self->finish(false, std::string("send: ") + uv_strerror(rc));
+    });
     uv_read_start(
-        reinterpret_cast<uv_stream_t*>(&tcp_),
+        tcp_.stream(),
         [](uv_handle_t* h, size_t, uv_buf_t* buf) {
           auto* self = static_cast<TcpAttempt*>(h->data);
           *buf = uv_buf_init(self->scratch_, sizeof self->scratch_);
@@ -155,10 +152,10 @@ class TcpAttempt final : public Attempt {
                                std::to_string(check_.http_status));
     finish(true, "HTTP status " + std::to_string(status));
   }
-  void release() override { close_handle(reinterpret_cast<uv_handle_t*>(&tcp_)); }
+  void release() override { close_handle(tcp_); }
 
   HealthCheck check_;
-  uv_tcp_t tcp_{};
+  UvHandle<uv_tcp_t> tcp_;
   uv_connect_t connect_{};
   uv_write_t write_{};
   std::string request_;
@@ -197,23 +194,21 @@ class ExecAttempt final : public Attempt {
                                           : "exit status " + std::to_string(status));
         }
       }
-      self->close_handle(reinterpret_cast<uv_handle_t*>(&self->process_));
+      self->close_handle(self->process_);
     };
-    process_.data = this;
-    ++open_handles_;
-    int rc = uv_spawn(loop_, &process_, &options);
-    if (rc != 0) {
-      exited_ = true;
+    if (int rc = process_.spawn(loop_, options, this); rc != 0) {
+      exited_ = true;  // never started; spawn closed the handle
       finish(false, "cannot run " + target.exec_argv[0] + ": " + uv_strerror(rc));
-      close_handle(reinterpret_cast<uv_handle_t*>(&process_));
+      return;
     }
+    ++open_handles_;
   }
 
  private:
   void release() override {
-    if (!exited_) ::kill(-process_.pid, SIGKILL);  // exit_cb closes the handle
+    if (!exited_) ::kill(-process_.get()->pid, SIGKILL);  // exit_cb closes the handle
   }
-  uv_process_t process_{};
+  UvHandle<uv_process_t> process_;
   bool exited_ = false;
 };
 
