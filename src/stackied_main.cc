@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
   options.supervisor.passthrough = passthrough.get();
   options.supervisor.sandboxed = lockbox_spawner.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
+  options.ephemeral_base = stackie::daemon_ephemeral_base(home);
   options.log = log_line;
   options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };
   int status = 0;

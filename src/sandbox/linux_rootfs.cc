@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
+
+#include "base/safe_open.h"
 
 namespace stackie::linux_sandbox {
 
@@ -231,8 +234,30 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
   return entries;
 }
 
-MaybeError clone_source(Entry& entry) {
-  entry.tree = clone_tree(entry.source.c_str(), true);
+// The storage root, opened once: a bind source below it (a volume, the block's temp dir, a
+// runtime dir) is opened from it with no symlink on the way and bound from that fd, because the
+// block itself may have left a link there (issue 14: /tmp/run -> ~/.ssh).
+struct Storage {
+  std::string root;
+  UniqueFd fd;
+};
+
+int clone_tree_at(int fd) {
+  return static_cast<int>(syscall(
+      SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+}
+
+MaybeError clone_source(Entry& entry, const Storage& storage) {
+  std::optional<std::string> below;
+  if (storage.fd.valid()) below = path_below(storage.root, entry.source);
+  if (below) {
+    auto opened = open_beneath(storage.fd.get(), *below, O_PATH, storage.root);
+    if (!opened.ok())
+      return setup_error("mount " + entry.target, -opened.error().code, opened.error().message);
+    entry.tree = clone_tree_at(opened->get());
+  } else {
+    entry.tree = clone_tree(entry.source.c_str(), true);
+  }
   if (entry.tree < 0) {
     if (entry.optional && errno == ENOENT) return std::nullopt;
     return setup_error("mount " + entry.target, errno, "bind " + entry.source);
@@ -410,8 +435,14 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
         if (e.tree >= 0) close(e.tree);
     }
   } closer{entries};
+  Storage storage{policy.storage_root, UniqueFd()};
+  if (!storage.root.empty()) {
+    storage.fd = UniqueFd(open(storage.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!storage.fd.valid())
+      return setup_error("open storage", errno, "open storage root " + storage.root);
+  }
   for (auto& entry : entries) {
-    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry));
+    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry, storage));
   }
   bool own_tmp = !policy_mounts(entries, "/tmp");
   bool own_dev = !policy_mounts(entries, "/dev");
@@ -419,7 +450,7 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   Entry host_tmp{Entry::bind, policy.host_tmp_dir, "/tmp", false, false, -1};
   Fd host_tmp_owner;
   if (own_tmp && !policy.host_tmp_dir.empty()) {
-    LOCKBOX_TRY(clone_source(host_tmp));
+    LOCKBOX_TRY(clone_source(host_tmp, storage));
     host_tmp_owner = Fd(host_tmp.tree);
   }
   DeviceClones devices{};

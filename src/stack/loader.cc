@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "base/safe_open.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
 #include "stack/interpolate.h"
@@ -55,8 +56,9 @@ Status merge_vars(BlockSpec& spec) {
   for (const auto& [name, value] : spec.vars) known.push_back(name);
   for (size_t i = 0; i < decl.vars.size(); ++i) {
     const auto& [name, value] = decl.vars[i];
-    auto found = std::find_if(spec.vars.begin(), spec.vars.end(),
-                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found =
+        std::find_if(spec.vars.begin(), spec.vars.end(),
+                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found == spec.vars.end()) {
       std::string declared;
       for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
@@ -103,8 +105,9 @@ Status merge_serves(BlockSpec& spec) {
 void merge_environment(BlockSpec& spec) {
   if (spec.def) spec.environment = spec.def->environment;
   for (const auto& [name, value] : spec.decl->environment) {
-    auto found = std::find_if(spec.environment.begin(), spec.environment.end(),
-                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found =
+        std::find_if(spec.environment.begin(), spec.environment.end(),
+                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found != spec.environment.end())
       found->second = value;
     else
@@ -519,6 +522,7 @@ class BlockBuilder {
     policy.name = spec_.sandbox_id;
     if (spec_.def && spec_.def->sandbox.identity) policy.identity = *spec_.def->sandbox.identity;
     policy.host_tmp_dir = tmp_dir(storage_, spec_.sandbox_id);
+    policy.storage_root = storage_;
     policy.working_dir = project_dir_.empty() ? "/" : project_dir_;
     std::set<std::string> targets;
     auto add = [&](std::vector<BindMount>& list, const std::string& path) {
@@ -526,7 +530,12 @@ class BlockBuilder {
     };
     // Read-write first, so a path both written and read is mounted writable once.
     for (const auto& [name, host] : paths_) add(policy.read_write, host);
-    if (!project_dir_.empty()) add(policy.read_write, project_dir_);
+    if (!project_dir_.empty()) {
+      add(policy.read_write, project_dir_);
+      // Bound on top, read-only: what decides how the next `up` runs (issue 14: a block that
+      // rewrites its stack file to `sandbox: false`, plants a secret or a git hook).
+      for (const auto& path : protected_project_paths()) add(policy.read_only, path);
+    }
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(rw,
                          expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write"));
@@ -537,6 +546,27 @@ class BlockBuilder {
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
     return {};
+  }
+
+  // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
+  // block's directories: those that exist below the project directory as a file or directory
+  // (a symlink cannot be mounted over; it is left as it is).
+  std::vector<std::string> protected_project_paths() const {
+    std::vector<std::string> candidates = {stack_.file};
+    for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
+    for (const auto& dir : {stack_.dir, project_dir_})
+      for (const char* name : {".env", ".dev.vars", ".git"})
+        candidates.push_back(join_path(dir, name));
+    std::vector<std::string> out;
+    for (const auto& candidate : candidates) {
+      std::string path = normalize_path(candidate);
+      auto below = path_below(project_dir_, path);
+      struct stat info {};
+      if (!below || below->empty() || ::lstat(path.c_str(), &info) != 0) continue;
+      if (!S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) continue;
+      if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+    }
+    return out;
   }
 
   const LoadOptions& options_;
@@ -639,6 +669,9 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
   }
+  for (const char* name : {"PATH", "HOME"})
+    if (options.env.count(name)) out.env_referenced.push_back(name);
+  for (const auto& name : secrets.names_found_in_env()) out.env_referenced.push_back(name);
   return out;
 }
 

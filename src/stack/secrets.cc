@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "stack/yaml_fields.h"
@@ -108,7 +109,11 @@ Status SecretStore::load(Source& source, bool yaml) {
 }
 
 Result<std::optional<std::string>> SecretStore::lookup(const std::string& name) {
-  if (auto found = env_.find(name); found != env_.end()) return std::optional(found->second);
+  if (auto found = env_.find(name); found != env_.end()) {
+    if (std::find(found_in_env_.begin(), found_in_env_.end(), name) == found_in_env_.end())
+      found_in_env_.push_back(name);
+    return std::optional(found->second);
+  }
   STACKIE_TRY(load(companion_, true));
   if (auto found = companion_.values.find(name); found != companion_.values.end())
     return std::optional(found->second);
@@ -118,6 +123,13 @@ Result<std::optional<std::string>> SecretStore::lookup(const std::string& name) 
       return std::optional(found->second);
   }
   return std::optional<std::string>();
+}
+
+std::vector<std::string> SecretStore::existing_files() const {
+  std::vector<std::string> out;
+  for (const Source* source : {&companion_, &dot_env_, &dev_vars_})
+    if (exists(source->path)) out.push_back(source->path);
+  return out;
 }
 
 std::string SecretStore::sources_description() const {
