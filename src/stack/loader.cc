@@ -413,8 +413,12 @@ class BlockBuilder {
                                                bool substitute_program) {
     std::vector<std::string> out;
     for (const auto& arg : argv) {
-      STACKIE_TRY_ASSIGN(text, expand_text(arg));
-      out.push_back(std::move(text));
+      STACKIE_TRY_ASSIGN(expanded, expand(arg));
+      if (expanded.secret)
+        warnings_.push_back(format_location(arg.where) + ": warning: block '" + decl_.name +
+                            "' puts a secret on a command line, where every user's `ps` shows "
+                            "it; pass it through 'environment' instead");
+      out.push_back(std::move(expanded.text));
     }
     if (substitute_program && !out.empty())
       if (std::string path = program_path(out.front()); !path.empty()) out.front() = path;
@@ -551,6 +555,9 @@ class BlockBuilder {
   // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
   // block's directories: those that exist below the project directory as a file or directory
   // (a symlink cannot be mounted over; it is left as it is).
+  // What the loader warns about (a secret on a command line), "FILE:LINE:COL: warning: ...".
+  std::vector<std::string> take_warnings() { return std::move(warnings_); }
+
   std::vector<std::string> protected_project_paths() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
@@ -581,6 +588,7 @@ class BlockBuilder {
   std::string project_dir_;
   std::vector<std::string> program_dirs_;
   std::map<std::string, std::string> program_alias_;  // file name -> programs key
+  std::vector<std::string> warnings_;
   std::map<std::string, Expanded> expanded_vars_;
   std::set<std::string> expanding_vars_;
 };
@@ -668,7 +676,9 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
                          resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
+    for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
+  for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
   for (const char* name : {"PATH", "HOME"})
     if (options.env.count(name)) out.env_referenced.push_back(name);
   for (const auto& name : secrets.names_found_in_env()) out.env_referenced.push_back(name);

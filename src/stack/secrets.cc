@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
@@ -97,6 +98,14 @@ Status SecretStore::load(Source& source, bool yaml) {
   if (source.loaded) return {};
   source.loaded = true;
   if (!exists(source.path)) return {};
+  struct stat info {};
+  if (::stat(source.path.c_str(), &info) == 0 && (info.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    warnings_.push_back(source.path + ": warning: this secrets file has mode " + mode +
+                        ": other users of this machine may read it (chmod 600 " + source.path +
+                        ")");
+  }
   if (yaml) {
     STACKIE_TRY_ASSIGN(values, parse_companion(source.path));
     source.values = std::move(values);

@@ -30,6 +30,8 @@ class SecretStore {
   // The secrets files that exist (companion, .env, .dev.vars), absolute: a first-party block's
   // project bind shows them read-only.
   std::vector<std::string> existing_files() const;
+  // "FILE: warning: ..." for each secrets file read that group or others may read.
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   struct Source {
@@ -41,6 +43,7 @@ class SecretStore {
 
   std::map<std::string, std::string> env_;
   std::vector<std::string> found_in_env_;
+  std::vector<std::string> warnings_;
   Source companion_;
   Source dot_env_;
   Source dev_vars_;

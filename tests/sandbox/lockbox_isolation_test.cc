@@ -85,6 +85,28 @@ TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
   remove_tree(dir);
 }
 
+// The host's account list is not shown (issue 14): a minimal /etc/passwd and /etc/group with
+// root, the caller under its own name, and nobody.
+TEST_F(Lockbox, AccountsAreMinimalNotTheHosts) {
+  std::ifstream host("/etc/passwd");
+  std::string host_text((std::istreambuf_iterator<char>(host)), std::istreambuf_iterator<char>());
+  ASSERT_NE(host_text.find("\ndaemon:"), std::string::npos) << "this host has no 'daemon' account";
+  std::string passwd = probe({"read", "/etc/passwd"});
+  EXPECT_EQ(passwd.rfind("root:x:0:0:", 0), 0u) << passwd;
+  EXPECT_EQ(passwd.find("daemon:"), std::string::npos) << passwd;
+  EXPECT_NE(passwd.find("\nnobody:x:65534:"), std::string::npos) << passwd;
+  std::string group = probe({"read", "/etc/group"});
+  EXPECT_EQ(group.rfind("root:x:0:", 0), 0u) << group;
+  EXPECT_EQ(group.find("daemon:"), std::string::npos) << group;
+
+  // With identity user, the caller's own uid has its own name from the host.
+  std::string mine = probe({"read", "/etc/passwd"}, {"--identity", "user"});
+  std::string me = ":x:" + std::to_string(getuid()) + ":" + std::to_string(getgid()) + ":";
+  EXPECT_NE(mine.find(me), std::string::npos) << mine;
+  EXPECT_EQ(mine.find("daemon:"), std::string::npos) << mine;
+  EXPECT_EQ(probe({"write", "/etc/passwd"}), "EROFS");
+}
+
 TEST_F(Lockbox, SysIsNotMounted) {
   EXPECT_EQ(probe({"exists", "/sys/kernel"}), "ENOENT");
 }
