@@ -93,7 +93,7 @@ Result<UniqueFd> walk(int dir, const std::vector<std::string>& parts, int flags,
     }
     if (S_ISLNK(st.st_mode)) return symlink_refused(here);
     if (!last && !S_ISDIR(st.st_mode)) return system_error(ENOTDIR, here);
-    int open_flags = last ? flags : (O_PATH | O_DIRECTORY);
+    int open_flags = last ? flags : (kOpenPathOnly | O_DIRECTORY);
     UniqueFd next(::openat(current.get(), name, open_flags | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) {
       if (errno == ELOOP) return symlink_refused(here);
@@ -238,7 +238,7 @@ Status remove_tree_beneath(int dir, const std::string& relative, const std::stri
     return Error{-EINVAL, shown + ": not a plain path below its storage root"};
   std::string parent_rel;
   for (size_t i = 0; i + 1 < parts->size(); ++i) parent_rel += (i ? "/" : "") + (*parts)[i];
-  auto parent = open_beneath(dir, parent_rel, O_PATH | O_DIRECTORY, dir_shown);
+  auto parent = open_beneath(dir, parent_rel, kOpenPathOnly | O_DIRECTORY, dir_shown);
   if (!parent.ok()) {
     if (parent.error().code == -ENOENT) return {};
     return parent.error();

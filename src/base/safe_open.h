@@ -7,12 +7,21 @@
 // walk one component at a time with O_NOFOLLOW; a refusal names the offending path.
 #pragma once
 
+#include <fcntl.h>
+
 #include <optional>
 #include <string>
 
 #include "base/error.h"
 
 namespace stackie {
+
+// Open for lookup only (O_PATH) where the system has it; a plain read-only open elsewhere.
+#ifdef O_PATH
+inline constexpr int kOpenPathOnly = O_PATH;
+#else
+inline constexpr int kOpenPathOnly = O_RDONLY;
+#endif
 
 // An owned file descriptor, closed on destruction.
 class UniqueFd {

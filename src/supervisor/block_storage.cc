@@ -56,7 +56,7 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
     if (runtime) {
       // A runtime dir is scratch: made afresh on each start. A link in its place is not
       // removed quietly: it is refused, so the user sees that something planted it.
-      auto existing = open_beneath(root.get(), *below, O_PATH, root_path);
+      auto existing = open_beneath(root.get(), *below, kOpenPathOnly, root_path);
       if (!existing.ok() && existing.error().code != -ENOENT) return existing.error();
       STACKIE_TRY(remove_tree_beneath(root.get(), *below, root_path));
     }

@@ -37,7 +37,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   // The lock is the single-instance guarantee: the kernel drops it when we die, even by
   // SIGKILL, so a stale pid file never blocks a new daemon.
   std::string lock_path = daemon->options_.home + "/stackied.lock";
-  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (daemon->lock_fd_ < 0) return system_error(errno, "open " + lock_path);
   if (::flock(daemon->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     int saved = errno;
@@ -53,7 +53,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
 
   std::string pid_text = std::to_string(::getpid()) + "\n";
   std::string temp = daemon->pid_path() + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return system_error(errno, "open " + temp);
   bool written =
       ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
