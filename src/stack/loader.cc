@@ -166,6 +166,9 @@ class BlockBuilder {
     return std::move(block_);
   }
 
+  // What the loader warns about (a secret on a command line), "FILE:LINE:COL: warning: ...".
+  std::vector<std::string> take_warnings() { return std::move(warnings_); }
+
  private:
   void decide_isolation() {
     auto platform = decl_.platform_sandbox.find(options_.os);
@@ -555,9 +558,6 @@ class BlockBuilder {
   // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
   // block's directories: those that exist below the project directory as a file or directory
   // (a symlink cannot be mounted over; it is left as it is).
-  // What the loader warns about (a secret on a command line), "FILE:LINE:COL: warning: ...".
-  std::vector<std::string> take_warnings() { return std::move(warnings_); }
-
   std::vector<std::string> protected_project_paths() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);

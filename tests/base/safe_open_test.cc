@@ -49,7 +49,9 @@ class SafeOpen : public ::testing::TestWithParam<bool> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Openat2AndWalk, SafeOpen, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "walk" : "openat2"; });
+                         [](const auto& param_info) {
+                           return param_info.param ? "walk" : "openat2";
+                         });
 
 TEST_P(SafeOpen, CreatesDirectoriesBelowTheRootPrivate) {
   UniqueFd fd = root();
