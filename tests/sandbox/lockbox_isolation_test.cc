@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -336,6 +337,42 @@ TEST_F(Lockbox, HostTmpDirBacksTmp) {
   std::string dir = make_temp_dir();
   EXPECT_EQ(probe({"write", "/tmp/kept"}, {"--tmpdir", dir}), "ok");
   EXPECT_EQ(access((dir + "/kept").c_str(), F_OK), 0);
+  remove_tree(dir);
+}
+
+// Issue 14: a block swapped its runtime dir (in its own /tmp) for a link to the user's files. The
+// lockbox opens every source below --storage-root from the root, with no link on the way: the
+// setup fails naming the path and nothing of the link's target is shown. Without
+// --storage-root the same policy follows the link (what the daemon used to do).
+TEST_F(Lockbox, AStorageLinkIsRefusedNotFollowed) {
+  std::string dir = make_temp_dir();
+  std::string storage = dir + "/storage";
+  std::string tmp = storage + "/tmp/s-b";
+  ASSERT_EQ(system(("mkdir -p " + tmp + " " + dir + "/ssh").c_str()), 0);
+  std::ofstream(dir + "/ssh/id_ed25519") << "key";
+  ASSERT_EQ(symlink((dir + "/ssh").c_str(), (tmp + "/run").c_str()), 0);
+  RunOptions options;
+  options.with_error_fd = true;
+  RunResult refused = run_probe(
+      {"--error-fd", "3", "--storage-root", storage, "--tmpdir", tmp, "--rw", tmp + "/run:/run"},
+      {"read", "/run/id_ed25519"}, options);
+  EXPECT_EQ(refused.exit_code, 125) << refused.err;
+  EXPECT_NE(refused.error_fd.find(tmp + "/run: is a symbolic link"), std::string::npos)
+      << refused.error_fd;
+  EXPECT_EQ(refused.out.find("key"), std::string::npos);
+  // The link is the only way in: without the root the lockbox follows it.
+  EXPECT_EQ(
+      trim(
+          run_probe({"--tmpdir", tmp, "--rw", tmp + "/run:/run"}, {"read", "/run/id_ed25519"}).out),
+      "key");
+  // A link on the way to the temp dir itself is refused the same way.
+  ASSERT_EQ(symlink((dir + "/ssh").c_str(), (storage + "/tmp/linked").c_str()), 0);
+  RunResult via =
+      run_probe({"--error-fd", "3", "--storage-root", storage, "--tmpdir", storage + "/tmp/linked"},
+                {"exists", "/tmp/id_ed25519"}, options);
+  EXPECT_EQ(via.exit_code, 125) << via.err;
+  EXPECT_NE(via.error_fd.find(storage + "/tmp/linked: is a symbolic link"), std::string::npos)
+      << via.error_fd;
   remove_tree(dir);
 }
 
