@@ -139,8 +139,12 @@ Status write_state_file(const std::string& path, const std::vector<StackRecord>&
   if (!dir.valid()) return system_error(errno, "open " + dir_path);
   std::string temp_name = name + ".tmp";
   std::string temp = path + ".tmp";
+  // A leftover temp file (or whatever took its name) goes first: unlinking a link removes the
+  // link, and the new file is created exclusively, so nothing stale is ever written through.
+  if (::unlinkat(dir.get(), temp_name.c_str(), 0) != 0 && errno != ENOENT)
+    return system_error(errno, "remove " + temp);
   STACKIE_TRY_ASSIGN(file,
-                     open_file_in(dir.get(), temp_name, O_WRONLY | O_CREAT | O_TRUNC, dir_path));
+                     open_file_in(dir.get(), temp_name, O_WRONLY | O_CREAT | O_EXCL, dir_path));
   if (::fchmod(file.get(), 0600) != 0) return system_error(errno, "chmod " + temp);
   std::string text = state_to_json(stacks);
   size_t done = 0;

@@ -216,6 +216,22 @@ TEST_F(DaemonTest, ACorruptStateFileIsSetAsideNotFatal) {
   EXPECT_TRUE((*daemon)->records().empty());
 }
 
+// Issue 14: a state.json.tmp planted as a link to a file of the user's is not written through.
+TEST_F(DaemonTest, TheStateFileIsNeverWrittenThroughALink) {
+  ::mkdir(home_.c_str(), 0700);
+  std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "mine\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (home_ + "/state.json.tmp").c_str()), 0);
+  UpRequest request{"/proj/a.yml", dir_, {}, false, false};
+  ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {}}}).ok());
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "mine\n");
+  auto records = read_state_file(home_ + "/state.json");
+  ASSERT_TRUE(records.ok()) << records.error().message;
+  EXPECT_EQ(records->size(), 1u);
+}
+
 TEST(StateFile, RoundTrips) {
   std::vector<StackRecord> records{{"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false}, {}},
                                    {"b", {"/q/b.yml", "/q", {}, false, true}, {"web", "worker"}}};
