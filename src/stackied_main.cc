@@ -17,15 +17,15 @@
 #include <string>
 #include <string_view>
 
-#include "base/version.h"
+#include "supervisor/daemon_loader.h"
 #include "ipc/server.h"
 #include "spawn/spawner.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
-#include "supervisor/daemon_loader.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/service_manager.h"
+#include "base/version.h"
 
 namespace {
 
@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
   int ready_fd = -1;
   if (!foreground) {
     std::string log_path = home + "/stackied.log";
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd =
+        ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
       std::fprintf(stderr, "stackied: open %s: %s\n", log_path.c_str(), std::strerror(errno));
       return 1;
@@ -216,8 +217,8 @@ int main(int argc, char** argv) {
   stackie::DaemonOptions options;
   options.home = home;
   stackie::Daemon* running = nullptr;  // set once open: the allocator asks what it holds
-  options.loader =
-      stackie::daemon_stack_loader(home, [&running](const stackie::HostPortRequest& request) {
+  options.loader = stackie::daemon_stack_loader(
+      home, [&running](const stackie::HostPortRequest& request) {
         return stackie::allocate_host_port(
             request, running ? running->supervisor().ps() : std::vector<stackie::BlockStatus>{});
       });

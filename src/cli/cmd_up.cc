@@ -137,11 +137,11 @@ int run_up(std::span<char*> argv) {
   ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live ? 200 : 0), write_view};
   auto reply = connection.client->call("up",
                                        Json::object({{"file", *path},
-                                                     {"cwd", current_directory()},
-                                                     {"env", env},
-                                                     {"ephemeral", ephemeral},
-                                                     {"no_sandbox", no_sandbox},
-                                                     {"wait", !detach}}),
+                                                          {"cwd", current_directory()},
+                                                          {"env", env},
+                                                          {"ephemeral", ephemeral},
+                                                          {"no_sandbox", no_sandbox},
+                                                          {"wait", !detach}}),
                                        on_event, tick);
   if (view.live()) {  // the final states, clocks stopped
     std::string text = view.render(monotonic_ms(), true);

@@ -56,9 +56,8 @@ Status merge_vars(BlockSpec& spec) {
   for (const auto& [name, value] : spec.vars) known.push_back(name);
   for (size_t i = 0; i < decl.vars.size(); ++i) {
     const auto& [name, value] = decl.vars[i];
-    auto found =
-        std::find_if(spec.vars.begin(), spec.vars.end(),
-                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found = std::find_if(spec.vars.begin(), spec.vars.end(),
+                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found == spec.vars.end()) {
       std::string declared;
       for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
@@ -105,9 +104,8 @@ Status merge_serves(BlockSpec& spec) {
 void merge_environment(BlockSpec& spec) {
   if (spec.def) spec.environment = spec.def->environment;
   for (const auto& [name, value] : spec.decl->environment) {
-    auto found =
-        std::find_if(spec.environment.begin(), spec.environment.end(),
-                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found = std::find_if(spec.environment.begin(), spec.environment.end(),
+                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found != spec.environment.end())
       found->second = value;
     else

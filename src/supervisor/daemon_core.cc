@@ -15,7 +15,10 @@
 
 namespace stackie {
 
-namespace {}  // namespace
+namespace {
+
+
+}  // namespace
 
 int read_pid_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
