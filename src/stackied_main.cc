@@ -185,7 +185,7 @@ stackie::Status start_logging(bool foreground, const std::string& home, int* rea
     return {};
   }
   const std::string log_path = stackie::daemon_log_file(home);
-  int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return stackie::system_error(errno, "open " + log_path);
   if (daemonize(ready_fd) != 0) {
     int saved = errno;
@@ -232,6 +232,7 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
   options.supervisor.passthrough = spawners.passthrough.get();
   options.supervisor.sandboxed = spawners.lockbox.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
+  options.ephemeral_base = stackie::daemon_ephemeral_base(home);
   options.log = log_line;
   options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };
   return options;

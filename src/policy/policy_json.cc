@@ -73,6 +73,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"environment", std::move(environment)},
       {"working_dir", policy.working_dir},
       {"host_tmp_dir", policy.host_tmp_dir},
+      {"storage_root", policy.storage_root},
       {"pass_fds", std::move(fds)},
   }));
 }
@@ -125,6 +126,8 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.working_dir = std::move(working_dir);
   STACKIE_TRY_ASSIGN(host_tmp_dir, get_string(json, "host_tmp_dir", false));
   policy.host_tmp_dir = std::move(host_tmp_dir);
+  STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
+  policy.storage_root = std::move(storage_root);
   if (const Json* fds = json.find("pass_fds")) {
     if (!fds->is_array()) return field_error("pass_fds", "an array of integers");
     for (const Json& item : fds->as_array()) {
