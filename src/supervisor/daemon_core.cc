@@ -143,6 +143,7 @@ Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
   if (request.no_sandbox)
     for (auto& block : stack.blocks) block.sandboxed = false;
   std::string name = stack.name;
+  if (auto busy = supervisor_->busy_for_up(name)) return std::move(*busy);  // nothing recorded
   remember(name, request);
   StackOptions options;
   options.ephemeral = request.ephemeral;
@@ -160,6 +161,10 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
       return;
     }
     done(Error{UV_ENOENT, "stack " + stack + " is not up"});
+    return;
+  }
+  if (auto busy = supervisor_->busy_for_down(stack)) {
+    done(std::move(*busy));
     return;
   }
   forget(stack);

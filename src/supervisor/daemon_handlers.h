@@ -43,6 +43,9 @@ class DaemonHandlers final : public ipc::Handler {
   };
   Result<std::string> resolve_stack(const Json& params) const;
   Result<Target> resolve_block(const Json& params) const;
+  // The one place a block's name becomes a Target: "STACK/BLOCK", or BLOCK in `stack` when it
+  // is given, or BLOCK in the only stack that has one by that name.
+  Result<Target> resolve_block_name(std::string block, std::string stack) const;
 
   Daemon& daemon_;
   std::string lockbox_;
