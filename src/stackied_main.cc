@@ -19,6 +19,7 @@
 
 #include "supervisor/daemon_loader.h"
 #include "ipc/server.h"
+#include "spawn/passthrough_monitor.h"
 #include "spawn/spawner.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_core.h"
@@ -131,6 +132,8 @@ int fail(int* ready_fd, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], stackie::kPassthroughMonitorFlag) == 0)
+    return stackie::run_passthrough_monitor(argc, argv);
   bool foreground = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -202,7 +205,11 @@ int main(int argc, char** argv) {
   raise_fd_limit();
   uv_loop_init(&loop);
 
-  auto passthrough = stackie::make_passthrough_spawner();
+  // Passthrough blocks run behind a monitor that is this very program (see its header).
+  char self[4096];
+  size_t self_size = sizeof self;
+  std::string monitor = uv_exepath(self, &self_size) == 0 ? std::string(self, self_size) : "";
+  auto passthrough = stackie::make_passthrough_spawner(monitor);
   std::unique_ptr<stackie::Spawner> lockbox_spawner;
   std::string lockbox_path;
   if (auto found = stackie::find_lockbox(); found.ok()) {

@@ -89,7 +89,16 @@ RotatingFile::~RotatingFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool RotatingFile::still_at_path() const {
+  struct stat held, named;
+  if (::fstat(fd_, &held) != 0 || held.st_nlink == 0) return false;
+  if (::stat(path_.c_str(), &named) != 0) return false;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
 Status RotatingFile::open() {
+  if (auto slash = path_.rfind('/'); slash != std::string::npos && slash > 0)
+    STACKIE_TRY(make_directories(path_.substr(0, slash)));  // deleted with its directory
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) return system_error(errno, "open " + path_);
   struct stat st;
@@ -118,6 +127,10 @@ Status RotatingFile::rotate() {
 }
 
 Status RotatingFile::append(std::string_view text) {
+  if (fd_ >= 0 && !still_at_path()) {
+    ::close(fd_);
+    fd_ = -1;
+  }
   if (fd_ < 0) STACKIE_TRY(open());
   // `text` is whole records ("...\n"): write as many as fit, rotate, go on. A single record
   // larger than the limit gets a file of its own.
@@ -205,10 +218,22 @@ const std::string& BlockLogs::timestamp(int64_t time_ms) {
 
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
-  if (out_file_ && !out_batch_.empty() && !out_file_->append(out_batch_)) ++write_errors_;
-  if (err_file_ && !err_batch_.empty() && !err_file_->append(err_batch_)) ++write_errors_;
-  out_batch_.clear();
-  err_batch_.clear();
+  std::string changed;
+  for (auto [file, batch] : {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
+    if (file == nullptr || batch->empty()) continue;
+    Status written = file->append(*batch);
+    batch->clear();
+    if (written.ok()) {
+      write_error_.clear();
+      continue;
+    }
+    ++write_errors_;
+    if (written.error().message != write_error_) changed = write_error_ = written.error().message;
+  }
+  // Said once when the error starts or changes (in the ring, for `logs`; in stderr.log with the
+  // next batch if that file works); `status` shows it until a write succeeds again.
+  if (!changed.empty())
+    add_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }
 
 void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_ms) {

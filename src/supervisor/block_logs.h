@@ -63,6 +63,10 @@ class RotatingFile {
   const std::string& path() const { return path_; }
 
  private:
+  // The file we hold is still the one at path_: not deleted (its directory with it) nor
+  // renamed away by someone else's rotation. Checked before each write, so a vanished file is
+  // made again (directory included) on the next line, without a timer.
+  bool still_at_path() const;
   Status open();
   Status rotate();
   Status write_all(std::string_view text);
@@ -105,7 +109,10 @@ class BlockLogs {
   uint64_t follow(LogSink* sink);
   void unfollow(uint64_t id);
   size_t follower_count() const { return followers_.size(); }
+  // Batches of lines that could not be written to the files, and the last such error ("" when
+  // the last write succeeded): `status` shows them per block.
   uint64_t write_errors() const { return write_errors_; }
+  const std::string& write_error() const { return write_error_; }
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
@@ -133,6 +140,7 @@ class BlockLogs {
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
   uint64_t write_errors_ = 0;
+  std::string write_error_;
 };
 
 }  // namespace stackie

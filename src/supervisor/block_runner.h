@@ -28,6 +28,7 @@ struct BlockEnvironment {
   Spawner* spawner = nullptr;  // chosen for this block (sandboxed or passthrough)
   RestartTuning restart;
   PortAddress port_address;         // how to reach the block's ports
+  std::string storage_root;         // the stack's: where the block's volumes and init records are
   std::function<void()> on_change;  // after every state change
   // Where a connection to one of the block's `consumes` goes (the provider, found by the
   // stack); asked per connection accepted inside the block's network namespace.
@@ -54,8 +55,11 @@ class BlockRunner {
   BlockRunner(const BlockRunner&) = delete;
   BlockRunner& operator=(const BlockRunner&) = delete;
 
+  // start() while stopping is not dropped: the block starts once the stop is over (a later
+  // stop() cancels that).
   void start();
   void stop();
+  bool start_deferred() const { return start_deferred_; }
 
   const ResolvedBlock& spec() const { return spec_; }
   BlockState state() const { return state_; }
@@ -84,6 +88,7 @@ class BlockRunner {
   enum class Phase { none, init, command };
 
   bool move(BlockEvent event, std::string reason = {});
+  void start_if_deferred();
   void launch();
   void spawn(Phase phase, const std::vector<std::string>& argv);
   void on_exit(Phase phase, const ExitStatus& status);
@@ -111,8 +116,8 @@ class BlockRunner {
   std::vector<OutputPipe*> pipes_;
   std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
   uint64_t started_at_ = 0;      // uv_now when the command was spawned
-  bool stop_requested_ = false;  // a stop asked from outside (not a health restart)
-  bool forced_failure_ = false;  // we are stopping it because it was unhealthy
+  StopCause stop_cause_ = StopCause::none;  // while stopping: asked, or forced by health
+  bool start_deferred_ = false;            // a start came while stopping (the table's defer)
   bool killed_after_timeout_ = false;
 
   // One timer for the state-exclusive waits: start_period (starting), backoff delay
@@ -122,7 +127,6 @@ class BlockRunner {
   uv_timer_t* probe_timer_ = nullptr;
   std::unique_ptr<ProbeHandle> probe_;
   int probe_failures_ = 0;
-  bool ready_seen_ = false;
   bool exec_seen_ = false;  // on_exec came before spawn() returned
   std::optional<ExitRecord> last_exit_;
   std::optional<HealthRecord> last_health_;

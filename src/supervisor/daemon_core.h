@@ -65,9 +65,11 @@ class Daemon {
  private:
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
-  void remember(const std::string& name, const UpRequest& request);
-  void forget(const std::string& name);
-  void save();
+  // Each returns the state file's write error: the caller's answer must carry it (a stack
+  // that was not recorded would not come back after a restart; one not forgotten would).
+  Status remember(const std::string& name, const UpRequest& request);
+  Status forget(const std::string& name);
+  Status save();
   void finish_stop();
 
   DaemonOptions options_;

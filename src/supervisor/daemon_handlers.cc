@@ -293,6 +293,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
     const Error& error = started.error();
     if (error.code == UV_ECANCELED) return session.fail(errc::kShuttingDown, error.message);
     if (error.code == UV_EBUSY) return session.fail(errc::kBusy, error.message);
+    if (error.code == UV_EIO) return session.fail(errc::kFailed, error.message);  // state file
     return session.fail(errc::kInvalidStack, error.message);
   }
   *stack_name = *started;
@@ -369,6 +370,7 @@ void DaemonHandlers::status(Session session, const Json& params) {
     Json logs =
         Json::object({{"stdout", logs_dir + "/stdout.log"}, {"stderr", logs_dir + "/stderr.log"}});
     result.set("logs", logs);
+    result.set("log_error", row.log_error.empty() ? Json() : Json(row.log_error));
     result.set("paths", Json::object({{"volumes", volumes},
                                       {"tmp", tmp.empty() ? Json() : Json(tmp)},
                                       {"logs", logs_dir}}));

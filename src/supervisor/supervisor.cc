@@ -103,19 +103,6 @@ void Supervisor::on_settled(StackRunner& stack) {
   if (it == stacks_.end()) return;
   Entry& entry = it->second;
 
-  // `restart BLOCK` (or a start that came while it was stopping): start it again once its
-  // stop completed.
-  for (auto pending = entry.restart_pending.begin(); pending != entry.restart_pending.end();) {
-    BlockRunner* block = stack.find(*pending);
-    if (block == nullptr || stack.going_down()) {
-      pending = entry.restart_pending.erase(pending);
-    } else if (block->state() == BlockState::stopped || block->state() == BlockState::failed) {
-      block->start();
-      pending = entry.restart_pending.erase(pending);
-    } else {
-      ++pending;
-    }
-  }
   settle_block_waiters(entry, stack);
   settle_up_waiters(entry, stack);
 
@@ -177,8 +164,7 @@ void Supervisor::settle_block_waiters(Entry& entry, StackRunner& stack) {
     } else {
       BlockState state = block->state();
       if (has_process(state) || state == BlockState::backoff) waiter.started = true;
-      bool pending = std::find(entry.restart_pending.begin(), entry.restart_pending.end(),
-                               waiter.block) != entry.restart_pending.end();
+      bool pending = block->start_deferred();
       if (state == BlockState::running)
         result = Status{};
       else if (state == BlockState::failed && waiter.started)
@@ -228,6 +214,7 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.serves = block->spec().serves;
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
+      row.log_error = block->shared_logs()->write_error();
       out.push_back(std::move(row));
     }
   }
@@ -269,12 +256,7 @@ void Supervisor::unfollow(const std::string& stack, const std::string& block, ui
 Status Supervisor::start_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   Entry& entry = stacks_[stack];
-  if (runner->state() == BlockState::stopping) {
-    // Not dropped: started again once the stop completed (as a restart would be).
-    entry.restart_pending.push_back(block);
-  } else {
-    runner->start();
-  }
+  runner->start();  // while stopping: kept by the runner, done once the stop is over
   if (done) entry.block_waiters.push_back({block, true, has_process(runner->state()), done});
   entry.runner->schedule();  // settles a waiter whose block already runs
   return {};
@@ -283,8 +265,7 @@ Status Supervisor::start_block(const std::string& stack, const std::string& bloc
 Status Supervisor::stop_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   Entry& entry = stacks_[stack];
-  std::erase(entry.restart_pending, block);  // a later stop wins over an earlier start
-  runner->stop();
+  runner->stop();  // also cancels a start kept for after a stop
   if (done) entry.block_waiters.push_back({block, false, false, done});
   entry.runner->schedule();
   return {};
@@ -293,12 +274,8 @@ Status Supervisor::stop_block(const std::string& stack, const std::string& block
 Status Supervisor::restart_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   Entry& entry = stacks_[stack];
-  if (!has_process(runner->state())) {
-    runner->start();
-  } else {
-    runner->stop();
-    entry.restart_pending.push_back(block);
-  }
+  if (has_process(runner->state())) runner->stop();
+  runner->start();  // after a stop: kept until the stop is over
   // started=false: the stop that comes first must not be taken for the end of the wait.
   if (done) entry.block_waiters.push_back({block, true, false, done});
   entry.runner->schedule();

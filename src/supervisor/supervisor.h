@@ -27,6 +27,7 @@ struct BlockStatus {
   std::vector<ServedPort> serves;
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
+  std::string log_error;  // why its log files are not being written; "" when they are
 };
 
 struct BlockProgress {
@@ -104,7 +105,6 @@ class Supervisor {
     std::unique_ptr<StackRunner> runner;
     std::vector<Waiter> up_waiters;
     std::vector<Done> down_waiters;
-    std::vector<std::string> restart_pending;  // blocks to start again once stopped
     std::vector<BlockWaiter> block_waiters;
   };
   void on_block(StackRunner& stack, const BlockRunner& block);
