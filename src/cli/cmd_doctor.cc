@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
@@ -95,7 +95,8 @@ std::string write_probe(const std::string& dir) {
 
 void check_storage(Report& report, const std::string& root, const std::string& config) {
   std::string dir = existing_ancestor(root);
-  std::string what = "storage writable: " + root + (dir == root ? "" : " (to be made in " + dir + ")");
+  std::string what =
+      "storage writable: " + root + (dir == root ? "" : " (to be made in " + dir + ")");
   std::string error = write_probe(dir);
   report.line(error.empty(), what, error + "; make it writable or set storage_root in " + config);
   struct statvfs fs {};

@@ -41,7 +41,6 @@ int64_t now_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-
 }  // namespace
 
 void LineSplitter::feed(std::string_view data, const std::function<void(std::string_view)>& emit) {
@@ -219,7 +218,8 @@ const std::string& BlockLogs::timestamp(int64_t time_ms) {
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
   std::string changed;
-  for (auto [file, batch] : {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
+  for (auto [file, batch] :
+       {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
     if (file == nullptr || batch->empty()) continue;
     Status written = file->append(*batch);
     batch->clear();

@@ -84,7 +84,8 @@ Status create_storage(const SandboxPolicy& policy) {
   return {};
 }
 
-std::vector<std::string> block_volumes(const ResolvedBlock& block, const std::string& storage_root) {
+std::vector<std::string> block_volumes(const ResolvedBlock& block,
+                                       const std::string& storage_root) {
   std::vector<std::string> out;
   if (storage_root.empty()) return out;
   std::string prefix = storage_root + "/volumes/";
@@ -109,14 +110,14 @@ std::string init_record(const std::string& volume) {
 Result<std::vector<std::string>> prepare_storage(const ResolvedBlock& block,
                                                  const std::string& storage_root) {
   std::vector<std::string> notes;
-  std::vector<std::string> volumes = block.init.empty() ? std::vector<std::string>{}
-                                                        : block_volumes(block, storage_root);
+  std::vector<std::string> volumes =
+      block.init.empty() ? std::vector<std::string>{} : block_volumes(block, storage_root);
   for (const auto& volume : volumes) {
     if (init_record(volume) != "started") continue;
     if (Status removed = remove_tree(volume); !removed.ok())
       return Error{removed.error().code,
-                   "the init of block " + block.name + " was interrupted and its volume " +
-                       volume + " could not be emptied (" + removed.error().message +
+                   "the init of block " + block.name + " was interrupted and its volume " + volume +
+                       " could not be emptied (" + removed.error().message +
                        "): delete it by hand (rm -rf '" + volume + "') and start it again"};
     notes.push_back("the last init was interrupted: " + volume + " emptied, init runs again");
   }

@@ -77,13 +77,17 @@ SandboxPolicy masked_policy(const ResolvedBlock& block) {
   return policy;
 }
 
-Json line_event(const std::string& stack, const std::string& block, const LogLine& line) {
+}  // namespace
+
+Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line) {
   return Json::object({{"stack", stack},
                        {"block", block},
                        {"stream", std::string(to_string(line.stream))},
                        {"ts", format_timestamp(line.time_ms)},
                        {"text", line.text}});
 }
+
+namespace {
 
 Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& env) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -133,7 +137,7 @@ struct DaemonHandlers::Follower final : LogSink {
   uint64_t id = 0;
   bool offer(const LogLine& line) override {
     if (!streams.wants(line.stream)) return true;  // not asked for: nothing to skip either
-    return session.event_lazily("line", [&] { return line_event(stack, block, line); }) ==
+    return session.event_lazily("line", [&] { return log_line_event(stack, block, line); }) ==
            ipc::EventOutcome::sent;
   }
 };
@@ -433,7 +437,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
   std::stable_sort(lines.begin(), lines.end(),
                    [](const auto& a, const auto& b) { return a.line.time_ms < b.line.time_ms; });
   for (const auto& [target, line] : lines)
-    session.event("line", line_event(target->stack, target->block, line));
+    session.event("line", log_line_event(target->stack, target->block, line));
   if (!params["follow"].bool_or(false)) return session.reply(Json::object());
 
   auto& list = followers_[session.serial()];

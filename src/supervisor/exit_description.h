@@ -12,9 +12,6 @@ namespace stackie {
 // death by signal N that way, and 126/127 for exec); 0 for any other exit and for passthrough.
 int lockbox_signal(const ExitStatus& status, SandboxKind kind);
 
-// "SIGTERM", or the number when the signal has no name.
-std::string signal_name(int signum);
-
 std::string describe_exit(const ExitStatus& status, SandboxKind kind);
 
 }  // namespace stackie

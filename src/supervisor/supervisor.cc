@@ -49,7 +49,8 @@ std::optional<Error> Supervisor::busy_for_up(const std::string& stack) const {
   if (it->second.runner->going_down())
     return Error{UV_EBUSY, "stack " + stack + " is going down; try again when it is down"};
   if (!it->second.up_waiters.empty())
-    return Error{UV_EBUSY, "an up of stack " + stack + " is in progress; try again when it is done"};
+    return Error{UV_EBUSY,
+                 "an up of stack " + stack + " is in progress; try again when it is done"};
   return std::nullopt;
 }
 
@@ -121,9 +122,10 @@ void Supervisor::settle_up_waiters(Entry& entry, StackRunner& stack) {
   if (stack.going_down()) {
     // The daemon stopping is "shutting down" (the client's exit 3); a `down` of this stack
     // is an answer of its own (exit 1), not a lost daemon.
-    result = shutdown_done_ ? Status(Error{UV_ECANCELED, "the daemon is shutting down"})
-                            : Status(Error{0, "stack " + stack.spec().name +
-                                                  " was taken down (stackie down) before it was up"});
+    result = shutdown_done_
+                 ? Status(Error{UV_ECANCELED, "the daemon is shutting down"})
+                 : Status(Error{0, "stack " + stack.spec().name +
+                                       " was taken down (stackie down) before it was up"});
     settled = true;
   } else if (const BlockRunner* failed = stack.first_failed()) {
     std::string message = "block " + failed->spec().name + " failed: " + failed->reason();
@@ -170,8 +172,8 @@ void Supervisor::settle_block_waiters(Entry& entry, StackRunner& stack) {
       else if (state == BlockState::failed && waiter.started)
         result = Error{0, "block " + name + " failed: " + block->reason()};
       else if (state == BlockState::stopped && waiter.started && !pending)
-        result = Error{0, "block " + name + " was stopped (" + block->reason() +
-                              ") before it was running"};
+        result = Error{
+            0, "block " + name + " was stopped (" + block->reason() + ") before it was running"};
     }
     if (!result) return false;
     answers.emplace_back(std::move(waiter.done), std::move(*result));

@@ -87,14 +87,16 @@ class Honesty : public DaemonHarness {
   // A block that runs `command` (blockhelper actions) in the stack's directory.
   std::string block(const std::string& name, const std::string& actions,
                     const std::string& extra = "") {
-    return "    " + name + ":\n      path: .\n      command: [" + helper_ + ", " + actions +
-           "]\n" + extra;
+    return "    " + name + ":\n      path: .\n      command: [" + helper_ + ", " + actions + "]\n" +
+           extra;
   }
   std::string stack_file(const std::string& stack, const std::string& blocks) {
     return write_file(stack + ".yml", stack + ":\n  blocks:\n" + blocks);
   }
   Json block_row(ipc::Client& client, const std::string& name) {
-    for (const auto& row : ps_blocks(client).as_array())
+    Json rows = ps_blocks(client);  // kept: the loop reads into it
+    if (!rows.is_array()) return Json();
+    for (const auto& row : rows.as_array())
       if (row["name"].string_or("") == name) return row;
     return Json();
   }
@@ -122,7 +124,9 @@ class InitTransaction : public Honesty {
            "  paths:\n"
            "    data: {volume: data}\n"
            "  programs:\n"
-           "    blockhelper: {search: ['" << helper_dir << "']}\n"
+           "    blockhelper: {search: ['"
+        << helper_dir
+        << "']}\n"
            "  init:\n"
            "    - if:\n"
            "        not_exists: ${paths.data}/MARK\n"
@@ -225,8 +229,8 @@ TEST_F(Honesty, Item02_ANulByteInABlocksOutputKeepsLogsAndFollowersWorking) {
     ASSERT_EQ(up.code, 0) << up.err;
     follower = start_cli({"logs", "-f", "w"}, "follower");
   }
-  ASSERT_TRUE(wait_for([&] { return contains(slurp(dir_ + "/follower.out"), "after-the-nul"); },
-                       20s))
+  ASSERT_TRUE(
+      wait_for([&] { return contains(slurp(dir_ + "/follower.out"), "after-the-nul"); }, 20s))
       << "the follower stopped: " << slurp(dir_ + "/follower.err");
   EXPECT_EQ(wait_child(follower, 0ms), -1) << "logs -f ended";
   ::kill(follower, SIGTERM);
@@ -234,7 +238,8 @@ TEST_F(Honesty, Item02_ANulByteInABlocksOutputKeepsLogsAndFollowersWorking) {
 
   Cli logs = cli({"logs", "w"});
   EXPECT_EQ(logs.code, 0) << logs.err;
-  EXPECT_TRUE(contains(logs.out, "nul[\xEF\xBF\xBD] bad[\xEF\xBF\xBD\xEF\xBF\xBD] end")) << logs.out;
+  EXPECT_TRUE(contains(logs.out, "nul[\xEF\xBF\xBD] bad[\xEF\xBF\xBD\xEF\xBF\xBD] end"))
+      << logs.out;
   EXPECT_TRUE(contains(logs.out, "after-the-nul")) << logs.out;
 }
 
@@ -385,8 +390,9 @@ TEST_F(Honesty, Item06_ADeletedSocketIsBoundAgain) {
       5s))
       << "after the socket was deleted: " << ps.err;
   // Its whole directory too.
+  // (rm -rf may race with the daemon binding again inside it: its status is not the point.)
   std::string run = socket_path().substr(0, socket_path().rfind('/'));
-  ASSERT_EQ(std::system(("rm -rf '" + run + "'").c_str()), 0);
+  (void)!std::system(("rm -rf '" + run + "'").c_str());
   EXPECT_TRUE(wait_for(
       [&] {
         ps = cli({"ps"});
@@ -435,10 +441,10 @@ TEST_F(Honesty, Item07_StartAndRestartWaitUntilRunningAndAStartWhileStoppingIsKe
   start_daemon();
   connect();
   // Ignores SIGTERM: its stop takes stop_timeout (2 s), long enough to start it meanwhile.
-  std::string file = stack_file(
-      "sw", block("w", "ignore, TERM, wait",
-                  "      stop_timeout: 2s\n      health:\n        exec: [" + helper_ +
-                      ", check-file, /]\n        interval: 300ms\n"));
+  std::string file =
+      stack_file("sw", block("w", "ignore, TERM, wait",
+                             "      stop_timeout: 2s\n      health:\n        exec: [" + helper_ +
+                                 ", check-file, /]\n        interval: 300ms\n"));
   ASSERT_EQ(cli({"up", "-f", file}).code, 0);
   Cli restart = cli({"restart", "w"}, 30s);
   EXPECT_EQ(restart.code, 0) << restart.err;
@@ -479,9 +485,8 @@ TEST_F(Honesty, Item08_SilentConnectionsDoNotLockTheCliOut) {
 TEST_F(Honesty, Item09_APassthroughBlockDiesWithTheDaemon) {
   pid_t daemon = start_daemon();
   connect();
-  std::string file = stack_file(
-      "pt", block("free", "stamp, " + dir_ + "/free.starts, wait",
-                  "      platforms:\n        linux: {sandbox: false}\n"));
+  std::string file = stack_file("pt", block("free", "stamp, " + dir_ + "/free.starts, wait",
+                                            "      platforms:\n        linux: {sandbox: false}\n"));
   ASSERT_EQ(cli({"up", "-f", file}).code, 0);
   ASSERT_EQ(state_of("free"), "running");
   ASSERT_FALSE(processes_mentioning(dir_ + "/free.starts").empty());

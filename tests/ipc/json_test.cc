@@ -71,7 +71,9 @@ TEST(Json, EscapesStringsSoALineStaysOneLine) {
   EXPECT_EQ(to_json(Json("a\"b\\c\nd\re\tf\bg\fh")), R"("a\"b\\c\nd\re\tf\bg\fh")");
   EXPECT_EQ(to_json(Json(std::string("\x01\x1f", 2))), R"("\u0001\u001f")");
   // NUL: the parser refuses \u0000, so the writer shows it as U+FFFD (issue 15 item 2).
-  EXPECT_EQ(to_json(Json(std::string("nul\0byte", 8))), "\"nul\xEF\xBF\xBD" "byte\"");
+  EXPECT_EQ(to_json(Json(std::string("nul\0byte", 8))),
+            "\"nul\xEF\xBF\xBD"
+            "byte\"");
   EXPECT_EQ(to_json(Json("/")), R"("/")");
   const std::string line = to_json_line(Json(std::string(1000, '\n')));
   EXPECT_EQ(line.find('\n'), line.size() - 1);

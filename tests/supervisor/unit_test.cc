@@ -35,19 +35,19 @@ TEST(BlockState, EveryStateAndEventCell) {
   using E = BlockEvent;
   const std::vector<S> states = {S::created, S::starting, S::running, S::stopping,
                                  S::stopped, S::failed,   S::backoff};
-  const std::vector<E> events = {E::start,          E::ready,          E::unhealthy,
-                                 E::stop,           E::exited_clean,   E::exited_restart,
-                                 E::exited_failed,  E::setup_failed,   E::backoff_elapsed};
+  const std::vector<E> events = {E::start,         E::ready,        E::unhealthy,
+                                 E::stop,          E::exited_clean, E::exited_restart,
+                                 E::exited_failed, E::setup_failed, E::backoff_elapsed};
   ASSERT_EQ(states.size(), kBlockStateCount);
   ASSERT_EQ(events.size(), kBlockEventCount);
   // Columns: start ready unhealthy stop exited_clean exited_restart exited_failed setup_failed
   // backoff_elapsed.
   const std::vector<std::vector<std::string>> expected = {
       /* created  */ {"starting", "-", "-", "stopped", "-", "-", "-", "-", "-"},
-      /* starting */ {"-", "running", "stopping", "stopping", "stopped", "backoff", "failed",
-                      "failed", "-"},
-      /* running  */ {"-", "-", "stopping", "stopping", "stopped", "backoff", "failed", "failed",
-                      "-"},
+      /* starting */
+      {"-", "running", "stopping", "stopping", "stopped", "backoff", "failed", "failed", "-"},
+      /* running  */
+      {"-", "-", "stopping", "stopping", "stopped", "backoff", "failed", "failed", "-"},
       /* stopping */ {"defer", "-", "-", "-", "stopped", "backoff", "failed", "failed", "-"},
       /* stopped  */ {"starting", "-", "-", "-", "-", "-", "-", "-", "-"},
       /* failed   */ {"starting", "-", "-", "-", "-", "-", "-", "-", "-"},
@@ -61,9 +61,10 @@ TEST(BlockState, EveryStateAndEventCell) {
                          : got.outcome == Outcome::defer ? "defer"
                                                          : "-";
       EXPECT_EQ(seen, expected[i][j]) << to_string(states[i]) << " x " << to_string(events[j]);
-      if (got.outcome != Outcome::move)
+      if (got.outcome != Outcome::move) {
         EXPECT_FALSE(got.why.empty()) << to_string(states[i]) << " x " << to_string(events[j])
                                       << " does nothing without saying why";
+      }
       EXPECT_EQ(next_state(states[i], events[j]).has_value(), got.outcome == Outcome::move);
       ++cells;
     }
