@@ -18,8 +18,8 @@ namespace stackie {
 namespace {
 
 Error state_not_written(const std::string& stack, const Error& why) {
-  return Error{UV_EIO, "stack " + stack +
-                           " is down, but the state file could not be written (" + why.message +
+  return Error{UV_EIO, "stack " + stack + " is down, but the state file could not be written (" +
+                           why.message +
                            "): a daemon restart would bring it back; run 'stackie down " + stack +
                            "' again once there is room"};
 }
@@ -129,12 +129,15 @@ void Daemon::restore() {
   for (const auto& record : records) {
     log(DaemonLogLevel::info, "restoring stack " + record.name + " from " + record.request.file);
     std::string name = record.name;
-    auto started = up(record.request, nullptr, [this, name](Status status) {
-      if (!status.ok())
-        log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
-      else
-        log(DaemonLogLevel::info, "stack " + name + " restored");
-    });
+    auto started = up(
+        record.request, nullptr,
+        [this, name](Status status) {
+          if (!status.ok())
+            log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
+          else
+            log(DaemonLogLevel::info, "stack " + name + " restored");
+        },
+        /*restoring=*/true);
     // It stays in the state file: `down` is how the user lets go of a stack.
     if (!started.ok())
       log(DaemonLogLevel::warning, "restore of " + name + ": " + started.error().message);
@@ -142,7 +145,7 @@ void Daemon::restore() {
 }
 
 Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
-                               Supervisor::Done done) {
+                               Supervisor::Done done, bool restoring) {
   if (stopping_) return Error{UV_ECANCELED, "the daemon is shutting down"};
   if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
   STACKIE_TRY_ASSIGN(stack, options_.loader(request));
@@ -160,7 +163,7 @@ Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
   }
   StackOptions options;
   options.ephemeral = request.ephemeral;
-  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
+  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done), restoring);
   return name;
 }
 

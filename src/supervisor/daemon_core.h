@@ -47,7 +47,8 @@ class Daemon {
   // `up`: load, record in the state file, bring up (or re-apply). A file that does not load
   // (or a daemon that is stopping) is an immediate error and `done` is not called; otherwise
   // the stack's name, and `done` follows when it is up or failed.
-  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
+  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done,
+                         bool restoring = false);
   // `down`: stop and forget the stack.
   void down(const std::string& stack, Supervisor::Done done);
   // Graceful stop (SIGTERM, `daemon.stop`): every stack down, the state file kept so that the

@@ -10,7 +10,8 @@ Supervisor::~Supervisor() {
   stacks_.clear();
 }
 
-void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress, Done done) {
+void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress, Done done,
+                    bool restoring) {
   if (shutdown_done_) {
     done(Error{UV_ECANCELED, "the daemon is shutting down"});
     return;
@@ -32,7 +33,7 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     }
     Entry entry;
     entry.runner = std::move(runner).value();
-    entry.up_waiters.push_back({std::move(progress), std::move(done)});
+    entry.up_waiters.push_back({std::move(progress), std::move(done), restoring});
     stacks_.emplace(name, std::move(entry));
     return;
   }
@@ -40,7 +41,7 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     done(applied.take_error());
     return;
   }
-  it->second.up_waiters.push_back({std::move(progress), std::move(done)});
+  it->second.up_waiters.push_back({std::move(progress), std::move(done), restoring});
 }
 
 std::optional<Error> Supervisor::busy_for_up(const std::string& stack) const {
@@ -48,7 +49,9 @@ std::optional<Error> Supervisor::busy_for_up(const std::string& stack) const {
   if (it == stacks_.end()) return std::nullopt;
   if (it->second.runner->going_down())
     return Error{UV_EBUSY, "stack " + stack + " is going down; try again when it is down"};
-  if (!it->second.up_waiters.empty())
+  // A restore in progress is not someone's `up`: a user's `up` after a daemon restart joins it.
+  const auto& waiters = it->second.up_waiters;
+  if (std::any_of(waiters.begin(), waiters.end(), [](const Waiter& w) { return !w.restoring; }))
     return Error{UV_EBUSY,
                  "an up of stack " + stack + " is in progress; try again when it is done"};
   return std::nullopt;

@@ -50,7 +50,10 @@ class Supervisor {
 
   // Bring a stack up, or re-apply it when it is already up. `done` runs once: ok when every
   // block is running, an error naming the failed block (with its last log lines) otherwise.
-  void up(ResolvedStack stack, StackOptions options, Progress progress, Done done);
+  // `restoring`: the daemon bringing back its state file's stacks, not a user's request: a
+  // user's `up` of that stack then is not refused as busy (it re-applies and waits too).
+  void up(ResolvedStack stack, StackOptions options, Progress progress, Done done,
+          bool restoring = false);
   // Stop a stack in reverse dependency order; `done` when every block is down.
   void down(const std::string& stack, Done done);
   // Down every stack (SIGTERM of the daemon); `done` when nothing runs.
@@ -93,6 +96,7 @@ class Supervisor {
   struct Waiter {
     Progress progress;
     Done done;
+    bool restoring = false;
   };
   // A start, restart or stop waiting for its block to settle.
   struct BlockWaiter {
