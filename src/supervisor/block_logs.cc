@@ -1,6 +1,7 @@
 #include "supervisor/block_logs.h"
 
 #include "base/directories.h"
+#include "base/safe_open.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -81,52 +82,76 @@ void LineSplitter::flush(const std::function<void(std::string_view)>& emit) {
   just_split_ = false;
 }
 
+RotatingFile::RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes,
+                           int count)
+    : dir_(dir),
+      dir_shown_(std::move(dir_shown)),
+      name_(std::move(name)),
+      path_(dir_shown_ + "/" + name_),
+      max_bytes_(max_bytes),
+      count_(count < 1 ? 1 : count) {}
+
 RotatingFile::RotatingFile(std::string path, uint64_t max_bytes, int count)
-    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {}
+    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {
+  size_t slash = path_.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+  dir_shown_ = dir;
+  name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  own_dir_ = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  dir_ = own_dir_.get();  // -1 when missing: open() reports it
+}
 
 RotatingFile::~RotatingFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool RotatingFile::still_at_path() const {
+bool RotatingFile::still_in_directory() const {
   struct stat held, named;
   if (::fstat(fd_, &held) != 0 || held.st_nlink == 0) return false;
-  if (::stat(path_.c_str(), &named) != 0) return false;
+  if (::fstatat(dir_, name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
   return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
+void RotatingFile::use_directory(int dir) {
+  dir_ = dir;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 Status RotatingFile::open() {
-  if (auto slash = path_.rfind('/'); slash != std::string::npos && slash > 0)
-    STACKIE_TRY(make_directories(path_.substr(0, slash)));  // deleted with its directory
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) return system_error(errno, "open " + path_);
+  if (dir_ < 0) return system_error(ENOENT, "open " + path_);
+  STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
+  fd_ = opened.release();
   struct stat st;
   size_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   return {};
 }
 
 Status RotatingFile::rotate() {
+  if (count_ == 1) {
+    // The open file itself: truncating by name would follow a link put in its place.
+    if (::ftruncate(fd_, 0) != 0) return system_error(errno, "truncate " + path_);
+    size_ = 0;
+    return {};
+  }
   ::close(fd_);
   fd_ = -1;
-  if (count_ == 1) {
-    if (::truncate(path_.c_str(), 0) != 0) return system_error(errno, "truncate " + path_);
-    return open();
-  }
-  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off.
+  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. renameat moves
+  // names within the directory and follows nothing.
   for (int i = count_ - 2; i >= 1; --i) {
-    std::string from = path_ + "." + std::to_string(i);
-    std::string to = path_ + "." + std::to_string(i + 1);
-    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
-      return system_error(errno, "rename " + from);
+    std::string from = name_ + "." + std::to_string(i);
+    std::string to = name_ + "." + std::to_string(i + 1);
+    if (::renameat(dir_, from.c_str(), dir_, to.c_str()) != 0 && errno != ENOENT)
+      return system_error(errno, "rename " + path_ + "." + std::to_string(i));
   }
-  std::string first = path_ + ".1";
-  if (::rename(path_.c_str(), first.c_str()) != 0 && errno != ENOENT)
+  std::string first = name_ + ".1";
+  if (::renameat(dir_, name_.c_str(), dir_, first.c_str()) != 0 && errno != ENOENT)
     return system_error(errno, "rename " + path_);
   return open();
 }
 
 Status RotatingFile::append(std::string_view text) {
-  if (fd_ >= 0 && !still_at_path()) {
+  if (fd_ >= 0 && !still_in_directory()) {
     ::close(fd_);
     fd_ = -1;
   }
@@ -172,17 +197,54 @@ BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings setti
       out_splitter_(settings.max_line),
       err_splitter_(settings.max_line) {}
 
+namespace {
+
+// The log directory, made (0700) and opened: below the storage root from its fd, never
+// through a link, when `storage_root` holds it.
+Result<UniqueFd> make_log_directory(const std::string& directory, const std::string& storage_root) {
+  auto below = storage_root.empty() ? std::nullopt : path_below(storage_root, directory);
+  if (below) {
+    STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
+    return make_directories_beneath(root.get(), *below, storage_root);
+  }
+  STACKIE_TRY(make_directories(directory));
+  UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return system_error(errno, "open " + directory);
+  return dir;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::string directory,
-                                                   LogSettings settings) {
-  if (!directory.empty()) STACKIE_TRY(make_directories(directory));
-  std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+                                                   LogSettings settings,
+                                                   const std::string& storage_root) {
+  UniqueFd dir;
   if (!directory.empty()) {
-    logs->out_file_ = std::make_unique<RotatingFile>(directory + "/stdout.log",
+    STACKIE_TRY_ASSIGN(made, make_log_directory(directory, storage_root));
+    dir = std::move(made);
+  }
+  std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+  logs->storage_root_ = storage_root;
+  if (dir.valid()) {
+    logs->directory_fd_ = std::move(dir);
+    int fd = logs->directory_fd_.get();
+    logs->out_file_ = std::make_unique<RotatingFile>(fd, directory, "stdout.log",
                                                      settings.file_max_bytes, settings.file_count);
-    logs->err_file_ = std::make_unique<RotatingFile>(directory + "/stderr.log",
+    logs->err_file_ = std::make_unique<RotatingFile>(fd, directory, "stderr.log",
                                                      settings.file_max_bytes, settings.file_count);
   }
   return logs;
+}
+
+Status BlockLogs::reopen_directory_if_gone() {
+  struct stat st;
+  if (!directory_fd_.valid() || (::fstat(directory_fd_.get(), &st) == 0 && st.st_nlink > 0))
+    return {};
+  STACKIE_TRY_ASSIGN(dir, make_log_directory(directory_, storage_root_));
+  directory_fd_ = std::move(dir);
+  out_file_->use_directory(directory_fd_.get());
+  err_file_->use_directory(directory_fd_.get());
+  return {};
 }
 
 // Every line of one read from the pipe gets the time of that read: they arrived together, and
@@ -218,6 +280,14 @@ const std::string& BlockLogs::timestamp(int64_t time_ms) {
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
   std::string changed;
+  if (!out_batch_.empty() || !err_batch_.empty())
+    if (Status reopened = reopen_directory_if_gone(); !reopened.ok()) {
+      out_batch_.clear();
+      err_batch_.clear();
+      ++write_errors_;
+      if (reopened.error().message != write_error_)
+        changed = write_error_ = reopened.error().message;
+    }
   for (auto [file, batch] :
        {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
     if (file == nullptr || batch->empty()) continue;

@@ -98,7 +98,10 @@ void BlockRunner::start_if_deferred() {
 void BlockRunner::launch() {
   killed_after_timeout_ = false;
   probe_failures_ = 0;
-  auto prepared = prepare_storage(spec_, env_.storage_root);
+  // The loader never touches the disk: volumes, temp and runtime dirs are made here, just
+  // before the sandbox is, so a fresh volume starts empty (and init runs on it); a volume whose
+  // init was interrupted is emptied first (block_storage.h).
+  auto prepared = prepare_storage(spec_, logs_->directory());
   if (!prepared.ok()) {
     move(BlockEvent::setup_failed, prepared.error().message);
     return;
@@ -159,7 +162,7 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
   if (phase == Phase::init && status.success() && state_ == BlockState::starting) {
     process_.reset();
     // Every step succeeded: only now is the init recorded as done (block_storage.h).
-    if (Status recorded = record_init_done(spec_, env_.storage_root); !recorded.ok()) {
+    if (Status recorded = record_init_done(spec_); !recorded.ok()) {
       ExitStatus failed;
       failed.setup_error = "init succeeded but could not be recorded: " + recorded.error().message;
       after_exit(failed);

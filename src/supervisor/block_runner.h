@@ -28,7 +28,6 @@ struct BlockEnvironment {
   Spawner* spawner = nullptr;  // chosen for this block (sandboxed or passthrough)
   RestartTuning restart;
   PortAddress port_address;         // how to reach the block's ports
-  std::string storage_root;         // the stack's: where the block's volumes and init records are
   std::function<void()> on_change;  // after every state change
   // Where a connection to one of the block's `consumes` goes (the provider, found by the
   // stack); asked per connection accepted inside the block's network namespace.

@@ -2,16 +2,24 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
+#include <vector>
 
 #include "base/directories.h"
+#include "base/safe_open.h"
 
 namespace stackie {
 
 namespace {
+
+// A path the user named, outside the storage root: created when missing, nothing more.
+Status create_users_path(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0) return {};
+  return make_directories(path);
+}
 
 std::string record_path(const std::string& volume) {
   auto slash = volume.rfind('/');
@@ -56,43 +64,67 @@ bool is_empty(const std::string& path) {
   return empty;
 }
 
-Status remove_tree(const std::string& path) {
-  static thread_local int first_error = 0;
-  first_error = 0;
-  int rc = ::nftw(
-      path.c_str(),
-      [](const char* p, const struct stat*, int, struct FTW*) {
-        if (::remove(p) != 0 && first_error == 0) first_error = errno;
-        return 0;
-      },
-      16, FTW_DEPTH | FTW_PHYS);
-  if (rc != 0 && errno != ENOENT) return system_error(errno, "remove " + path);
-  if (first_error != 0) return system_error(first_error, "remove " + path);
-  return {};
+// Empties a volume of an interrupted init, from the storage root and never through a link.
+Status remove_volume(const std::string& storage_root, const std::string& volume) {
+  auto below = path_below(storage_root, volume);
+  if (!below || below->empty()) return Error{-EINVAL, volume + " is not below " + storage_root};
+  STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
+  return remove_tree_beneath(root.get(), *below, storage_root);
 }
 
 }  // namespace
 
-Status create_storage(const SandboxPolicy& policy) {
-  std::vector<std::string> paths;
-  for (const auto& bind : policy.read_write) paths.push_back(bind.source);
-  if (!policy.host_tmp_dir.empty()) paths.push_back(policy.host_tmp_dir);
-  for (const auto& path : paths) {
-    if (::access(path.c_str(), F_OK) == 0) continue;
-    STACKIE_TRY(make_directories(path));
+Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log_dir) {
+  const std::string& root_path = policy.storage_root;
+  if (root_path.empty()) {
+    // No storage root (a hand-made policy): the paths as given.
+    for (const auto& bind : policy.read_write) STACKIE_TRY(create_users_path(bind.source));
+    if (!policy.host_tmp_dir.empty()) STACKIE_TRY(create_users_path(policy.host_tmp_dir));
+    return {};
+  }
+  STACKIE_TRY_ASSIGN(root, open_storage_root(root_path, Privacy::owned));
+  auto in_storage = [&](const std::string& path) { return path_below(root_path, path); };
+
+  std::optional<std::string> tmp;
+  if (!policy.host_tmp_dir.empty()) {
+    tmp = in_storage(policy.host_tmp_dir);
+    if (tmp)
+      STACKIE_TRY(make_directories_beneath(root.get(), *tmp, root_path));
+    else
+      STACKIE_TRY(create_users_path(policy.host_tmp_dir));
+  }
+  if (!log_dir.empty()) {
+    if (auto logs = in_storage(log_dir))
+      STACKIE_TRY(make_directories_beneath(root.get(), *logs, root_path));
+  }
+  for (const auto& bind : policy.read_write) {
+    auto below = in_storage(bind.source);
+    if (!below) {
+      STACKIE_TRY(create_users_path(bind.source));
+      continue;
+    }
+    bool runtime = tmp && !tmp->empty() && below->size() > tmp->size() &&
+                   below->compare(0, tmp->size() + 1, *tmp + "/") == 0;
+    if (runtime) {
+      // A runtime dir is scratch: made afresh on each start. A link in its place is not
+      // removed quietly: it is refused, so the user sees that something planted it.
+      auto existing = open_beneath(root.get(), *below, kOpenPathOnly, root_path);
+      if (!existing.ok() && existing.error().code != -ENOENT) return existing.error();
+      STACKIE_TRY(remove_tree_beneath(root.get(), *below, root_path));
+    }
+    STACKIE_TRY(make_directories_beneath(root.get(), *below, root_path));
   }
   return {};
 }
 
-std::vector<std::string> block_volumes(const ResolvedBlock& block,
-                                       const std::string& storage_root) {
+std::vector<std::string> block_volumes(const ResolvedBlock& block) {
   std::vector<std::string> out;
-  if (storage_root.empty()) return out;
-  std::string prefix = storage_root + "/volumes/";
-  for (const auto& bind : block.policy.read_write)
-    if (bind.source.size() > prefix.size() && bind.source.compare(0, prefix.size(), prefix) == 0 &&
-        bind.source.find("/../") == std::string::npos)
-      out.push_back(bind.source);
+  const std::string& root = block.policy.storage_root;
+  if (root.empty()) return out;
+  for (const auto& bind : block.policy.read_write) {
+    auto below = path_below(root, bind.source);
+    if (below && below->rfind("volumes/", 0) == 0 && below->size() > 8) out.push_back(bind.source);
+  }
   return out;
 }
 
@@ -108,13 +140,13 @@ std::string init_record(const std::string& volume) {
 }
 
 Result<std::vector<std::string>> prepare_storage(const ResolvedBlock& block,
-                                                 const std::string& storage_root) {
+                                                 const std::string& log_dir) {
   std::vector<std::string> notes;
   std::vector<std::string> volumes =
-      block.init.empty() ? std::vector<std::string>{} : block_volumes(block, storage_root);
+      block.init.empty() ? std::vector<std::string>{} : block_volumes(block);
   for (const auto& volume : volumes) {
     if (init_record(volume) != "started") continue;
-    if (Status removed = remove_tree(volume); !removed.ok())
+    if (Status removed = remove_volume(block.policy.storage_root, volume); !removed.ok())
       return Error{removed.error().code,
                    "the init of block " + block.name + " was interrupted and its volume " + volume +
                        " could not be emptied (" + removed.error().message +
@@ -124,13 +156,13 @@ Result<std::vector<std::string>> prepare_storage(const ResolvedBlock& block,
   std::vector<std::string> fresh;
   for (const auto& volume : volumes)
     if (is_empty(volume)) fresh.push_back(volume);
-  STACKIE_TRY(create_storage(block.policy));
+  STACKIE_TRY(prepare_block_storage(block.policy, log_dir));
   for (const auto& volume : fresh) STACKIE_TRY(write_record(volume, "started"));
   return notes;
 }
 
-Status record_init_done(const ResolvedBlock& block, const std::string& storage_root) {
-  for (const auto& volume : block_volumes(block, storage_root))
+Status record_init_done(const ResolvedBlock& block) {
+  for (const auto& volume : block_volumes(block))
     if (init_record(volume) != "done") STACKIE_TRY(write_record(volume, "done"));
   return {};
 }

@@ -26,6 +26,9 @@ using StackLoader = std::function<Result<ResolvedStack>(const UpRequest&)>;
 struct DaemonOptions {
   std::string home;  // $STACKIE_HOME, created 0700 when missing
   StackLoader loader;
+  // Where the loader puts --ephemeral storage (daemon_loader.h daemon_ephemeral_base); a stack's
+  // storage right below it is removed when the stack goes down.
+  std::string ephemeral_base;
   SupervisorConfig supervisor;  // loop, spawners, tuning
   std::function<void(DaemonLogLevel, const std::string&)> log;
   bool handle_signals = true;         // SIGTERM and SIGINT stop the daemon
@@ -47,8 +50,7 @@ class Daemon {
   // `up`: load, record in the state file, bring up (or re-apply). A file that does not load
   // (or a daemon that is stopping) is an immediate error and `done` is not called; otherwise
   // the stack's name, and `done` follows when it is up or failed.
-  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done,
-                         bool restoring = false);
+  Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
   // `down`: stop and forget the stack.
   void down(const std::string& stack, Supervisor::Done done);
   // Graceful stop (SIGTERM, `daemon.stop`): every stack down, the state file kept so that the
@@ -66,9 +68,15 @@ class Daemon {
  private:
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
+  // `accepted_unsandboxed`: for a restore, the blocks its record allows without a sandbox (a
+  // load that unsandboxes any other is refused); null for an interactive `up`.
+  Result<std::string> up_checked(UpRequest request,
+                                 const std::vector<std::string>* accepted_unsandboxed,
+                                 Supervisor::Progress progress, Supervisor::Done done);
   // Each returns the state file's write error: the caller's answer must carry it (a stack
   // that was not recorded would not come back after a restart; one not forgotten would).
-  Status remember(const std::string& name, const UpRequest& request);
+  Status remember(const std::string& name, const UpRequest& request,
+                  const std::vector<std::string>& unsandboxed);
   Status forget(const std::string& name);
   Status save();
   void finish_stop();
