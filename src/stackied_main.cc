@@ -21,6 +21,7 @@
 #include "base/directories.h"
 #include "base/version.h"
 #include "ipc/server.h"
+#include "spawn/passthrough_monitor.h"
 #include "spawn/spawner.h"
 #include "stack/paths.h"
 #include "supervisor/block_logs.h"
@@ -207,7 +208,11 @@ struct Spawners {
 
 Spawners make_spawners() {
   Spawners spawners;
-  spawners.passthrough = stackie::make_passthrough_spawner();
+  // Passthrough blocks run behind a monitor that is this very program (see its header).
+  char self[4096];
+  size_t self_size = sizeof self;
+  std::string monitor = uv_exepath(self, &self_size) == 0 ? std::string(self, self_size) : "";
+  spawners.passthrough = stackie::make_passthrough_spawner(monitor);
   if (auto found = stackie::find_lockbox(); found.ok()) {
     spawners.lockbox_path = *found;
     spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path);
@@ -281,6 +286,8 @@ int serve(uv_loop_t* loop, const Spawners& spawners, const std::string& home, in
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], stackie::kPassthroughMonitorFlag) == 0)
+    return stackie::run_passthrough_monitor(argc, argv);
   const CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.exit_status) return *command_line.exit_status;
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error value, not a death

@@ -57,7 +57,13 @@ _stackie() {
   done
   case $prev in
     -f | --file)
-      COMPREPLY=($(compgen -f -- "$cur"))
+      if [[ $verb != logs ]]; then  # logs -f is --follow
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return
+      fi
+      ;;
+    -p | --project)
+      COMPREPLY=($(compgen -W "$(_stackie_stacks "$stackie")" -- "$cur"))
       return
       ;;
     --color)

@@ -340,6 +340,12 @@ void write_string(std::string& out, std::string_view text) {
         case '\t': out += "\\t"; break;
         case '\b': out += "\\b"; break;
         case '\f': out += "\\f"; break;
+        case '\0':
+          // The parser refuses \u0000 (its strings are C strings), so the writer never makes
+          // one: a NUL is shown as U+FFFD, like a byte that is not UTF-8. A block that writes a
+          // NUL into its log must not make the line unreadable to every client (issue 15).
+          out += "\xEF\xBF\xBD";
+          break;
         default:
           if (c < 0x20) {
             out += "\\u00";

@@ -112,7 +112,8 @@ struct JsonLimits {
 // Numbers: an integral value within ±2^53 is an integer, anything else a real.
 Result<Json> parse_json(std::string_view text, const JsonLimits& limits = {});
 
-// Compact JSON, no newline (never fails: invalid UTF-8 becomes U+FFFD, NaN/Inf become null).
+// Compact JSON, no newline. Never fails, and parse_json accepts all it writes: invalid UTF-8
+// and NUL become U+FFFD, NaN/Inf become null.
 std::string to_json(const Json& value);
 // to_json(value) + "\n": one message of the line protocol (the output never holds a raw newline).
 std::string to_json_line(const Json& value);

@@ -139,9 +139,15 @@ int report_remote_error(const ipc::RemoteError& error) {
   return error.code == "shutting_down" ? kExitDaemonUnreachable : kExitFailed;
 }
 
+// Every way of losing the daemon is exit 3 (stackie(1)): it closed the connection, or it
+// does not answer or read within the client's deadline (stopped, wedged).
 int report_transport_error(const Error& error) {
   if (error.code == UV_EOF) {
     std::fputs("stackie: the daemon closed the connection\n", stderr);
+    return kExitDaemonUnreachable;
+  }
+  if (error.code == UV_ETIMEDOUT || error.code == UV_ECONNRESET || error.code == UV_EPIPE) {
+    std::fprintf(stderr, "stackie: the daemon cannot be reached: %s\n", error.message.c_str());
     return kExitDaemonUnreachable;
   }
   std::fprintf(stderr, "stackie: %s\n", error.message.c_str());

@@ -1,12 +1,17 @@
 // `stackie doctor`: checks what the sandbox and the daemon need from this host, one line each,
 // OK or FAIL with the fix.
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <span>
 #include <string>
@@ -24,8 +29,9 @@ extern const char kDoctorUsage[] =
     "Usage: stackie doctor\n"
     "\n"
     "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, the daemon socket, and that storage is writable. One line per check,\n"
-    "OK or FAIL with the fix.\n"
+    "unshare), seccomp, that the daemon answers (a request with a deadline), and that storage\n"
+    "is writable with free space (a real write). Creates nothing. One line per check, OK or\n"
+    "FAIL with the fix.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
 
@@ -51,6 +57,78 @@ int unshare_user_errno() {
   }
   if (!WIFEXITED(status)) return ECHILD;
   return WEXITSTATUS(status);
+}
+
+// Below this much free space a stack's logs, state file and databases start failing.
+constexpr unsigned long long kLowSpaceBytes = 64ull << 20;
+
+// `path`, or its nearest ancestor that exists: what the daemon will create `path` in.
+std::string existing_ancestor(std::string path) {
+  while (!path.empty() && access(path.c_str(), F_OK) != 0) {
+    auto slash = path.rfind('/');
+    path = slash == 0 ? "/" : path.substr(0, slash == std::string::npos ? 0 : slash);
+  }
+  return path.empty() ? "/" : path;
+}
+
+// A real write: 64 KiB written and fsync'ed to a probe file, then removed. An empty file
+// would succeed on a full disk; the data must reach the file system for the answer to count.
+std::string write_probe(const std::string& dir) {
+  std::string probe = dir + "/.stackie-doctor-probe";
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return std::string("cannot create a file in it: ") + std::strerror(errno);
+  std::string block(64 * 1024, 'x');
+  std::string error;
+  ssize_t n = write(fd, block.data(), block.size());
+  if (n != static_cast<ssize_t>(block.size()))
+    error = std::string("cannot write to it: ") + (n < 0 ? std::strerror(errno) : "short write");
+  else if (fsync(fd) != 0)
+    error = std::string("cannot write to it: ") + std::strerror(errno);
+  close(fd);
+  unlink(probe.c_str());
+  return error;
+}
+
+void check_storage(Report& report, const std::string& root, const std::string& config) {
+  std::string dir = existing_ancestor(root);
+  std::string what =
+      "storage writable: " + root + (dir == root ? "" : " (to be made in " + dir + ")");
+  std::string error = write_probe(dir);
+  report.line(error.empty(), what, error + "; make it writable or set storage_root in " + config);
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) {
+    report.line(false, "free space in " + dir, std::strerror(errno));
+    return;
+  }
+  unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  report.line(free_bytes >= kLowSpaceBytes,
+              "free space in " + dir + ": " + std::to_string(free_bytes >> 20) + " MiB",
+              "less than " + std::to_string(kLowSpaceBytes >> 20) +
+                  " MiB: logs, the state file and volumes will fail to write");
+}
+
+// A round trip, not just a connect: a stopped (SIGSTOP) or wedged daemon still accepts
+// connections (the kernel queues them) but never answers.
+void check_daemon(Report& report, const std::string& socket) {
+  ipc::ClientOptions options;
+  options.connect_timeout = std::chrono::milliseconds(2000);
+  options.idle_timeout = std::chrono::milliseconds(3000);
+  auto client = ipc::Client::connect(socket, options);
+  if (!client.ok()) {
+    report.line(false, "daemon reachable on " + socket,
+                "start it: stackie daemon start (" + client.error().message + ")");
+    return;
+  }
+  auto reply = client->call("daemon.status");
+  if (!reply.ok() || !reply->ok()) {
+    report.line(false, "daemon answers on " + socket,
+                (reply.ok() ? reply->error().message : reply.error().message) +
+                    "; it is stopped or wedged: look at its pid in stackied.pid, or restart it "
+                    "(stackie daemon stop; stackie daemon start)");
+    return;
+  }
+  report.line(true, "daemon answers on " + socket + " (pid " +
+                        std::to_string(reply->result()["pid"].int_or(0)) + ")");
 }
 
 }  // namespace
@@ -79,25 +157,13 @@ int run_doctor(std::span<char*> argv) {
   if (!socket.ok()) {
     report.line(false, "socket path", socket.error().message);
   } else {
-    auto client = ipc::Client::connect(*socket);
-    report.line(
-        client.ok(), "daemon reachable on " + *socket,
-        client.ok() ? "" : "start it: stackie daemon start (" + client.error().message + ")");
+    check_daemon(report, *socket);
   }
   auto home = stackie_home(current_environment());
   if (home.ok()) {
     auto settings = load_settings(config_path(*home));
-    std::string root = storage_root(*home, settings.ok() ? *settings : Settings{});
-    std::string probe = root + "/.doctor-probe";
-    Status made = make_directories(root);
-    FILE* f = made.ok() ? std::fopen(probe.c_str(), "w") : nullptr;
-    report.line(f != nullptr, "storage writable: " + root,
-                (made.ok() ? "" : made.error().message + ": ") +
-                    "make it writable or set storage_root in " + config_path(*home));
-    if (f) {
-      std::fclose(f);
-      unlink(probe.c_str());
-    }
+    check_storage(report, storage_root(*home, settings.ok() ? *settings : Settings{}),
+                  config_path(*home));
   } else {
     report.line(false, "stackie home", home.error().message);
   }

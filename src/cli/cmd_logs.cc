@@ -19,20 +19,21 @@
 namespace stackie::cli {
 
 extern const char kLogsUsage[] =
-    "Usage: stackie logs [BLOCK...] [-f] [-n N] [--since TIME] [-t] [--stdout|--stderr]\n"
-    "                    [--color=auto|always|never]\n"
+    "Usage: stackie logs [-p STACK] [BLOCK|STACK/BLOCK...] [-f] [-n N] [--since TIME] [-t]\n"
+    "                    [--stdout|--stderr] [--color=auto|always|never]\n"
     "\n"
-    "Print the last lines of the blocks' logs (all blocks when none is named). Lines are\n"
-    "prefixed 'name |' when several blocks are shown, each block in a stable colour.\n"
+    "Print the last lines of the blocks' logs (all blocks of the stack when none is named).\n"
+    "Lines are prefixed 'name |' when several blocks are shown, each block in a stable colour.\n"
     "\n"
     "Options:\n"
+    "  -p, --project STACK   the stack (needed when several are up and no BLOCK names one)\n"
     "  -f, --follow          keep printing new lines until interrupted or the stack goes away\n"
     "  -n, --tail N          lines per block before following (default 10; with --since,\n"
     "                        every line the daemon still holds)\n"
     "      --since TIME      only lines from TIME on: a duration ago (30s, 5m, 1h30m, 1d) or\n"
     "                        a time (2026-12-02T10:00:00Z, 2026-12-02 10:00 local, 2026-12-02)\n"
     "  -t, --timestamps      prefix each line with its RFC 3339 UTC time\n"
-    "      --stdout, --stderr  only that stream\n"
+    "      --stdout, --stderr  only that stream (stackie's own notes go with stderr)\n"
     "      --color WHEN      auto (a tty and no NO_COLOR), always, never\n"
     "\n"
     "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
@@ -50,9 +51,13 @@ int run_logs(std::span<char*> argv) {
   bool tail_given = false;
   std::optional<int64_t> since_ms;
   std::string color = "auto";
+  std::string project;
   Json streams = Json::array();
   while (!args.done()) {
-    if (args.flag("-f", "--follow"))
+    if (auto p = args.value("-p", "--project")) {
+      project = *p;
+      if (args.error.empty() && project.empty()) return usage_error("logs", "-p needs a STACK");
+    } else if (args.flag("-f", "--follow"))
       follow = true;
     else if (args.flag("-t", "--timestamps"))
       timestamps = true;
@@ -92,7 +97,9 @@ int run_logs(std::span<char*> argv) {
                    (color == "auto" && stdout_is_tty() && std::getenv("NO_COLOR") == nullptr);
   Json block_list = Json::array();
   for (const auto& b : blocks) block_list.push_back(b);
-  Json params = Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
+  Json params =
+      Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
+  if (!project.empty()) params.set("stack", project);
   if (streams.size() > 0) params.set("streams", streams);
   if (since_ms) {
     params.set("since", static_cast<long long>(*since_ms));
@@ -107,6 +114,11 @@ int run_logs(std::span<char*> argv) {
   static const char* kColors[] = {"36", "33", "32", "35", "34", "31"};
   std::map<std::string, size_t> color_of;
   bool prefix = blocks.size() != 1;
+  // Blocks of more than one stack: each line names its stack too.
+  std::map<std::string, int> stacks_named;
+  for (const auto& b : blocks)
+    if (auto slash = b.find('/'); slash != std::string::npos) ++stacks_named[b.substr(0, slash)];
+  bool with_stack = stacks_named.size() > 1;
   auto reply = connection.client->call("logs", params, [&](const ipc::Event& event) {
     if (event.name == "skipped") {
       std::fprintf(stderr, "stackie: %lld lines skipped (slow reader)\n",
@@ -115,6 +127,7 @@ int run_logs(std::span<char*> argv) {
     }
     if (event.name != "line") return;
     std::string name = event.data["block"].string_or("?");
+    if (with_stack) name = event.data["stack"].string_or("?") + "/" + name;
     std::string out;
     if (prefix) {
       auto [it, added] = color_of.emplace(name, color_of.size());

@@ -205,6 +205,8 @@ int run_status(std::span<char*> argv) {
   if (logs.is_object()) {
     std::printf("  stdout log: %s\n", text_of(logs["stdout"]).c_str());
     std::printf("  stderr log: %s\n", text_of(logs["stderr"]).c_str());
+    if (b["log_error"].is_string())
+      std::printf("  log files:  NOT WRITTEN: %s\n", b["log_error"].as_string().c_str());
   }
   print_policy(b["policy"]);
   return kExitOk;

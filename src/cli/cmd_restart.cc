@@ -11,21 +11,36 @@
 namespace stackie::cli {
 
 extern const char kRestartUsage[] =
-    "Usage: stackie restart BLOCK\n\nStop then start one block (BLOCK or STACK/BLOCK).\n"
-    "\nExit status: 0 running again, 1 failed or no such block, 2 usage error, 3 no daemon.\n";
+    "Usage: stackie restart [--no-wait] BLOCK\n\n"
+    "Stop then start one block (BLOCK or STACK/BLOCK) and wait until it runs (and is healthy\n"
+    "when it has a health check), fails, or is stopped by someone else.\n"
+    "\nOptions:\n  --no-wait   return once the daemon took the request\n"
+    "\nExit status: 0 running again, 1 failed, stopped or no such block, 2 usage error,\n"
+    "3 no daemon.\n";
 extern const char kStopUsage[] =
-    "Usage: stackie stop BLOCK\n\nStop one block; it stays stopped until start or restart.\n"
+    "Usage: stackie stop [--no-wait] BLOCK\n\n"
+    "Stop one block and wait until it is stopped; it stays stopped until start, restart or up.\n"
+    "\nOptions:\n  --no-wait   return once the daemon took the request\n"
     "\nExit status: 0 stopped, 1 no such block, 2 usage error, 3 no daemon.\n";
 extern const char kStartUsage[] =
-    "Usage: stackie start BLOCK\n\nStart a stopped block again.\n"
-    "\nExit status: 0 running, 1 failed or no such block, 2 usage error, 3 no daemon.\n";
+    "Usage: stackie start [--no-wait] BLOCK\n\n"
+    "Start a stopped block again and wait until it runs (and is healthy when it has a health\n"
+    "check), fails, or is stopped by someone else. A block that is stopping starts once its\n"
+    "stop is over.\n"
+    "\nOptions:\n  --no-wait   return once the daemon took the request\n"
+    "\nExit status: 0 running, 1 failed, stopped or no such block, 2 usage error, 3 no daemon.\n";
 
 namespace {
 
 int block_action(const char* verb, std::span<char*> argv) {
   ArgWalker args(verb, argv);
   std::string block;
+  bool wait = true;
   while (!args.done()) {
+    if (args.flag("", "--no-wait")) {
+      wait = false;
+      continue;
+    }
     if (args.current().starts_with("-"))
       return usage_error(verb, "unknown option '" + std::string(args.current()) + "'");
     if (!block.empty()) return usage_error(verb, "one BLOCK at most");
@@ -37,8 +52,8 @@ int block_action(const char* verb, std::span<char*> argv) {
   options.idle_timeout = std::chrono::milliseconds(0);
   auto connection = connect_daemon(options);
   if (!connection.client) return connection.exit_code;
-  auto reply =
-      connection.client->call(verb, Json::object({{"block", block}}), [](const ipc::Event& event) {
+  auto reply = connection.client->call(
+      verb, Json::object({{"block", block}, {"wait", wait}}), [](const ipc::Event& event) {
         if (event.name != "progress") return;
         std::printf("%s: %s\n", event.data["block"].string_or("?").c_str(),
                     event.data["state"].string_or("?").c_str());

@@ -54,6 +54,10 @@ struct Server::Impl {
 
   Status start(int fd);
   void accept_connection();
+  bool evict_idle(const PeerCredentials& newcomer);
+  Status bind_path(const std::string& path);
+  void watch_socket_directory();
+  void check_socket_file();
   void connection_closed(std::uint64_t serial);
   void release_socket_file();
   void fire_on_closed();
@@ -67,6 +71,7 @@ struct Server::Impl {
   ServerOptions options;
   uid_t allowed_uid;
   UvHandle<uv_pipe_t> listener;
+  UvHandle<uv_fs_event_t> watcher;  // the socket's directory (listen() only)
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections;
   std::uint64_t next_connection_serial = 1;
   std::uint64_t next_call_serial = 1;
@@ -110,6 +115,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
   std::unique_ptr<char[]> read_buffer;
   UvHandle<uv_pipe_t> pipe;
   UvHandle<uv_timer_t> linger;  // only while closing with writes queued
+  UvHandle<uv_timer_t> quiet;   // until the first request: first_request_ms
+  bool requested = false;       // sent at least one request
   PeerCredentials peer;
   std::map<std::uint64_t, std::shared_ptr<detail::Call>> pending;  // unanswered
   std::size_t queued_bytes = 0;  // handed to uv_write, not yet called back (the drain waits)
@@ -221,6 +228,10 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
 }
 
 void Connection::on_line(std::string_view line) {
+  if (!requested) {
+    requested = true;
+    quiet.close();
+  }
   auto decoded = decode_request(line, JsonLimits{limits.max_line, limits.max_depth});
   if (auto* rejected = std::get_if<RejectedRequest>(&decoded)) {
     enqueue(encode_error(rejected->id, rejected->error.code, rejected->error.message));
@@ -361,6 +372,7 @@ void Connection::close_now() {
   const auto abandoned = take_pending();
   pipe.close();  // cancels queued writes: their callbacks run with UV_ECANCELED
   linger.close();
+  quiet.close();
   if (!server) return;
   for (const auto& call : abandoned) server->handler.on_close(Session(call));
   if (server) server->connection_closed(serial);
@@ -484,7 +496,7 @@ void Server::Impl::accept_connection() {
                        "this daemon serves uid " + std::to_string(allowed_uid) + " only");
     return;
   }
-  if (active_connections() > options.limits.max_connections) {
+  if (active_connections() > options.limits.max_connections && !evict_idle(*peer)) {
     log(LogLevel::warning, "ipc: refused a connection (" + describe(*peer) +
                                "): " + std::to_string(options.limits.max_connections) +
                                " connections already, the limit");
@@ -493,6 +505,36 @@ void Server::Impl::accept_connection() {
     return;
   }
   connection->start_reading();
+  if (connection->quiet.init([&](uv_timer_t* timer) { return uv_timer_init(loop, timer); },
+                             connection.get()) < 0)
+    return;
+  uv_timer_start(
+      connection->quiet.get(),
+      [](uv_timer_t* timer) {
+        auto* idle = static_cast<Connection*>(timer->data);
+        if (idle == nullptr || idle->requested || idle->closing) return;
+        if (idle->server)
+          idle->server->log(LogLevel::info, "ipc: closed a connection (" + describe(idle->peer) +
+                                                ") that sent no request");
+        idle->refuse(errc::kBusy, "no request within " +
+                                      std::to_string(idle->limits.first_request_ms) +
+                                      " ms: connection closed");
+      },
+      options.limits.first_request_ms, 0);
+}
+
+// The reserve: the oldest connection that has nothing in flight (never asked anything, or
+// answered and now silent) makes room. False when every connection waits for an answer.
+bool Server::Impl::evict_idle(const PeerCredentials& newcomer) {
+  for (auto& [serial, connection] : connections) {
+    if (connection->closing || !connection->pending.empty() || !connection->reading) continue;
+    log(LogLevel::info, "ipc: closed an idle connection (" + describe(connection->peer) +
+                            ") to make room for a new client (" + describe(newcomer) + ")");
+    connection->refuse(errc::kBusy, "closed to make room for a new client: the daemon is at its "
+                                    "connection limit and this connection had nothing in flight");
+    return true;
+  }
+  return false;
 }
 
 void Server::Impl::connection_closed(std::uint64_t serial) {
@@ -539,35 +581,80 @@ Status Server::listen(const std::string& socket_path) {
   if (impl_->listener || impl_->closing)
     return Error{UV_EINVAL, "the IPC server is already listening or closed"};
   STACKIE_TRY(check_socket_path(socket_path));
-  const std::size_t slash = socket_path.find_last_of('/');
-  STACKIE_TRY(ensure_private_directory(slash == 0 ? "/" : socket_path.substr(0, slash)));
-  STACKIE_TRY_ASSIGN(lock_fd, lock_socket_path(socket_path));
+  STACKIE_TRY(impl_->bind_path(socket_path));
+  impl_->watch_socket_directory();
+  return {};
+}
+
+Status Server::Impl::bind_path(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  STACKIE_TRY(ensure_private_directory(slash == 0 ? "/" : path.substr(0, slash)));
+  STACKIE_TRY_ASSIGN(new_lock_fd, lock_socket_path(path));
   auto fail = [&](Error error) -> Status {
-    ::close(lock_fd);
+    ::close(new_lock_fd);
     return error;
   };
-  auto stale = remove_stale_socket(socket_path);
+  auto stale = remove_stale_socket(path);
   if (!stale) return fail(stale.take_error());
-  if (*stale)
-    impl_->log(LogLevel::info,
-               "ipc: replaced the stale socket " + socket_path + " (its daemon is gone)");
-  auto fd = bind_listening_socket(socket_path, kBacklog);
+  if (*stale) log(LogLevel::info, "ipc: replaced the stale socket " + path + " (its daemon is gone)");
+  auto fd = bind_listening_socket(path, kBacklog);
   if (!fd) return fail(fd.take_error());
   struct stat info {};
-  if (lstat(socket_path.c_str(), &info) != 0) {
+  if (lstat(path.c_str(), &info) != 0) {
     const int error = errno;
     ::close(*fd);
-    return fail(system_error(error, "cannot inspect " + socket_path));
+    return fail(system_error(error, "cannot inspect " + path));
   }
-  if (auto started = impl_->start(*fd); !started) {
-    unlink(socket_path.c_str());
+  if (auto started = start(*fd); !started) {
+    unlink(path.c_str());
     return fail(started.take_error());
   }
-  impl_->socket_path = socket_path;
-  impl_->socket_device = info.st_dev;
-  impl_->socket_inode = info.st_ino;
-  impl_->lock_fd = lock_fd;
+  socket_path = path;
+  socket_device = info.st_dev;
+  socket_inode = info.st_ino;
+  lock_fd = new_lock_fd;
   return {};
+}
+
+// The socket file is the daemon's only address: deleted (with its directory, or by a cleanup
+// of $XDG_RUNTIME_DIR) it would leave a running daemon that no client can reach, and a new
+// one that cannot start beside it. So the directory is watched (inotify through libuv: no
+// timer, no polling) and the socket bound again as soon as ours is gone.
+void Server::Impl::watch_socket_directory() {
+  if (socket_path.empty() || closing) return;
+  watcher.close();
+  const std::size_t slash = socket_path.find_last_of('/');
+  const std::string dir = slash == 0 ? "/" : socket_path.substr(0, slash);
+  if (watcher.init([&](uv_fs_event_t* event) { return uv_fs_event_init(loop, event); }, this) < 0)
+    return;
+  const int status = uv_fs_event_start(
+      watcher.get(),
+      [](uv_fs_event_t* event, const char*, int, int) {
+        if (auto* self = static_cast<Server::Impl*>(event->data)) self->check_socket_file();
+      },
+      dir.c_str(), 0);
+  if (status < 0)
+    log(LogLevel::warning, "ipc: cannot watch " + dir + " (" + uv_strerror(status) +
+                               "): a deleted socket will not be noticed");
+}
+
+void Server::Impl::check_socket_file() {
+  if (closing || socket_path.empty()) return;
+  struct stat info {};
+  if (lstat(socket_path.c_str(), &info) == 0 && info.st_dev == socket_device &&
+      info.st_ino == socket_inode)
+    return;
+  log(LogLevel::warning, "ipc: the socket " + socket_path + " is gone: binding it again");
+  listener.close();
+  if (lock_fd >= 0) {
+    ::close(lock_fd);
+    lock_fd = -1;
+  }
+  if (auto bound = bind_path(socket_path); !bound) {
+    log(LogLevel::warning, "ipc: cannot bind " + socket_path + " again: " + bound.error().message);
+    return;
+  }
+  watch_socket_directory();  // the directory may be a new one
 }
 
 Status Server::listen_fd(int fd) {
@@ -594,6 +681,7 @@ void Server::close(std::function<void()> on_closed) {
   }
   impl.closing = true;
   impl.on_closed = std::move(on_closed);
+  impl.watcher.close();
   impl.listener.close();
   impl.release_socket_file();
   std::vector<std::shared_ptr<Connection>> connections;

@@ -25,7 +25,13 @@ struct uv_loop_s;  // libuv's uv_loop_t; server.cc includes <uv.h>
 namespace stackie::ipc {
 
 struct ServerLimits {
+  // At the limit, a new client takes the place of the oldest connection with no request in
+  // flight (it is closed); only when every connection has one (an `up` waiting, a `logs -f`)
+  // is the new client refused `busy`. So connections that only sit there cannot lock the CLI
+  // out (issue 15).
   std::size_t max_connections = 64;
+  // A connection that sent no request within this is closed: a client connects to ask.
+  std::uint64_t first_request_ms = 5000;
   std::size_t max_pending_requests = 32;  // unanswered requests per connection; more => busy
   std::size_t max_line = kDefaultMaxLine;
   std::size_t max_depth = 64;

@@ -1,9 +1,14 @@
 // The passthrough spawner: no isolation at all (`sandbox: false`, --no-sandbox). The block runs
 // in its own session and process group so that one kill(-pgid) reaches all of it that stayed
 // in the group. A process that calls setsid() itself leaves the group; only a sandbox (a pid
-// namespace) can catch those, which is why passthrough is opt-in and reported as such.
+// namespace) can catch those, which is why passthrough is opt-in and reported as such. In the
+// daemon the group's leader is a monitor (passthrough_monitor.h) that kills the group when
+// the daemon dies.
+#include <unistd.h>
+
 #include <csignal>
 
+#include "spawn/passthrough_monitor.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
 
@@ -57,11 +62,14 @@ class PassthroughProcess final : public Process {
 
 class PassthroughSpawner final : public Spawner {
  public:
+  explicit PassthroughSpawner(std::string monitor) : monitor_(std::move(monitor)) {}
   SandboxKind kind() const override { return SandboxKind::passthrough; }
   Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
                                          ExitCallback on_exit) override {
     spawn_detail::SpawnPlan plan;
-    plan.argv = request.argv;
+    if (!monitor_.empty())
+      plan.argv = {monitor_, kPassthroughMonitorFlag, std::to_string(::getpid()), "--"};
+    plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
     plan.env = spawn_detail::environment_of(request.policy);
     plan.cwd = request.policy.working_dir;
     plan.new_session = true;
@@ -77,12 +85,18 @@ class PassthroughSpawner final : public Spawner {
     if (request.on_exec) request.on_exec();
     return std::unique_ptr<Process>(new PassthroughProcess(core));
   }
+
+ private:
+  std::string monitor_;
 };
 
 }  // namespace
 
-std::unique_ptr<Spawner> make_passthrough_spawner() {
-  return std::make_unique<PassthroughSpawner>();
+std::unique_ptr<Spawner> make_passthrough_spawner(std::string monitor) {
+#ifndef __linux__
+  monitor.clear();  // PR_SET_PDEATHSIG is Linux's
+#endif
+  return std::make_unique<PassthroughSpawner>(std::move(monitor));
 }
 
 }  // namespace stackie

@@ -94,7 +94,9 @@ class Spawner {
 
 // No isolation: uv_spawn the command in its own session and process group; kill_all is
 // kill(-pgid, SIGKILL). Used for `sandbox: false` blocks and --no-sandbox.
-std::unique_ptr<Spawner> make_passthrough_spawner();
+// `monitor`: the program run as passthrough_monitor.h describes (stackied itself); empty =
+// the block is spawned directly and survives the daemon's death (tests of the spawner alone).
+std::unique_ptr<Spawner> make_passthrough_spawner(std::string monitor = {});
 
 // uv_spawn `stackie-lockbox --policy-fd 3 --error-fd 4 -- ARGV`; the policy travels as JSON on
 // an inherited pipe (no temp file), setup failures come back on the error pipe.

@@ -105,6 +105,19 @@ RotatingFile::~RotatingFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool RotatingFile::still_in_directory() const {
+  struct stat held, named;
+  if (::fstat(fd_, &held) != 0 || held.st_nlink == 0) return false;
+  if (::fstatat(dir_, name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+void RotatingFile::use_directory(int dir) {
+  dir_ = dir;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 Status RotatingFile::open() {
   if (dir_ < 0) return system_error(ENOENT, "open " + path_);
   STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
@@ -138,6 +151,10 @@ Status RotatingFile::rotate() {
 }
 
 Status RotatingFile::append(std::string_view text) {
+  if (fd_ >= 0 && !still_in_directory()) {
+    ::close(fd_);
+    fd_ = -1;
+  }
   if (fd_ < 0) STACKIE_TRY(open());
   // `text` is whole records ("...\n"): write as many as fit, rotate, go on. A single record
   // larger than the limit gets a file of its own.
@@ -180,23 +197,34 @@ BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings setti
       out_splitter_(settings.max_line),
       err_splitter_(settings.max_line) {}
 
+namespace {
+
+// The log directory, made (0700) and opened: below the storage root from its fd, never
+// through a link, when `storage_root` holds it.
+Result<UniqueFd> make_log_directory(const std::string& directory, const std::string& storage_root) {
+  auto below = storage_root.empty() ? std::nullopt : path_below(storage_root, directory);
+  if (below) {
+    STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
+    return make_directories_beneath(root.get(), *below, storage_root);
+  }
+  STACKIE_TRY(make_directories(directory));
+  UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return system_error(errno, "open " + directory);
+  return dir;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::string directory,
                                                    LogSettings settings,
                                                    const std::string& storage_root) {
   UniqueFd dir;
   if (!directory.empty()) {
-    auto below = storage_root.empty() ? std::nullopt : path_below(storage_root, directory);
-    if (below) {
-      STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
-      STACKIE_TRY_ASSIGN(opened, make_directories_beneath(root.get(), *below, storage_root));
-      dir = std::move(opened);
-    } else {
-      STACKIE_TRY(make_directories(directory));
-      dir = UniqueFd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!dir.valid()) return system_error(errno, "open " + directory);
-    }
+    STACKIE_TRY_ASSIGN(made, make_log_directory(directory, storage_root));
+    dir = std::move(made);
   }
   std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+  logs->storage_root_ = storage_root;
   if (dir.valid()) {
     logs->directory_fd_ = std::move(dir);
     int fd = logs->directory_fd_.get();
@@ -206,6 +234,17 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
                                                      settings.file_max_bytes, settings.file_count);
   }
   return logs;
+}
+
+Status BlockLogs::reopen_directory_if_gone() {
+  struct stat st;
+  if (!directory_fd_.valid() || (::fstat(directory_fd_.get(), &st) == 0 && st.st_nlink > 0))
+    return {};
+  STACKIE_TRY_ASSIGN(dir, make_log_directory(directory_, storage_root_));
+  directory_fd_ = std::move(dir);
+  out_file_->use_directory(directory_fd_.get());
+  err_file_->use_directory(directory_fd_.get());
+  return {};
 }
 
 // Every line of one read from the pipe gets the time of that read: they arrived together, and
@@ -240,10 +279,31 @@ const std::string& BlockLogs::timestamp(int64_t time_ms) {
 
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
-  if (out_file_ && !out_batch_.empty() && !out_file_->append(out_batch_)) ++write_errors_;
-  if (err_file_ && !err_batch_.empty() && !err_file_->append(err_batch_)) ++write_errors_;
-  out_batch_.clear();
-  err_batch_.clear();
+  std::string changed;
+  if (!out_batch_.empty() || !err_batch_.empty())
+    if (Status reopened = reopen_directory_if_gone(); !reopened.ok()) {
+      out_batch_.clear();
+      err_batch_.clear();
+      ++write_errors_;
+      if (reopened.error().message != write_error_)
+        changed = write_error_ = reopened.error().message;
+    }
+  for (auto [file, batch] :
+       {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
+    if (file == nullptr || batch->empty()) continue;
+    Status written = file->append(*batch);
+    batch->clear();
+    if (written.ok()) {
+      write_error_.clear();
+      continue;
+    }
+    ++write_errors_;
+    if (written.error().message != write_error_) changed = write_error_ = written.error().message;
+  }
+  // Said once when the error starts or changes (in the ring, for `logs`; in stderr.log with the
+  // next batch if that file works); `status` shows it until a write succeeds again.
+  if (!changed.empty())
+    add_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }
 
 void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_ms) {

@@ -67,8 +67,14 @@ class RotatingFile {
   RotatingFile& operator=(const RotatingFile&) = delete;
   Status append(std::string_view text);
   const std::string& path() const { return path_; }
+  // The directory was made again (the old one was deleted): the file is opened there next.
+  void use_directory(int dir);
 
  private:
+  // The file we hold is still the one named in the directory: not deleted nor renamed away by
+  // someone else's rotation. Checked before each write, so a vanished file is made again on the
+  // next line, without a timer.
+  bool still_in_directory() const;
   Status open();
   Status rotate();
   Status write_all(std::string_view text);
@@ -118,7 +124,10 @@ class BlockLogs {
   uint64_t follow(LogSink* sink);
   void unfollow(uint64_t id);
   size_t follower_count() const { return followers_.size(); }
+  // Batches of lines that could not be written to the files, and the last such error ("" when
+  // the last write succeeded): `status` shows them per block.
   uint64_t write_errors() const { return write_errors_; }
+  const std::string& write_error() const { return write_error_; }
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
@@ -126,6 +135,8 @@ class BlockLogs {
   const std::string& timestamp(int64_t time_ms);
   void deliver(const LogLine& line);
   void flush_files();
+  // The log directory was deleted (with the files in it): make it again, as open() did.
+  Status reopen_directory_if_gone();
 
   struct Follower {
     LogSink* sink;
@@ -134,6 +145,7 @@ class BlockLogs {
 
   std::string block_;
   std::string directory_;
+  std::string storage_root_;
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
   UniqueFd directory_fd_;  // before the files: they use it until they are gone
@@ -147,6 +159,7 @@ class BlockLogs {
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
   uint64_t write_errors_ = 0;
+  std::string write_error_;
 };
 
 }  // namespace stackie

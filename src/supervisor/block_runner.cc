@@ -8,96 +8,11 @@
 #include <cstring>
 
 #include "supervisor/block_storage.h"
+#include "supervisor/exit_description.h"
 #include "supervisor/init_script.h"
+#include "supervisor/output_pipe.h"
 
 namespace stackie {
-
-// One of a process's output pipes. It reads until EOF even after the process is gone (data
-// may still be buffered), then frees itself; its BlockRunner can also close it early.
-class OutputPipe {
- public:
-  static OutputPipe* create(uv_loop_t* loop, BlockRunner* owner, std::shared_ptr<BlockLogs> logs,
-                            LogStream stream, std::vector<OutputPipe*>* registry) {
-    auto* pipe = new OutputPipe(std::move(logs), stream, registry);
-    (void)owner;
-    uv_pipe_init(loop, &pipe->pipe_, 0);
-    pipe->pipe_.data = pipe;
-    uv_idle_init(loop, &pipe->next_turn_);
-    pipe->next_turn_.data = pipe;
-    registry->push_back(pipe);
-    return pipe;
-  }
-  uv_pipe_t* handle() { return &pipe_; }
-
-  void start_reading() {
-    uv_read_start(
-        reinterpret_cast<uv_stream_t*>(&pipe_),
-        [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-          auto* self = static_cast<OutputPipe*>(h->data);
-          *buf = uv_buf_init(self->buffer_, sizeof self->buffer_);
-        },
-        [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-          auto* self = static_cast<OutputPipe*>(s->data);
-          if (n > 0) {
-            self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
-            self->yield_turn();
-          }
-          if (n < 0) self->close();  // EOF or error: the last writer is gone
-        });
-  }
-
-  // One buffer per pipe per loop turn: libuv would read a busy pipe up to 32 times in a row,
-  // and a block flooding its output (2 MiB of lines to split, log and offer to followers) would
-  // then keep clients and health checks waiting for a whole turn (issue 10: ps within 100 ms
-  // during a flood). Reading resumes at the next turn, after the other ready handles ran.
-  void yield_turn() {
-    if (closed_) return;
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&pipe_));
-    uv_idle_start(&next_turn_, [](uv_idle_t* idle) {
-      auto* self = static_cast<OutputPipe*>(idle->data);
-      uv_idle_stop(idle);
-      if (!self->closed_) self->start_reading();
-    });
-  }
-
-  // Take what is buffered in the pipe now (the process just exited): its last words belong in
-  // the failure reason.
-  void drain() {
-    uv_os_fd_t fd;
-    if (closed_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) != 0) return;
-    for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
-      ssize_t n = ::read(fd, buffer_, sizeof buffer_);
-      if (n <= 0) break;
-      logs_->feed(stream_, std::string_view(buffer_, static_cast<size_t>(n)));
-    }
-  }
-
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    logs_->end_of_stream(stream_);
-    if (registry_ != nullptr) std::erase(*registry_, this);
-    registry_ = nullptr;
-    auto closed = [](uv_handle_t* h) {
-      auto* self = static_cast<OutputPipe*>(h->data);
-      if (--self->open_handles_ == 0) delete self;
-    };
-    uv_close(reinterpret_cast<uv_handle_t*>(&next_turn_), closed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&pipe_), closed);
-  }
-
- private:
-  OutputPipe(std::shared_ptr<BlockLogs> logs, LogStream stream, std::vector<OutputPipe*>* registry)
-      : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
-  uv_pipe_t pipe_{};
-  uv_idle_t next_turn_{};
-  int open_handles_ = 2;  // pipe_ and next_turn_: freed once both are closed
-  std::shared_ptr<BlockLogs> logs_;
-  LogStream stream_;
-  std::vector<OutputPipe*>* registry_;
-  bool closed_ = false;
-  char buffer_[64 * 1024];
-};
 
 namespace {
 
@@ -112,11 +27,6 @@ void close_timer(uv_timer_t* timer) {
   uv_timer_stop(timer);
   uv_close(reinterpret_cast<uv_handle_t*>(timer),
            [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-}
-
-std::string signal_name(int signum) {
-  const char* abbrev = sigabbrev_np(signum);
-  return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
 }
 
 uint64_t wall_clock_ms() {
@@ -158,9 +68,11 @@ void BlockRunner::close_pipes() {
 }
 
 bool BlockRunner::move(BlockEvent event, std::string reason) {
-  auto next = next_state(state_, event);
-  if (!next) return false;
-  state_ = *next;
+  Step next = step(state_, event);
+  if (next.outcome == Outcome::defer && event == BlockEvent::start) start_deferred_ = true;
+  if (next.outcome != Outcome::move) return false;
+  state_ = next.to;
+  if (state_ != BlockState::stopping) stop_cause_ = StopCause::none;
   if (!reason.empty()) reason_ = std::move(reason);
   if (state_ == BlockState::starting || state_ == BlockState::running) {
     if (event == BlockEvent::start) reason_.clear();
@@ -175,18 +87,26 @@ void BlockRunner::start() {
   if (move(BlockEvent::start)) launch();
 }
 
+// A start that came while stopping: done now that the stop is over.
+void BlockRunner::start_if_deferred() {
+  if (!start_deferred_ || has_process(state_)) return;
+  start_deferred_ = false;
+  logs_->note("starting again, as asked while it was stopping");
+  start();
+}
+
 void BlockRunner::launch() {
-  stop_requested_ = false;
-  forced_failure_ = false;
   killed_after_timeout_ = false;
   probe_failures_ = 0;
-  ready_seen_ = false;
   // The loader never touches the disk: volumes, temp and runtime dirs are made here, just
-  // before the sandbox is, so a fresh volume starts empty (and init runs on it).
-  if (Status created = prepare_block_storage(spec_.policy, logs_->directory()); !created.ok()) {
-    move(BlockEvent::setup_failed, created.error().message);
+  // before the sandbox is, so a fresh volume starts empty (and init runs on it); a volume whose
+  // init was interrupted is emptied first (block_storage.h).
+  auto prepared = prepare_storage(spec_, logs_->directory());
+  if (!prepared.ok()) {
+    move(BlockEvent::setup_failed, prepared.error().message);
     return;
   }
+  for (const auto& note : *prepared) logs_->note(note);
   if (!spec_.init.empty())
     spawn(Phase::init, init_argv(spec_.init));
   else
@@ -194,8 +114,8 @@ void BlockRunner::launch() {
 }
 
 void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
-  OutputPipe* out = OutputPipe::create(env_.loop, this, logs_, LogStream::out, &pipes_);
-  OutputPipe* err = OutputPipe::create(env_.loop, this, logs_, LogStream::err, &pipes_);
+  OutputPipe* out = OutputPipe::create(env_.loop, logs_, LogStream::out, &pipes_);
+  OutputPipe* err = OutputPipe::create(env_.loop, logs_, LogStream::err, &pipes_);
   SpawnRequest request;
   request.argv = argv;
   request.policy = spec_.policy;
@@ -241,6 +161,13 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
   for (OutputPipe* pipe : std::vector<OutputPipe*>(pipes_)) pipe->drain();
   if (phase == Phase::init && status.success() && state_ == BlockState::starting) {
     process_.reset();
+    // Every step succeeded: only now is the init recorded as done (block_storage.h).
+    if (Status recorded = record_init_done(spec_); !recorded.ok()) {
+      ExitStatus failed;
+      failed.setup_error = "init succeeded but could not be recorded: " + recorded.error().message;
+      after_exit(failed);
+      return;
+    }
     spawn(Phase::command, spec_.command);
     return;
   }
@@ -270,24 +197,32 @@ void BlockRunner::after_exit(const ExitStatus& status) {
     process_.reset();
   }
   phase_ = Phase::none;
-  if (state_ == BlockState::stopping && stop_requested_) {
+  if (state_ == BlockState::stopping && stop_cause_ == StopCause::requested) {
     move(BlockEvent::exited_clean,
          killed_after_timeout_
              ? "killed: did not stop within " + std::to_string(spec_.stop_timeout.count()) + " ms"
              : "stopped");
+    start_if_deferred();
     return;
   }
   if (!status.setup_error.empty()) {
     // Sandbox setup and init failures do not heal by retrying: show them as they are.
     move(BlockEvent::setup_failed, status.setup_error);
-    if (state_ == BlockState::stopping) move(BlockEvent::exited_failed, status.setup_error);
+    start_if_deferred();
     return;
   }
+  bool unhealthy = stop_cause_ == StopCause::unhealthy;
   std::string what = describe(status);
-  if (forced_failure_) what = reason_ + "; " + what;
-  switch (decide_after_exit(spec_.restart, status.success(), forced_failure_)) {
-    case AfterExit::stop: move(BlockEvent::exited_clean, what); return;
-    case AfterExit::fail: move(BlockEvent::exited_failed, what); return;
+  if (unhealthy) what = reason_ + "; " + what;
+  switch (decide_after_exit(spec_.restart, status.success(), unhealthy)) {
+    case AfterExit::stop:
+      move(BlockEvent::exited_clean, what);
+      start_if_deferred();
+      return;
+    case AfterExit::fail:
+      move(BlockEvent::exited_failed, what);
+      start_if_deferred();
+      return;
     case AfterExit::restart: break;
   }
   Milliseconds ran_for{static_cast<int64_t>(uv_now(env_.loop) - started_at_)};
@@ -298,26 +233,22 @@ void BlockRunner::after_exit(const ExitStatus& status) {
     return;
   }
   move(BlockEvent::exited_restart, what + "; restart in " + std::to_string(delay->count()) + " ms");
+  if (start_deferred_) {
+    start_deferred_ = false;
+    start();  // asked to start while it was stopping: now, not after the delay
+    return;
+  }
   arm_timer(*delay, [](BlockRunner& self) {
     if (self.move(BlockEvent::backoff_elapsed)) self.launch();
   });
 }
 
 int BlockRunner::lockbox_signal(const ExitStatus& status) const {
-  // stackie-lockbox reports the block's death by signal N as 128+N, and 126/127 for exec.
-  int64_t code = status.exit_status;
-  if (status.term_signal != 0 || sandbox_kind() == SandboxKind::passthrough) return 0;
-  return code > 128 && code < 128 + 65 ? static_cast<int>(code - 128) : 0;
+  return stackie::lockbox_signal(status, sandbox_kind());
 }
 
 std::string BlockRunner::describe(const ExitStatus& status) const {
-  if (!status.setup_error.empty()) return status.setup_error;
-  if (status.term_signal != 0) return "killed by " + signal_name(status.term_signal);
-  int64_t code = status.exit_status;
-  if (int signum = lockbox_signal(status); signum != 0) return "killed by " + signal_name(signum);
-  if (code == 126) return "exit status 126: command not executable";
-  if (code == 127) return "exit status 127: command not found";
-  return "exit status " + std::to_string(code);
+  return describe_exit(status, sandbox_kind());
 }
 
 void BlockRunner::became_alive() {
@@ -384,9 +315,9 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
     schedule_probe(check.interval);
     return;
   }
-  forced_failure_ = true;
   std::string why = "health check failed " + std::to_string(probe_failures_) + " times: " + detail;
   move(BlockEvent::unhealthy, why);
+  stop_cause_ = StopCause::unhealthy;
   uv_timer_stop(probe_timer_);
   // Stop it as `down` would; the exit then goes to the restart policy.
   (void)process_->signal(spec_.stop_signal);
@@ -397,7 +328,7 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
 }
 
 void BlockRunner::stop() {
-  stop_requested_ = true;
+  start_deferred_ = false;  // a later stop wins over an earlier start
   switch (state_) {
     case BlockState::created:
     case BlockState::backoff:
@@ -406,13 +337,16 @@ void BlockRunner::stop() {
       return;
     case BlockState::starting:
     case BlockState::running: break;
-    case BlockState::stopping: return;  // already on its way; the exit ends in `stopped` now
+    case BlockState::stopping:
+      stop_cause_ = StopCause::requested;  // the exit now ends in `stopped`
+      return;
     case BlockState::stopped:
     case BlockState::failed: return;
   }
   uv_timer_stop(probe_timer_);
   probe_.reset();
   move(BlockEvent::stop);
+  stop_cause_ = StopCause::requested;
   if (!process_) return;
   if (phase_ == Phase::init) {
     (void)process_->kill_all();  // an init script has nothing to shut down gracefully

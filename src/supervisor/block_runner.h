@@ -54,8 +54,11 @@ class BlockRunner {
   BlockRunner(const BlockRunner&) = delete;
   BlockRunner& operator=(const BlockRunner&) = delete;
 
+  // start() while stopping is not dropped: the block starts once the stop is over (a later
+  // stop() cancels that).
   void start();
   void stop();
+  bool start_deferred() const { return start_deferred_; }
 
   const ResolvedBlock& spec() const { return spec_; }
   BlockState state() const { return state_; }
@@ -84,6 +87,7 @@ class BlockRunner {
   enum class Phase { none, init, command };
 
   bool move(BlockEvent event, std::string reason = {});
+  void start_if_deferred();
   void launch();
   void spawn(Phase phase, const std::vector<std::string>& argv);
   void on_exit(Phase phase, const ExitStatus& status);
@@ -110,9 +114,9 @@ class BlockRunner {
   std::unique_ptr<Process> process_;
   std::vector<OutputPipe*> pipes_;
   std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
-  uint64_t started_at_ = 0;      // uv_now when the command was spawned
-  bool stop_requested_ = false;  // a stop asked from outside (not a health restart)
-  bool forced_failure_ = false;  // we are stopping it because it was unhealthy
+  uint64_t started_at_ = 0;                 // uv_now when the command was spawned
+  StopCause stop_cause_ = StopCause::none;  // while stopping: asked, or forced by health
+  bool start_deferred_ = false;             // a start came while stopping (the table's defer)
   bool killed_after_timeout_ = false;
 
   // One timer for the state-exclusive waits: start_period (starting), backoff delay
@@ -122,7 +126,6 @@ class BlockRunner {
   uv_timer_t* probe_timer_ = nullptr;
   std::unique_ptr<ProbeHandle> probe_;
   int probe_failures_ = 0;
-  bool ready_seen_ = false;
   bool exec_seen_ = false;  // on_exec came before spawn() returned
   std::optional<ExitRecord> last_exit_;
   std::optional<HealthRecord> last_health_;

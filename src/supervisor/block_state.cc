@@ -9,44 +9,58 @@ namespace {
 using S = BlockState;
 using E = BlockEvent;
 
-struct Transition {
-  S from;
-  E event;
-  S to;
-};
+constexpr Step to(S state) {
+  return Step{Outcome::move, state, {}};
+}
+constexpr Step ignore(std::string_view why) {
+  return Step{Outcome::ignore, S::created, why};
+}
+constexpr Step defer(std::string_view why) {
+  return Step{Outcome::defer, S::created, why};
+}
 
-// Every legal move. What is not here is ignored (e.g. `stop` while already stopped).
-constexpr std::array kTransitions = {
-    Transition{S::created, E::start, S::starting},
-    Transition{S::created, E::stop, S::stopped},
+constexpr std::string_view kNoProcess = "no process runs in this state";
+constexpr std::string_view kNoTimer = "no restart delay runs in this state";
+constexpr std::string_view kStale = "a late report from the previous run";
 
-    Transition{S::starting, E::ready, S::running},
-    Transition{S::starting, E::unhealthy, S::stopping},
-    Transition{S::starting, E::stop, S::stopping},
-    Transition{S::starting, E::exited_clean, S::stopped},
-    Transition{S::starting, E::exited_restart, S::backoff},
-    Transition{S::starting, E::exited_failed, S::failed},
-    Transition{S::starting, E::setup_failed, S::failed},
+// Rows: states in enum order; columns: events in enum order (start, ready, unhealthy, stop,
+// exited_clean, exited_restart, exited_failed, setup_failed, backoff_elapsed).
+constexpr std::array<std::array<Step, kBlockEventCount>, kBlockStateCount> kTable = {{
+    // created: never started
+    {to(S::starting), ignore(kNoProcess), ignore(kNoProcess), to(S::stopped), ignore(kNoProcess),
+     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoTimer)},
+    // starting: init or command spawned, not yet ready
+    {ignore("already starting"), to(S::running), to(S::stopping), to(S::stopping),
+     to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
+    // running
+    {ignore("already running"), ignore("already ready"), to(S::stopping), to(S::stopping),
+     to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
+    // stopping: the exit decides (a requested stop ends in `stopped`; a stop forced by a
+    // failing health check goes on to the restart policy)
+    {defer("kept: started once the stop is over"), ignore(kStale),
+     ignore("already stopping"), ignore("already stopping: the exit ends it in stopped"),
+     to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
+    // stopped
+    {to(S::starting), ignore(kStale), ignore(kStale), ignore("already stopped"),
+     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess),
+     ignore(kNoTimer)},
+    // failed
+    {to(S::starting), ignore(kStale), ignore(kStale), ignore("already down (failed)"),
+     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess),
+     ignore(kNoTimer)},
+    // backoff: waiting for the restart delay, no process
+    {to(S::starting), ignore(kStale), ignore(kStale), to(S::stopped), ignore(kNoProcess),
+     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), to(S::starting)},
+}};
 
-    Transition{S::running, E::unhealthy, S::stopping},
-    Transition{S::running, E::stop, S::stopping},
-    Transition{S::running, E::exited_clean, S::stopped},
-    Transition{S::running, E::exited_restart, S::backoff},
-    Transition{S::running, E::exited_failed, S::failed},
-
-    // In `stopping` the exit decides: a requested stop ends in `stopped`; a stop forced by a
-    // failing health check goes on to the restart policy.
-    Transition{S::stopping, E::exited_clean, S::stopped},
-    Transition{S::stopping, E::exited_restart, S::backoff},
-    Transition{S::stopping, E::exited_failed, S::failed},
-
-    Transition{S::backoff, E::backoff_elapsed, S::starting},
-    Transition{S::backoff, E::start, S::starting},
-    Transition{S::backoff, E::stop, S::stopped},
-
-    Transition{S::stopped, E::start, S::starting},
-    Transition{S::failed, E::start, S::starting},
-};
+// Every cell is filled: a move, or a reason not to move.
+constexpr bool table_complete() {
+  for (const auto& row : kTable)
+    for (const auto& cell : row)
+      if (cell.outcome != Outcome::move && cell.why.empty()) return false;
+  return true;
+}
+static_assert(table_complete(), "every state x event cell says what it does");
 
 }  // namespace
 
@@ -78,10 +92,8 @@ std::string_view to_string(BlockEvent event) {
   return "?";
 }
 
-std::optional<BlockState> next_state(BlockState from, BlockEvent event) {
-  for (const auto& t : kTransitions)
-    if (t.from == from && t.event == event) return t.to;
-  return std::nullopt;
+Step step(BlockState from, BlockEvent event) {
+  return kTable[static_cast<std::size_t>(from)][static_cast<std::size_t>(event)];
 }
 
 bool has_process(BlockState state) {

@@ -1,5 +1,6 @@
 #include "supervisor/block_storage.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,6 +19,57 @@ namespace {
 Status create_users_path(const std::string& path) {
   if (::access(path.c_str(), F_OK) == 0) return {};
   return make_directories(path);
+}
+
+std::string record_path(const std::string& volume) {
+  auto slash = volume.rfind('/');
+  return volume.substr(0, slash + 1) + "." + volume.substr(slash + 1) + ".init";
+}
+
+// Written whole, synced and renamed into place: a crash leaves the old record or the new one.
+Status write_record(const std::string& volume, const std::string& value) {
+  std::string path = record_path(volume);
+  std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return system_error(errno, "open " + temp);
+  std::string text = value + "\n";
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  int saved = errno;
+  if (written && ::fsync(fd) != 0) {
+    written = false;
+    saved = errno;
+  }
+  ::close(fd);
+  if (!written) {
+    ::unlink(temp.c_str());
+    return system_error(saved, "write " + temp);
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) return system_error(errno, "rename " + temp);
+  return {};
+}
+
+// Missing, or a directory with nothing in it.
+bool is_empty(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return errno == ENOENT;
+  bool empty = true;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return empty;
+}
+
+// Empties a volume of an interrupted init, from the storage root and never through a link.
+Status remove_volume(const std::string& storage_root, const std::string& volume) {
+  auto below = path_below(storage_root, volume);
+  if (!below || below->empty()) return Error{-EINVAL, volume + " is not below " + storage_root};
+  STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
+  return remove_tree_beneath(root.get(), *below, storage_root);
 }
 
 }  // namespace
@@ -62,6 +114,56 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
     }
     STACKIE_TRY(make_directories_beneath(root.get(), *below, root_path));
   }
+  return {};
+}
+
+std::vector<std::string> block_volumes(const ResolvedBlock& block) {
+  std::vector<std::string> out;
+  const std::string& root = block.policy.storage_root;
+  if (root.empty()) return out;
+  for (const auto& bind : block.policy.read_write) {
+    auto below = path_below(root, bind.source);
+    if (below && below->rfind("volumes/", 0) == 0 && below->size() > 8) out.push_back(bind.source);
+  }
+  return out;
+}
+
+std::string init_record(const std::string& volume) {
+  int fd = ::open(record_path(volume).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return "";
+  char buf[32] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  std::string value(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!value.empty() && value.back() == '\n') value.pop_back();
+  return value;
+}
+
+Result<std::vector<std::string>> prepare_storage(const ResolvedBlock& block,
+                                                 const std::string& log_dir) {
+  std::vector<std::string> notes;
+  std::vector<std::string> volumes =
+      block.init.empty() ? std::vector<std::string>{} : block_volumes(block);
+  for (const auto& volume : volumes) {
+    if (init_record(volume) != "started") continue;
+    if (Status removed = remove_volume(block.policy.storage_root, volume); !removed.ok())
+      return Error{removed.error().code,
+                   "the init of block " + block.name + " was interrupted and its volume " + volume +
+                       " could not be emptied (" + removed.error().message +
+                       "): delete it by hand (rm -rf '" + volume + "') and start it again"};
+    notes.push_back("the last init was interrupted: " + volume + " emptied, init runs again");
+  }
+  std::vector<std::string> fresh;
+  for (const auto& volume : volumes)
+    if (is_empty(volume)) fresh.push_back(volume);
+  STACKIE_TRY(prepare_block_storage(block.policy, log_dir));
+  for (const auto& volume : fresh) STACKIE_TRY(write_record(volume, "started"));
+  return notes;
+}
+
+Status record_init_done(const ResolvedBlock& block) {
+  for (const auto& volume : block_volumes(block))
+    if (init_record(volume) != "done") STACKIE_TRY(write_record(volume, "done"));
   return {};
 }
 

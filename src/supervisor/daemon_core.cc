@@ -15,6 +15,17 @@
 
 namespace stackie {
 
+namespace {
+
+Error state_not_written(const std::string& stack, const Error& why) {
+  return Error{UV_EIO, "stack " + stack + " is down, but the state file could not be written (" +
+                           why.message +
+                           "): a daemon restart would bring it back; run 'stackie down " + stack +
+                           "' again once there is room"};
+}
+
+}  // namespace
+
 int read_pid_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -158,11 +169,21 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   }
   request.env = environment_to_keep(request.env, stack.env_referenced);
   std::string name = stack.name;
-  remember(name, request, unsandboxed);
+  if (auto busy = supervisor_->busy_for_up(name)) return std::move(*busy);  // nothing recorded
+  // Recorded first, started after: an `up` the state file does not hold would not come back
+  // after a daemon restart, so it fails here with nothing started.
+  std::vector<StackRecord> before = records_;
+  if (Status recorded = remember(name, request, unsandboxed); !recorded.ok()) {
+    records_ = std::move(before);
+    return Error{UV_EIO, "stack " + name + " not started: the state file could not be written (" +
+                             recorded.error().message + ")"};
+  }
   StackOptions options;
   options.ephemeral = request.ephemeral;
   options.ephemeral_base = options_.ephemeral_base;
-  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
+  // A restore is not a user's `up`: a user's `up` meanwhile joins it instead of being busy.
+  bool restoring = accepted_unsandboxed != nullptr;
+  supervisor_->up(std::move(stack), options, std::move(progress), std::move(done), restoring);
   return name;
 }
 
@@ -171,15 +192,25 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
                               [&](const StackRecord& r) { return r.name == stack; });
   if (!supervisor_->has_stack(stack)) {
     if (recorded) {
-      forget(stack);  // it failed to restore: `down` is how the user lets go of it
-      done(Status{});
+      // It failed to restore: `down` is how the user lets go of it.
+      Status forgotten = forget(stack);
+      done(forgotten.ok() ? forgotten : Status(state_not_written(stack, forgotten.error())));
       return;
     }
     done(Error{UV_ENOENT, "stack " + stack + " is not up"});
     return;
   }
-  forget(stack);
-  supervisor_->down(stack, std::move(done));
+  if (auto busy = supervisor_->busy_for_down(stack)) {
+    done(std::move(*busy));
+    return;
+  }
+  // The stack goes down either way (that is what was asked), but a state file still listing
+  // it would bring it back after a daemon restart: the answer says so.
+  Status forgotten = forget(stack);
+  supervisor_->down(stack, [stack, forgotten, done = std::move(done)](Status result) {
+    if (result.ok() && !forgotten.ok()) return done(state_not_written(stack, forgotten.error()));
+    done(std::move(result));
+  });
 }
 
 void Daemon::stop() {
@@ -195,28 +226,34 @@ void Daemon::finish_stop() {
   if (on_stopped_) on_stopped_();
 }
 
-void Daemon::remember(const std::string& name, const UpRequest& request,
-                      const std::vector<std::string>& unsandboxed) {
+Status Daemon::remember(const std::string& name, const UpRequest& request,
+                        const std::vector<std::string>& unsandboxed) {
   auto it = std::find_if(records_.begin(), records_.end(),
                          [&](const StackRecord& r) { return r.name == name; });
   if (it != records_.end()) {
-    if (it->request == request && it->unsandboxed == unsandboxed) return;
+    if (it->request == request && it->unsandboxed == unsandboxed) return {};
     it->request = request;
     it->unsandboxed = unsandboxed;
   } else {
     records_.push_back({name, request, unsandboxed});
   }
-  save();
+  return save();
 }
 
-void Daemon::forget(const std::string& name) {
+Status Daemon::forget(const std::string& name) {
+  std::vector<StackRecord> before = records_;
   auto removed = std::erase_if(records_, [&](const StackRecord& r) { return r.name == name; });
-  if (removed > 0) save();
+  if (removed == 0) return {};
+  Status saved = save();
+  // Still on disk, so still recorded here: a second `down` tries the write again.
+  if (!saved.ok()) records_ = std::move(before);
+  return saved;
 }
 
-void Daemon::save() {
-  if (auto written = write_state_file(state_path(), records_); !written.ok())
-    log(DaemonLogLevel::error, "state file: " + written.error().message);
+Status Daemon::save() {
+  Status written = write_state_file(state_path(), records_);
+  if (!written.ok()) log(DaemonLogLevel::error, "state file: " + written.error().message);
+  return written;
 }
 
 }  // namespace stackie

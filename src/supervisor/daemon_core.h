@@ -75,10 +75,12 @@ class Daemon {
   Result<std::string> up_checked(UpRequest request,
                                  const std::vector<std::string>* accepted_unsandboxed,
                                  Supervisor::Progress progress, Supervisor::Done done);
-  void remember(const std::string& name, const UpRequest& request,
-                const std::vector<std::string>& unsandboxed);
-  void forget(const std::string& name);
-  void save();
+  // Each returns the state file's write error: the caller's answer must carry it (a stack
+  // that was not recorded would not come back after a restart; one not forgotten would).
+  Status remember(const std::string& name, const UpRequest& request,
+                  const std::vector<std::string>& unsandboxed);
+  Status forget(const std::string& name);
+  Status save();
   void finish_stop();
 
   DaemonOptions options_;

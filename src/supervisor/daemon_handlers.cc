@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "base/version.h"
 
@@ -76,12 +77,17 @@ SandboxPolicy masked_policy(const ResolvedBlock& block) {
   return policy;
 }
 
-Json line_event(const std::string& block, const LogLine& line) {
-  return Json::object({{"block", block},
+}  // namespace
+
+Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line) {
+  return Json::object({{"stack", stack},
+                       {"block", block},
                        {"stream", std::string(to_string(line.stream))},
                        {"ts", format_timestamp(line.time_ms)},
                        {"text", line.text}});
 }
+
+namespace {
 
 Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& env) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -94,6 +100,31 @@ Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& e
   return out;
 }
 
+// Which streams a `logs` request asked for (`streams`: "stdout", "stderr"; none = all). The
+// daemon's own notes go with stderr, as they do in the files (stderr.log).
+struct StreamFilter {
+  bool out = true, err = true;
+  bool wants(LogStream stream) const { return stream == LogStream::out ? out : err; }
+};
+
+Result<StreamFilter> stream_filter(const Json& streams) {
+  StreamFilter filter;
+  if (streams.is_null()) return filter;
+  if (!streams.is_array()) return Error{UV_EINVAL, "\"streams\" must be an array"};
+  if (streams.size() == 0) return filter;
+  filter.out = filter.err = false;
+  for (const auto& s : streams.as_array()) {
+    std::string name = s.string_or("");
+    if (name == "stdout")
+      filter.out = true;
+    else if (name == "stderr")
+      filter.err = true;
+    else
+      return Error{UV_EINVAL, "\"streams\" holds \"stdout\" or \"stderr\", not \"" + name + "\""};
+  }
+  return filter;
+}
+
 }  // namespace
 
 // One `logs -f` subscription of one block. offer() never blocks: a full client queue makes the
@@ -102,9 +133,11 @@ struct DaemonHandlers::Follower final : LogSink {
   Session session;
   std::string stack;
   std::string block;
+  StreamFilter streams;
   uint64_t id = 0;
   bool offer(const LogLine& line) override {
-    return session.event_lazily("line", [&] { return line_event(block, line); }) ==
+    if (!streams.wants(line.stream)) return true;  // not asked for: nothing to skip either
+    return session.event_lazily("line", [&] { return log_line_event(stack, block, line); }) ==
            ipc::EventOutcome::sent;
   }
 };
@@ -124,16 +157,22 @@ void DaemonHandlers::on_close(const Session& session) {
   followers_.erase(it);
 }
 
+// The stack went down: its followers are gone with its BlockLogs. A `logs -f` that followed
+// only blocks of that stack ends; one that follows other stacks too goes on with those.
 void DaemonHandlers::drop_followers_of(const std::string& stack) {
   for (auto it = followers_.begin(); it != followers_.end();) {
     auto& list = it->second;
-    bool ended = !list.empty() && list.front()->stack == stack;
-    if (!ended) {
+    if (list.empty()) {
       ++it;
       continue;
     }
     Session session = list.front()->session;
-    it = followers_.erase(it);  // the stack (and its BlockLogs) is gone already
+    std::erase_if(list, [&](const auto& f) { return f->stack == stack; });
+    if (!list.empty()) {
+      ++it;
+      continue;
+    }
+    it = followers_.erase(it);
     session.reply(Json::object());
   }
 }
@@ -171,13 +210,20 @@ Result<std::string> DaemonHandlers::resolve_stack(const Json& params) const {
   auto stacks = daemon_.supervisor().stacks();
   if (stacks.size() == 1) return stacks[0];
   if (stacks.empty()) return Error{UV_ENOENT, "no stack is up"};
-  return Error{UV_EINVAL, "several stacks are up: name one with \"stack\""};
+  std::string names;
+  for (const auto& name : stacks) names += (names.empty() ? "" : ", ") + name;
+  return Error{UV_EINVAL, "several stacks are up (" + names +
+                              "): name one (-p STACK, or STACK/BLOCK for a block)"};
 }
 
 Result<DaemonHandlers::Target> DaemonHandlers::resolve_block(const Json& params) const {
   std::string block = params["block"].string_or("");
   if (block.empty()) return Error{UV_EINVAL, "\"block\" is required"};
-  std::string stack = params["stack"].string_or("");
+  return resolve_block_name(std::move(block), params["stack"].string_or(""));
+}
+
+Result<DaemonHandlers::Target> DaemonHandlers::resolve_block_name(std::string block,
+                                                                  std::string stack) const {
   if (auto slash = block.find('/'); slash != std::string::npos) {
     stack = block.substr(0, slash);
     block = block.substr(slash + 1);
@@ -192,7 +238,7 @@ Result<DaemonHandlers::Target> DaemonHandlers::resolve_block(const Json& params)
     if (row.block == block) owners.push_back(row.stack);
   if (owners.empty()) return Error{UV_ENOENT, "no stack has a block " + block};
   if (owners.size() > 1)
-    return Error{UV_EINVAL, "block " + block + " is in several stacks: name one with \"stack\""};
+    return Error{UV_EINVAL, "block " + block + " is in several stacks: name it STACK/BLOCK"};
   return Target{owners[0], block};
 }
 
@@ -250,6 +296,8 @@ void DaemonHandlers::up(Session session, const Json& params) {
   if (!started.ok()) {
     const Error& error = started.error();
     if (error.code == UV_ECANCELED) return session.fail(errc::kShuttingDown, error.message);
+    if (error.code == UV_EBUSY) return session.fail(errc::kBusy, error.message);
+    if (error.code == UV_EIO) return session.fail(errc::kFailed, error.message);  // state file
     return session.fail(errc::kInvalidStack, error.message);
   }
   *stack_name = *started;
@@ -329,6 +377,7 @@ void DaemonHandlers::status(Session session, const Json& params) {
     Json logs =
         Json::object({{"stdout", logs_dir + "/stdout.log"}, {"stderr", logs_dir + "/stderr.log"}});
     result.set("logs", logs);
+    result.set("log_error", row.log_error.empty() ? Json() : Json(row.log_error));
     result.set("paths", Json::object({{"volumes", volumes},
                                       {"tmp", tmp.empty() ? Json() : Json(tmp)},
                                       {"logs", logs_dir}}));
@@ -353,38 +402,55 @@ void DaemonHandlers::status(Session session, const Json& params) {
 }
 
 void DaemonHandlers::logs(Session session, const Json& params) {
-  auto stack = resolve_stack(params);
-  if (!stack.ok()) return session.fail(code_for(stack.error()), stack.error().message);
-  std::vector<std::string> blocks;
+  auto streams = stream_filter(params["streams"]);
+  if (!streams.ok()) return session.fail(errc::kInvalidParams, streams.error().message);
+  // Each named block ("BLOCK" or "STACK/BLOCK") through the one resolver; none named: every
+  // block of the one stack meant.
+  std::vector<Target> targets;
   if (params["blocks"].is_array())
-    for (const auto& b : params["blocks"].as_array())
-      if (b.is_string()) blocks.push_back(b.as_string());
-  if (blocks.empty())
-    for (const auto& row : daemon_.supervisor().ps(*stack)) blocks.push_back(row.block);
+    for (const auto& b : params["blocks"].as_array()) {
+      if (!b.is_string()) continue;
+      auto target = resolve_block_name(b.as_string(), params["stack"].string_or(""));
+      if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
+      targets.push_back(std::move(*target));
+    }
+  if (targets.empty()) {
+    auto stack = resolve_stack(params);
+    if (!stack.ok()) return session.fail(code_for(stack.error()), stack.error().message);
+    for (const auto& row : daemon_.supervisor().ps(*stack)) targets.push_back({*stack, row.block});
+  }
   size_t tail = static_cast<size_t>(std::max<int64_t>(0, params["tail"].int_or(10)));
   int64_t since = params["since"].int_or(0);
 
-  // The tails of every block, merged by time.
-  std::vector<std::pair<std::string, LogLine>> lines;
-  for (const auto& block : blocks) {
-    auto got = daemon_.supervisor().tail(*stack, block, tail);
+  // The tails of every block, merged by time: the last `tail` lines of the streams asked for.
+  struct Tagged {
+    const Target* target;
+    LogLine line;
+  };
+  std::vector<Tagged> lines;
+  for (const auto& target : targets) {
+    auto got = daemon_.supervisor().tail(target.stack, target.block, SIZE_MAX);
     if (!got.ok()) return session.fail(code_for(got.error()), got.error().message);
+    std::vector<LogLine> kept;
     for (auto& line : *got)
-      if (line.time_ms >= since) lines.emplace_back(block, std::move(line));
+      if (line.time_ms >= since && streams->wants(line.stream)) kept.push_back(std::move(line));
+    size_t skip = kept.size() > tail ? kept.size() - tail : 0;
+    for (size_t i = skip; i < kept.size(); ++i) lines.push_back({&target, std::move(kept[i])});
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) {
-    return a.second.time_ms < b.second.time_ms;
-  });
-  for (const auto& [block, line] : lines) session.event("line", line_event(block, line));
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.line.time_ms < b.line.time_ms; });
+  for (const auto& [target, line] : lines)
+    session.event("line", log_line_event(target->stack, target->block, line));
   if (!params["follow"].bool_or(false)) return session.reply(Json::object());
 
   auto& list = followers_[session.serial()];
-  for (const auto& block : blocks) {
+  for (const auto& target : targets) {
     auto follower = std::make_unique<Follower>();
     follower->session = session;
-    follower->stack = *stack;
-    follower->block = block;
-    auto id = daemon_.supervisor().follow(*stack, block, follower.get());
+    follower->stack = target.stack;
+    follower->block = target.block;
+    follower->streams = *streams;
+    auto id = daemon_.supervisor().follow(target.stack, target.block, follower.get());
     if (!id.ok()) continue;
     follower->id = *id;
     list.push_back(std::move(follower));
@@ -428,13 +494,20 @@ void DaemonHandlers::block_action(Session session, const Json& params, const std
   auto target = resolve_block(params);
   if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
   Supervisor& sv = daemon_.supervisor();
-  Status done = action == "restart" ? sv.restart_block(target->stack, target->block)
-                : action == "stop"  ? sv.stop_block(target->stack, target->block)
-                                    : sv.start_block(target->stack, target->block);
-  if (!done.ok()) return session.fail(code_for(done.error()), done.error().message);
-  for (const auto& row : sv.ps(target->stack))
-    if (row.block == target->block) return session.reply(Json::object({{"block", ps_row(row)}}));
-  session.reply(Json::object());
+  // The block's row as it is when the action is over (or at once, without `wait`).
+  auto answer = [this, session, target = *target](Status result) mutable {
+    if (!result.ok()) return session.fail(code_for(result.error()), result.error().message);
+    for (const auto& row : daemon_.supervisor().ps(target.stack))
+      if (row.block == target.block) return session.reply(Json::object({{"block", ps_row(row)}}));
+    session.reply(Json::object());
+  };
+  Supervisor::Done done;
+  if (params["wait"].bool_or(false)) done = answer;
+  Status sent = action == "restart" ? sv.restart_block(target->stack, target->block, done)
+                : action == "stop"  ? sv.stop_block(target->stack, target->block, done)
+                                    : sv.start_block(target->stack, target->block, done);
+  if (!sent.ok()) return session.fail(code_for(sent.error()), sent.error().message);
+  if (!done) answer(Status{});
 }
 
 void DaemonHandlers::daemon_status(Session session) {

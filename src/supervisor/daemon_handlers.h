@@ -12,6 +12,11 @@
 
 namespace stackie {
 
+// The `line` event of `logs` for one log line (docs/ipc.md): {stack, block, stream, ts, text}.
+// Any bytes of the line make valid JSON that every reader accepts (NUL and bytes that are not
+// UTF-8 become U+FFFD); tests/fuzz/logwire_fuzz.cc holds it to that.
+Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line);
+
 class DaemonHandlers final : public ipc::Handler {
  public:
   // `lockbox`: the launcher path reported by `exec` (empty when none was found).
@@ -43,6 +48,9 @@ class DaemonHandlers final : public ipc::Handler {
   };
   Result<std::string> resolve_stack(const Json& params) const;
   Result<Target> resolve_block(const Json& params) const;
+  // The one place a block's name becomes a Target: "STACK/BLOCK", or BLOCK in `stack` when it
+  // is given, or BLOCK in the only stack that has one by that name.
+  Result<Target> resolve_block_name(std::string block, std::string stack) const;
 
   Daemon& daemon_;
   std::string lockbox_;

@@ -122,8 +122,9 @@ Status StackRunner::apply(ResolvedStack next) {
   for (const auto& block : next.blocks) {
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == block.name; });
-    bool unchanged =
-        it != active_.end() && (*it)->spec() == block && !consumed_port_changed(block, spec_, next);
+    bool unchanged = it != active_.end() && (*it)->spec() == block &&
+                     !consumed_port_changed(block, spec_, next) &&
+                     (*it)->state() != BlockState::stopped && (*it)->state() != BlockState::failed;
     if (unchanged) {
       kept.push_back(std::move(*it));
       active_.erase(it);
@@ -211,6 +212,12 @@ bool StackRunner::all_down() const {
 const BlockRunner* StackRunner::first_failed() const {
   for (const auto& block : active_)
     if (block->state() == BlockState::failed) return block.get();
+  return nullptr;
+}
+
+const BlockRunner* StackRunner::first_stopped() const {
+  for (const auto& block : active_)
+    if (block->state() == BlockState::stopped) return block.get();
   return nullptr;
 }
 

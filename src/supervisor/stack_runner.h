@@ -52,7 +52,8 @@ class StackRunner {
                                                      BlockChanged on_block, Settled on_settled);
   ~StackRunner();
 
-  // Re-apply: unchanged blocks keep running.
+  // Re-apply: unchanged blocks keep running; a block that is stopped or failed starts again
+  // (`up` means "make every block run", whoever stopped it).
   Status apply(ResolvedStack next);
   void down();
 
@@ -62,6 +63,7 @@ class StackRunner {
   bool all_running() const;
   bool all_down() const;
   const BlockRunner* first_failed() const;
+  const BlockRunner* first_stopped() const;
   BlockRunner* find(const std::string& block);
   std::vector<const BlockRunner*> blocks() const;
   std::shared_ptr<BlockLogs> logs_of(const std::string& block) const;

@@ -10,17 +10,18 @@ Supervisor::~Supervisor() {
   stacks_.clear();
 }
 
-void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress, Done done) {
+void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress, Done done,
+                    bool restoring) {
   if (shutdown_done_) {
     done(Error{UV_ECANCELED, "the daemon is shutting down"});
     return;
   }
   std::string name = stack.name;
-  auto it = stacks_.find(name);
-  if (it != stacks_.end() && it->second.runner->going_down()) {
-    done(Error{UV_EBUSY, "stack " + name + " is going down; try again when it is down"});
+  if (auto busy = busy_for_up(name)) {
+    done(std::move(*busy));
     return;
   }
+  auto it = stacks_.find(name);
   if (it == stacks_.end()) {
     auto runner = StackRunner::create(
         config_, std::move(stack), options,
@@ -32,7 +33,7 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     }
     Entry entry;
     entry.runner = std::move(runner).value();
-    entry.up_waiters.push_back({std::move(progress), std::move(done)});
+    entry.up_waiters.push_back({std::move(progress), std::move(done), restoring});
     stacks_.emplace(name, std::move(entry));
     return;
   }
@@ -40,13 +41,37 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     done(applied.take_error());
     return;
   }
-  it->second.up_waiters.push_back({std::move(progress), std::move(done)});
+  it->second.up_waiters.push_back({std::move(progress), std::move(done), restoring});
+}
+
+std::optional<Error> Supervisor::busy_for_up(const std::string& stack) const {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) return std::nullopt;
+  if (it->second.runner->going_down())
+    return Error{UV_EBUSY, "stack " + stack + " is going down; try again when it is down"};
+  // A restore in progress is not someone's `up`: a user's `up` after a daemon restart joins it.
+  const auto& waiters = it->second.up_waiters;
+  if (std::any_of(waiters.begin(), waiters.end(), [](const Waiter& w) { return !w.restoring; }))
+    return Error{UV_EBUSY,
+                 "an up of stack " + stack + " is in progress; try again when it is done"};
+  return std::nullopt;
+}
+
+std::optional<Error> Supervisor::busy_for_down(const std::string& stack) const {
+  auto it = stacks_.find(stack);
+  if (it != stacks_.end() && it->second.runner->going_down())
+    return Error{UV_EBUSY, "stack " + stack + " is already going down"};
+  return std::nullopt;
 }
 
 void Supervisor::down(const std::string& stack, Done done) {
   auto it = stacks_.find(stack);
   if (it == stacks_.end()) {
     done(Error{UV_ENOENT, "stack " + stack + " is not up"});
+    return;
+  }
+  if (auto busy = busy_for_down(stack)) {
+    done(std::move(*busy));
     return;
   }
   it->second.down_waiters.push_back(std::move(done));
@@ -82,42 +107,8 @@ void Supervisor::on_settled(StackRunner& stack) {
   if (it == stacks_.end()) return;
   Entry& entry = it->second;
 
-  // `restart BLOCK`: start it again once its stop completed.
-  for (auto pending = entry.restart_pending.begin(); pending != entry.restart_pending.end();) {
-    BlockRunner* block = stack.find(*pending);
-    if (block == nullptr || stack.going_down()) {
-      pending = entry.restart_pending.erase(pending);
-    } else if (block->state() == BlockState::stopped || block->state() == BlockState::failed) {
-      block->start();
-      pending = entry.restart_pending.erase(pending);
-    } else {
-      ++pending;
-    }
-  }
-
-  if (!entry.up_waiters.empty()) {
-    Status result;
-    bool settled = false;
-    if (stack.going_down()) {
-      result = Error{UV_ECANCELED, "stack " + stack.spec().name + " went down"};
-      settled = true;
-    } else if (const BlockRunner* failed = stack.first_failed()) {
-      std::string message = "block " + failed->spec().name + " failed: " + failed->reason();
-      std::string tail;
-      for (const auto& line : failed->shared_logs()->tail(20))
-        if (line.stream != LogStream::daemon) tail += "\n  " + line.text;
-      if (!tail.empty()) message += "\nlast lines of its log:" + tail;
-      result = Error{0, message};
-      settled = true;
-    } else if (stack.all_running()) {
-      settled = true;
-    }
-    if (settled) {
-      auto waiters = std::move(entry.up_waiters);
-      entry.up_waiters.clear();
-      for (auto& waiter : waiters) waiter.done(result);
-    }
-  }
+  settle_block_waiters(entry, stack);
+  settle_up_waiters(entry, stack);
 
   if (stack.going_down() && stack.all_down()) {
     auto waiters = std::move(entry.down_waiters);
@@ -125,6 +116,73 @@ void Supervisor::on_settled(StackRunner& stack) {
     for (auto& done : waiters) done(Status{});
     check_shutdown();
   }
+}
+
+void Supervisor::settle_up_waiters(Entry& entry, StackRunner& stack) {
+  if (entry.up_waiters.empty()) return;
+  Status result;
+  bool settled = false;
+  if (stack.going_down()) {
+    // The daemon stopping is "shutting down" (the client's exit 3); a `down` of this stack
+    // is an answer of its own (exit 1), not a lost daemon.
+    result = shutdown_done_
+                 ? Status(Error{UV_ECANCELED, "the daemon is shutting down"})
+                 : Status(Error{0, "stack " + stack.spec().name +
+                                       " was taken down (stackie down) before it was up"});
+    settled = true;
+  } else if (const BlockRunner* failed = stack.first_failed()) {
+    std::string message = "block " + failed->spec().name + " failed: " + failed->reason();
+    std::string tail;
+    for (const auto& line : failed->shared_logs()->tail(20))
+      if (line.stream != LogStream::daemon) tail += "\n  " + line.text;
+    if (!tail.empty()) message += "\nlast lines of its log:" + tail;
+    result = Error{0, message};
+    settled = true;
+  } else if (const BlockRunner* stopped = stack.first_stopped()) {
+    // Stopped by someone else (`stackie stop`) or a block that ended on its own with nothing
+    // to restart: it will not become running by waiting.
+    result = Error{0, "block " + stopped->spec().name + " is stopped (" + stopped->reason() +
+                          "), not running; start it with 'stackie start " + stack.spec().name +
+                          "/" + stopped->spec().name + "'"};
+    settled = true;
+  } else if (stack.all_running()) {
+    settled = true;
+  }
+  if (!settled) return;
+  auto waiters = std::move(entry.up_waiters);
+  entry.up_waiters.clear();
+  for (auto& waiter : waiters) waiter.done(result);
+}
+
+void Supervisor::settle_block_waiters(Entry& entry, StackRunner& stack) {
+  std::vector<std::pair<Done, Status>> answers;
+  std::erase_if(entry.block_waiters, [&](BlockWaiter& waiter) {
+    const BlockRunner* block = stack.find(waiter.block);
+    std::string name = stack.spec().name + "/" + waiter.block;
+    std::optional<Status> result;
+    if (block == nullptr || stack.going_down()) {
+      result = Error{0, "stack " + stack.spec().name + " went down before " + name +
+                            (waiter.want_running ? " was running" : " was stopped")};
+    } else if (!waiter.want_running) {
+      if (block->state() == BlockState::stopped || block->state() == BlockState::failed)
+        result = Status{};
+    } else {
+      BlockState state = block->state();
+      if (has_process(state) || state == BlockState::backoff) waiter.started = true;
+      bool pending = block->start_deferred();
+      if (state == BlockState::running)
+        result = Status{};
+      else if (state == BlockState::failed && waiter.started)
+        result = Error{0, "block " + name + " failed: " + block->reason()};
+      else if (state == BlockState::stopped && waiter.started && !pending)
+        result = Error{
+            0, "block " + name + " was stopped (" + block->reason() + ") before it was running"};
+    }
+    if (!result) return false;
+    answers.emplace_back(std::move(waiter.done), std::move(*result));
+    return true;
+  });
+  for (auto& [done, result] : answers) done(std::move(result));
 }
 
 bool Supervisor::has_stack(const std::string& stack) const {
@@ -161,6 +219,7 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.serves = block->spec().serves;
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
+      row.log_error = block->shared_logs()->write_error();
       out.push_back(std::move(row));
     }
   }
@@ -199,26 +258,32 @@ void Supervisor::unfollow(const std::string& stack, const std::string& block, ui
   if (auto logs = it->second.runner->logs_of(block)) logs->unfollow(id);
 }
 
-Status Supervisor::start_block(const std::string& stack, const std::string& block) {
+Status Supervisor::start_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
-  runner->start();
+  Entry& entry = stacks_[stack];
+  runner->start();  // while stopping: kept by the runner, done once the stop is over
+  if (done) entry.block_waiters.push_back({block, true, has_process(runner->state()), done});
+  entry.runner->schedule();  // settles a waiter whose block already runs
   return {};
 }
 
-Status Supervisor::stop_block(const std::string& stack, const std::string& block) {
+Status Supervisor::stop_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
-  runner->stop();
+  Entry& entry = stacks_[stack];
+  runner->stop();  // also cancels a start kept for after a stop
+  if (done) entry.block_waiters.push_back({block, false, false, done});
+  entry.runner->schedule();
   return {};
 }
 
-Status Supervisor::restart_block(const std::string& stack, const std::string& block) {
+Status Supervisor::restart_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
-  if (!has_process(runner->state())) {
-    runner->start();
-    return {};
-  }
-  runner->stop();
-  stacks_[stack].restart_pending.push_back(block);
+  Entry& entry = stacks_[stack];
+  if (has_process(runner->state())) runner->stop();
+  runner->start();  // after a stop: kept until the stop is over
+  // started=false: the stop that comes first must not be taken for the end of the wait.
+  if (done) entry.block_waiters.push_back({block, true, false, done});
+  entry.runner->schedule();
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct BlockStatus {
   std::vector<ServedPort> serves;
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
+  std::string log_error;  // why its log files are not being written; "" when they are
 };
 
 struct BlockProgress {
@@ -48,7 +50,10 @@ class Supervisor {
 
   // Bring a stack up, or re-apply it when it is already up. `done` runs once: ok when every
   // block is running, an error naming the failed block (with its last log lines) otherwise.
-  void up(ResolvedStack stack, StackOptions options, Progress progress, Done done);
+  // `restoring`: the daemon bringing back its state file's stacks, not a user's request: a
+  // user's `up` of that stack then is not refused as busy (it re-applies and waits too).
+  void up(ResolvedStack stack, StackOptions options, Progress progress, Done done,
+          bool restoring = false);
   // Stop a stack in reverse dependency order; `done` when every block is down.
   void down(const std::string& stack, Done done);
   // Down every stack (SIGTERM of the daemon); `done` when nothing runs.
@@ -66,9 +71,20 @@ class Supervisor {
   Result<uint64_t> follow(const std::string& stack, const std::string& block, LogSink* sink);
   void unfollow(const std::string& stack, const std::string& block, uint64_t id);
 
-  Status start_block(const std::string& stack, const std::string& block);
-  Status stop_block(const std::string& stack, const std::string& block);
-  Status restart_block(const std::string& stack, const std::string& block);
+  // Why an `up` or `down` of `stack` would be refused now (another one is in progress), or
+  // nullopt. One operation at a time per stack: a second one is refused as busy, except `down`
+  // during `up`, which ends that `up` (its `done` says the stack was taken down).
+  std::optional<Error> busy_for_up(const std::string& stack) const;
+  std::optional<Error> busy_for_down(const std::string& stack) const;
+
+  // start/stop/restart of one block. `done`, when set, runs once: for start and restart when
+  // the block is running (healthy when it has a check) or has failed, or was stopped by
+  // someone else, or its stack went down, each with its own message; for stop when it is
+  // stopped. Without `done` they return at once. A start while the block is stopping is kept
+  // and done once the stop completed, never dropped.
+  Status start_block(const std::string& stack, const std::string& block, Done done = {});
+  Status stop_block(const std::string& stack, const std::string& block, Done done = {});
+  Status restart_block(const std::string& stack, const std::string& block, Done done = {});
   // `stackie exec`: the argv that runs `command` inside the running block's sandbox.
   Result<std::vector<std::string>> join_argv(const std::string& stack, const std::string& block,
                                              const std::vector<std::string>& command) const;
@@ -80,15 +96,25 @@ class Supervisor {
   struct Waiter {
     Progress progress;
     Done done;
+    bool restoring = false;
+  };
+  // A start, restart or stop waiting for its block to settle.
+  struct BlockWaiter {
+    std::string block;
+    bool want_running = true;  // start/restart; false: stop
+    bool started = false;      // seen with a process since the request (start/restart)
+    Done done;
   };
   struct Entry {
     std::unique_ptr<StackRunner> runner;
     std::vector<Waiter> up_waiters;
     std::vector<Done> down_waiters;
-    std::vector<std::string> restart_pending;  // blocks to start again once stopped
+    std::vector<BlockWaiter> block_waiters;
   };
   void on_block(StackRunner& stack, const BlockRunner& block);
   void on_settled(StackRunner& stack);
+  void settle_up_waiters(Entry& entry, StackRunner& stack);
+  void settle_block_waiters(Entry& entry, StackRunner& stack);
   Result<BlockRunner*> find_block(const std::string& stack, const std::string& block);
   void check_shutdown();
 

@@ -140,7 +140,7 @@ sleep 0.5
 out=$(run status db --json); contains "status --json: the last exit after a restart" "$out" '"last_exit":{"code":0,"signal":15,"at":"20[0-9-]*T[0-9:.]*Z","message":"killed by SIGTERM"}'
 out=$(run status db); contains "status: the last exit after a restart" "$out" "last exit: *killed by SIGTERM at 20"
 out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
-out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon reachable"
+out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon answers"
 contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
 run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
 out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'

@@ -70,10 +70,25 @@ TEST(Json, WritesCompactExactJson) {
 TEST(Json, EscapesStringsSoALineStaysOneLine) {
   EXPECT_EQ(to_json(Json("a\"b\\c\nd\re\tf\bg\fh")), R"("a\"b\\c\nd\re\tf\bg\fh")");
   EXPECT_EQ(to_json(Json(std::string("\x01\x1f", 2))), R"("\u0001\u001f")");
-  EXPECT_EQ(to_json(Json(std::string("nul\0byte", 8))), R"("nul\u0000byte")");
+  // NUL: the parser refuses \u0000, so the writer shows it as U+FFFD (issue 15 item 2).
+  EXPECT_EQ(to_json(Json(std::string("nul\0byte", 8))),
+            "\"nul\xEF\xBF\xBD"
+            "byte\"");
   EXPECT_EQ(to_json(Json("/")), R"("/")");
   const std::string line = to_json_line(Json(std::string(1000, '\n')));
   EXPECT_EQ(line.find('\n'), line.size() - 1);
+}
+
+// What the writer makes, the parser takes: every byte string, written and read back, is that
+// string with NUL and each byte that is not UTF-8 replaced by U+FFFD.
+TEST(Json, ParsesWhateverItWrites) {
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
+  for (const std::string& text : {every_byte, std::string("\0", 1), std::string("a\0\xff\0b", 5)}) {
+    auto back = parse_json(to_json(Json::object({{"line", text}})));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ((*back)["line"].as_string().find('\0'), std::string::npos);
+  }
 }
 
 TEST(Json, ReplacesInvalidUtf8WhenWriting) {

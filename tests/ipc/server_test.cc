@@ -106,13 +106,16 @@ TEST_F(ServerTest, PipelinedRequestsAreAllAnswered) {
   }
 }
 
+// At the limit with every connection waiting for an answer (an `up`, a `logs -f`), a new
+// client is refused `busy`.
 TEST_F(ServerTest, ConnectionLimitAnswersBusy) {
   ServerOptions options;
   options.limits.max_connections = 2;
   ASSERT_TRUE(start(options).ok());
   Client first = connect(), second = connect();
-  ASSERT_TRUE(first.call("echo").ok());
-  ASSERT_TRUE(second.call("echo").ok());
+  ASSERT_TRUE(first.send("hold").ok());
+  ASSERT_TRUE(second.send("hold").ok());
+  ASSERT_TRUE(wait_held(2));
   Client third = connect();
   auto refusal = third.read_message(5000ms);
   ASSERT_TRUE(refusal.ok()) << refusal.error().message;
@@ -129,7 +132,8 @@ TEST_F(ServerTest, ARefusedCallReportsTheServersReasonNotAHangUp) {
   options.limits.max_connections = 1;
   ASSERT_TRUE(start(options).ok());
   Client first = connect();
-  ASSERT_TRUE(first.call("echo").ok());
+  ASSERT_TRUE(first.send("hold").ok());
+  ASSERT_TRUE(wait_held(1));
   Client refused = connect();
   // Let the server refuse and hang up before our request goes out.
   ASSERT_TRUE(eventually([&] { return connection_count() == 1; }));
@@ -137,6 +141,37 @@ TEST_F(ServerTest, ARefusedCallReportsTheServersReasonNotAHangUp) {
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   ASSERT_FALSE(reply->ok());
   EXPECT_EQ(reply->error().code, "busy");
+}
+
+// The reserve (issue 15): connections with nothing in flight do not keep a new client out; the
+// oldest of them makes room.
+TEST_F(ServerTest, AtTheLimitAnIdleConnectionMakesRoomForANewClient) {
+  ServerOptions options;
+  options.limits.max_connections = 2;
+  ASSERT_TRUE(start(options).ok());
+  Client silent = connect();  // never asks anything
+  Client answered = connect();
+  ASSERT_TRUE(answered.call("echo").ok());  // asked, answered, now idle
+  Client newcomer = connect();
+  auto reply = newcomer.call("echo");
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_TRUE(reply->ok());
+  auto evicted = silent.read_message(5000ms);
+  ASSERT_TRUE(evicted.ok()) << evicted.error().message;
+  EXPECT_EQ(std::get<Reply>(*evicted).error().code, "busy");
+}
+
+TEST_F(ServerTest, AConnectionThatSendsNoRequestIsClosed) {
+  ServerOptions options;
+  options.limits.first_request_ms = 200;
+  ASSERT_TRUE(start(options).ok());
+  Client silent = connect();
+  auto closed = silent.read_message(5000ms);
+  ASSERT_TRUE(closed.ok()) << closed.error().message;
+  EXPECT_NE(std::get<Reply>(*closed).error().message.find("no request"), std::string::npos);
+  EXPECT_TRUE(eventually([&] { return connection_count() == 0; }));
+  Client asking = connect();  // one that asks in time is served
+  EXPECT_TRUE(asking.call("echo").ok());
 }
 
 TEST_F(ServerTest, PendingRequestLimitAnswersBusy) {

@@ -14,6 +14,9 @@
 //   serve PORT STATUS            listen on 127.0.0.1:PORT; answer every connection with an
 //                                HTTP status line STATUS (0 = close at once); never returns
 //   check-file FILE              exit 0 if FILE exists, else 1
+//   require FILE                 exit 1 (saying so on stderr) unless FILE exists; go on if it does
+//   binary                       one stdout line holding a NUL and bytes that are not UTF-8
+//   tick MS                      "tick N" on stdout every MS milliseconds, forever
 //   wait                         sleep forever
 // Without `exit`, it exits 0 after the last action.
 #include <arpa/inet.h>
@@ -160,6 +163,24 @@ int main(int argc, char** argv) {
       serve(port, std::atoi(arg()));
     } else if (action == "check-file") {
       return access(arg(), F_OK) == 0 ? 0 : 1;
+    } else if (action == "require") {
+      const char* file = arg();
+      if (access(file, F_OK) != 0) {
+        std::fprintf(stderr, "blockhelper: %s is missing\n", file);
+        return 1;
+      }
+    } else if (action == "tick") {
+      long ms = std::atol(arg());
+      for (long n = 1;; ++n) {
+        std::printf("tick %ld\n", n);
+        std::fflush(stdout);
+        timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+      }
+    } else if (action == "binary") {
+      write_all(1, std::string("nul[\0] bad[\xff\xfe] end\n", 19));
+      std::fflush(stdout);
     } else if (action == "wait") {
       for (;;) pause();
     } else {

@@ -83,6 +83,7 @@ pid_t DaemonHarness::start_daemon() {
     ::setenv("STACKIE_HOME", home_.c_str(), 1);
     ::setenv("STACKIE_LOCKBOX", lockbox_.c_str(), 1);
     ::unsetenv("XDG_RUNTIME_DIR");
+    for (const auto& [name, value] : daemon_env_) ::setenv(name.c_str(), value.c_str(), 1);
     std::string log = dir_ + "/daemon.log";
     if (!std::freopen(log.c_str(), "a", stderr)) std::_Exit(126);
     ::execl(stackied_.c_str(), stackied_.c_str(), "--foreground", nullptr);

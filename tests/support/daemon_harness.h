@@ -97,6 +97,8 @@ class DaemonHarness : public ::testing::Test {
   testing::TempDir temp_{"stackie-daemon"};
   std::string dir_, home_, stackied_, stackie_, lockbox_, helper_;  // dir_: temp_'s path
   std::vector<pid_t> daemons_;
+  // Set in the environment of the daemons start_daemon() starts from then on.
+  std::vector<std::pair<std::string, std::string>> daemon_env_;
 };
 
 }  // namespace stackie::fault

@@ -1,0 +1,35 @@
+#include "supervisor/exit_description.h"
+
+#include <cstring>
+
+namespace stackie {
+
+namespace {
+
+// "SIGTERM" for any signal the C library knows (stack/block_def.h's signal_name knows only
+// the stop signals a block may declare), else the number.
+std::string exit_signal_name(int signum) {
+  const char* abbrev = sigabbrev_np(signum);
+  return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
+}
+
+}  // namespace
+
+int lockbox_signal(const ExitStatus& status, SandboxKind kind) {
+  int64_t code = status.exit_status;
+  if (status.term_signal != 0 || kind == SandboxKind::passthrough) return 0;
+  return code > 128 && code < 128 + 65 ? static_cast<int>(code - 128) : 0;
+}
+
+std::string describe_exit(const ExitStatus& status, SandboxKind kind) {
+  if (!status.setup_error.empty()) return status.setup_error;
+  if (status.term_signal != 0) return "killed by " + exit_signal_name(status.term_signal);
+  int64_t code = status.exit_status;
+  if (int signum = lockbox_signal(status, kind); signum != 0)
+    return "killed by " + exit_signal_name(signum);
+  if (code == 126) return "exit status 126: command not executable";
+  if (code == 127) return "exit status 127: command not found";
+  return "exit status " + std::to_string(code);
+}
+
+}  // namespace stackie

@@ -1,0 +1,75 @@
+#include "supervisor/output_pipe.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace stackie {
+
+OutputPipe* OutputPipe::create(uv_loop_t* loop, std::shared_ptr<BlockLogs> logs, LogStream stream,
+                               std::vector<OutputPipe*>* registry) {
+  auto* pipe = new OutputPipe(std::move(logs), stream, registry);
+  uv_pipe_init(loop, &pipe->pipe_, 0);
+  pipe->pipe_.data = pipe;
+  uv_idle_init(loop, &pipe->next_turn_);
+  pipe->next_turn_.data = pipe;
+  registry->push_back(pipe);
+  return pipe;
+}
+
+void OutputPipe::start_reading() {
+  uv_read_start(
+      reinterpret_cast<uv_stream_t*>(&pipe_),
+      [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+        auto* self = static_cast<OutputPipe*>(h->data);
+        *buf = uv_buf_init(self->buffer_, sizeof self->buffer_);
+      },
+      [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+        auto* self = static_cast<OutputPipe*>(s->data);
+        if (n > 0) {
+          self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
+          self->yield_turn();
+        }
+        if (n < 0) self->close();  // EOF or error: the last writer is gone
+      });
+}
+
+// One buffer per pipe per loop turn: libuv would read a busy pipe up to 32 times in a row, and
+// a block flooding its output (2 MiB of lines to split, log and offer to followers) would then
+// keep clients and health checks waiting for a whole turn (issue 10: ps within 100 ms during a
+// flood). Reading resumes at the next turn, after the other ready handles ran.
+void OutputPipe::yield_turn() {
+  if (closed_) return;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&pipe_));
+  uv_idle_start(&next_turn_, [](uv_idle_t* idle) {
+    auto* self = static_cast<OutputPipe*>(idle->data);
+    uv_idle_stop(idle);
+    if (!self->closed_) self->start_reading();
+  });
+}
+
+void OutputPipe::drain() {
+  uv_os_fd_t fd;
+  if (closed_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) != 0) return;
+  for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
+    ssize_t n = ::read(fd, buffer_, sizeof buffer_);
+    if (n <= 0) break;
+    logs_->feed(stream_, std::string_view(buffer_, static_cast<size_t>(n)));
+  }
+}
+
+void OutputPipe::close() {
+  if (closed_) return;
+  closed_ = true;
+  logs_->end_of_stream(stream_);
+  if (registry_ != nullptr) std::erase(*registry_, this);
+  registry_ = nullptr;
+  auto closed = [](uv_handle_t* h) {
+    auto* self = static_cast<OutputPipe*>(h->data);
+    if (--self->open_handles_ == 0) delete self;
+  };
+  uv_close(reinterpret_cast<uv_handle_t*>(&next_turn_), closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&pipe_), closed);
+}
+
+}  // namespace stackie

@@ -1,0 +1,44 @@
+// One of a block process's output pipes (stdout or stderr), read on the daemon's loop into the
+// block's logs. It reads until EOF even after the process is gone (data may still be
+// buffered), then frees itself; its owner can also close it early.
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+#include <vector>
+
+#include "supervisor/block_logs.h"
+
+namespace stackie {
+
+class OutputPipe {
+ public:
+  // Registers itself in `registry` (the owner's list of open pipes) until it closes.
+  static OutputPipe* create(uv_loop_t* loop, std::shared_ptr<BlockLogs> logs, LogStream stream,
+                            std::vector<OutputPipe*>* registry);
+  uv_pipe_t* handle() { return &pipe_; }
+
+  void start_reading();
+  // Take what is buffered in the pipe now (the process just exited): its last words belong in
+  // the failure reason.
+  void drain();
+  // Stops reading, flushes the unfinished line, leaves the registry; freed once libuv closed it.
+  void close();
+
+ private:
+  OutputPipe(std::shared_ptr<BlockLogs> logs, LogStream stream, std::vector<OutputPipe*>* registry)
+      : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
+  void yield_turn();
+
+  uv_pipe_t pipe_{};
+  uv_idle_t next_turn_{};
+  int open_handles_ = 2;  // pipe_ and next_turn_: freed once both are closed
+  std::shared_ptr<BlockLogs> logs_;
+  LogStream stream_;
+  std::vector<OutputPipe*>* registry_;
+  bool closed_ = false;
+  char buffer_[64 * 1024];
+};
+
+}  // namespace stackie
