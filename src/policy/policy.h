@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "policy/resource_limits.h"
 
 namespace stackie {
 
@@ -48,6 +49,7 @@ struct SandboxPolicy {
   std::string working_dir;    // inside the sandbox; empty = "/"
   std::string host_tmp_dir;   // host dir backing the private temp dir; empty = a fresh tmpfs
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
+  ResourceLimits limits;      // none by default; the stack loader fills the block's
 
   bool operator==(const SandboxPolicy&) const = default;
 };

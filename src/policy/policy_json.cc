@@ -2,6 +2,8 @@
 // module header).
 #include <cjson/cJSON.h>
 
+#include <climits>
+#include <cstdint>
 #include <memory>
 
 #include "policy/policy.h"
@@ -54,6 +56,16 @@ Result<std::vector<BindMount>> get_binds(const cJSON* object, const char* field)
   return binds;
 }
 
+// A non-negative integer (absent = 0) of an object such as "limits".
+Result<uint64_t> get_count(const cJSON* object, const char* field) {
+  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, field);
+  if (!item) return uint64_t{0};
+  if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble >= 0x1p62 ||
+      item->valuedouble != static_cast<double>(static_cast<uint64_t>(item->valuedouble)))
+    return field_error(std::string("limits.") + field, "a non-negative integer");
+  return static_cast<uint64_t>(item->valuedouble);
+}
+
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
@@ -80,6 +92,13 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   cJSON_AddStringToObject(json, "host_tmp_dir", policy.host_tmp_dir.c_str());
   cJSON* fds = cJSON_AddArrayToObject(json, "pass_fds");
   for (int fd : policy.pass_fds) cJSON_AddItemToArray(fds, cJSON_CreateNumber(fd));
+
+  cJSON* limits = cJSON_AddObjectToObject(json, "limits");
+  // Numbers are doubles in cJSON: exact up to 2^53 bytes (8 PiB), far above any limit.
+  cJSON_AddNumberToObject(limits, "memory", static_cast<double>(policy.limits.memory_bytes));
+  cJSON_AddNumberToObject(limits, "pids", policy.limits.pids);
+  cJSON_AddNumberToObject(limits, "cpu_millis", policy.limits.cpu_millis);
+  cJSON_AddNumberToObject(limits, "shm", static_cast<double>(policy.limits.shm_bytes));
 
   char* text = cJSON_PrintUnformatted(json);
   std::string out = text ? text : "";
@@ -149,6 +168,15 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
         return field_error("pass_fds", "an array of integers");
       policy.pass_fds.push_back(item->valueint);
     }
+  }
+  if (const cJSON* limits = cJSON_GetObjectItemCaseSensitive(json, "limits")) {
+    if (!cJSON_IsObject(limits)) return field_error("limits", "an object");
+    STACKIE_TRY_ASSIGN(memory, get_count(limits, "memory"));
+    STACKIE_TRY_ASSIGN(pids, get_count(limits, "pids"));
+    STACKIE_TRY_ASSIGN(cpu, get_count(limits, "cpu_millis"));
+    STACKIE_TRY_ASSIGN(shm, get_count(limits, "shm"));
+    if (pids > INT_MAX || cpu > INT_MAX) return field_error("limits", "in range");
+    policy.limits = {memory, static_cast<int>(pids), static_cast<int>(cpu), shm};
   }
   STACKIE_TRY(validate(policy));
   return policy;
