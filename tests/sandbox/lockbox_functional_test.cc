@@ -1,5 +1,6 @@
 // Functional behaviour of stackie-lockbox: exit codes, signals, stdio, death, --join, the policy
 // fd, and every bad-input path of the command line.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "lockbox_harness.h"
@@ -363,6 +366,86 @@ TEST_F(LockboxRun, NoUserNamespacesFailsClosedWithCauseAndFix) {
   EXPECT_NE(r.err.find("user.max_user_namespaces is 0"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fix:"), std::string::npos) << r.err;
   EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran unsandboxed";
+}
+
+// ---- Resource limits (stackie-lockbox(1) LIMITS; issue 14 item 7) ------------------------------
+
+// The processes that share `pid`'s user namespace: the monitor, pid 1 and everything the block
+// started. Read from outside, so a block cannot lie about it.
+int processes_in_user_ns_of(pid_t pid) {
+  char self[64];
+  std::string link = "/proc/" + std::to_string(pid) + "/ns/user";
+  ssize_t n = readlink(link.c_str(), self, sizeof self - 1);
+  if (n <= 0) return -1;
+  std::string wanted(self, static_cast<size_t>(n));
+  int count = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    char ns[64];
+    std::string path = std::string("/proc/") + entry->d_name + "/ns/user";
+    ssize_t len = readlink(path.c_str(), ns, sizeof ns - 1);
+    if (len > 0 && std::string(ns, static_cast<size_t>(len)) == wanted) ++count;
+  }
+  closedir(proc);
+  return count;
+}
+
+// A hostile block tries to run 300 processes under --pids 32 (a bounded "bomb": without the
+// limit it must not take the test host down). Checked failing without apply_rlimits.
+TEST_F(LockboxRun, ForkBombIsHeldAtThePidsLimitAndTheUserStillForks) {
+  Background bomb({"fork-bomb", "300"}, {"--pids", "32"});
+  ASSERT_TRUE(bomb.wait_for("\n", 20000)) << bomb.output();
+  // The monitor, pid 1 and the probe count: at most 29 children.
+  EXPECT_EQ(bomb.output().rfind("forked ", 0), 0u) << bomb.output();
+  EXPECT_NE(bomb.output().find(" EAGAIN"), std::string::npos)
+      << "every fork of the bomb succeeded: " << bomb.output();
+  int inside = processes_in_user_ns_of(bomb.pid());
+  EXPECT_GT(inside, 16) << "the bomb did not even get going";
+  EXPECT_LE(inside, 32) << "processes in the sandbox's user namespace";
+  // The user (this test, same uid) is not held by the sandbox's count.
+  pid_t child = fork();
+  if (child == 0) _exit(7);
+  ASSERT_GT(child, 0) << "the test process could not fork: " << std::strerror(errno);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  // And a second sandbox of the same user starts and runs its own processes.
+  EXPECT_EQ(trim(run_probe({"--pids", "32"}, {"threads"}).out), "28");
+}
+
+// A memory bomb: private memory beyond --memory fails to allocate (RLIMIT_DATA), while an
+// allocation within it works. Checked failing without apply_rlimits.
+TEST_F(LockboxRun, MemoryBombFailsToAllocateBeyondTheMemoryLimit) {
+  EXPECT_EQ(trim(run_probe({"--memory", "64MiB"}, {"alloc", "512"}).out), "ENOMEM");
+  EXPECT_EQ(trim(run_probe({"--memory", "64MiB"}, {"malloc", "512"}).out), "ENOMEM");
+  EXPECT_EQ(trim(run_probe({"--memory", "64MiB"}, {"malloc", "16"}).out), "ok 1");
+}
+
+// /dev/shm is a tmpfs of the sandbox's own, sized: min(memory, 64MiB) by default, --shm when
+// given; not half of the host's RAM (before: statfs said ~12GiB here). Writing past it is
+// ENOSPC. A fresh /tmp is bounded by --memory.
+TEST_F(LockboxRun, DevShmAndAFreshTmpAreSizedByTheLimits) {
+  EXPECT_EQ(trim(run_probe({}, {"fs-size", "/dev/shm"}).out), std::to_string(64 << 20));
+  EXPECT_EQ(trim(run_probe({"--memory", "32MiB"}, {"fs-size", "/dev/shm"}).out),
+            std::to_string(32 << 20));
+  EXPECT_EQ(trim(run_probe({"--shm", "8MiB"}, {"fs-size", "/dev/shm"}).out),
+            std::to_string(8 << 20));
+  EXPECT_EQ(trim(run_probe({"--shm", "8MiB"}, {"fill", "/dev/shm/big", "16"}).out), "ENOSPC");
+  EXPECT_EQ(trim(run_probe({"--memory", "48MiB"}, {"fs-size", "/tmp"}).out),
+            std::to_string(48 << 20));
+}
+
+TEST_F(LockboxRun, LimitFlagsRefuseBadValues) {
+  RunResult run = run_probe({"--memory", "lots"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("--memory: 'lots' is not a size"), std::string::npos) << run.err;
+  run = run_probe({"--pids", "2"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("--pids"), std::string::npos) << run.err;
+  run = run_probe({"--memory", "1MiB"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("below the minimum 16MiB"), std::string::npos) << run.err;
 }
 
 }  // namespace
