@@ -158,6 +158,7 @@ void print_block(size_t index, const ResolvedBlock& block) {
     std::printf("     read-write %s\n", bind.target().c_str());
   if (!policy.host_tmp_dir.empty())
     std::printf("     tmp        %s\n", policy.host_tmp_dir.c_str());
+  std::printf("   limits       %s\n", describe_limits(policy.limits).c_str());
 }
 
 void print_text(const ResolvedStack& stack) {
@@ -275,6 +276,11 @@ cJSON* block_json(const ResolvedBlock& block) {
   for (const auto& bind : policy.read_write) rw.push_back(bind.target());
   cJSON_AddItemToObject(sandbox, "read_only", string_array(ro, mask));
   cJSON_AddItemToObject(sandbox, "read_write", string_array(rw, mask));
+  cJSON* limits = cJSON_AddObjectToObject(sandbox, "limits");
+  cJSON_AddNumberToObject(limits, "memory", static_cast<double>(policy.limits.memory_bytes));
+  cJSON_AddNumberToObject(limits, "pids", policy.limits.pids);
+  cJSON_AddNumberToObject(limits, "cpu_millis", policy.limits.cpu_millis);
+  cJSON_AddNumberToObject(limits, "shm", static_cast<double>(policy.limits.shm_bytes));
   return out;
 }
 

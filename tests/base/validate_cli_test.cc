@@ -115,6 +115,9 @@ TEST(ValidateCli, ThreeBlockStackText) {
   EXPECT_NE(out.find("REDIS_URL=redis://127.0.0.1:6379/0\n"), std::string::npos);
   EXPECT_NE(out.find("sandbox      network localhost, identity user"), std::string::npos);
   EXPECT_NE(out.find("stop with SIGINT, then SIGKILL after 30s"), std::string::npos);
+  EXPECT_NE(out.find("limits       memory 2GiB, pids 1024, cpu unlimited, shm 64MiB\n"),
+            std::string::npos)
+      << "the default limits";
   EXPECT_EQ(out.find("correct-horse-battery"), std::string::npos) << "a secret leaked:\n" << out;
 }
 
@@ -142,6 +145,12 @@ TEST(ValidateCli, ThreeBlockStackJson) {
   EXPECT_STREQ(cJSON_GetObjectItem(policy, "identity")->valuestring, "user");
   EXPECT_STREQ(cJSON_GetObjectItem(policy, "network")->valuestring, "localhost");
   EXPECT_STREQ(cJSON_GetObjectItem(pg, "stop_signal")->valuestring, "SIGINT");
+  cJSON* limits = cJSON_GetObjectItem(policy, "limits");
+  ASSERT_NE(limits, nullptr);
+  EXPECT_EQ(cJSON_GetObjectItem(limits, "memory")->valuedouble, 2147483648.0);
+  EXPECT_EQ(cJSON_GetObjectItem(limits, "pids")->valueint, 1024);
+  EXPECT_EQ(cJSON_GetObjectItem(limits, "cpu_millis")->valueint, 0);
+  EXPECT_EQ(cJSON_GetObjectItem(limits, "shm")->valuedouble, 67108864.0);
   cJSON* env = cJSON_GetObjectItem(pg, "environment");
   EXPECT_STREQ(cJSON_GetObjectItem(env, "POSTGRES_PASSWORD")->valuestring, "********");
   EXPECT_STREQ(cJSON_GetObjectItem(env, "PGDATABASE")->valuestring, "shop");
