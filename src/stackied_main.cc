@@ -207,7 +207,23 @@ int main(int argc, char** argv) {
   std::string lockbox_path;
   if (auto found = stackie::find_lockbox(); found.ok()) {
     lockbox_path = *found;
-    lockbox_spawner = stackie::make_lockbox_spawner(lockbox_path);
+    // Block limits: a cgroup per block where the service manager delegated us a subtree
+    // (Delegate=yes in the unit), rlimits otherwise (stackied(8) LIMITS).
+    std::unique_ptr<stackie::CgroupTree> cgroups;
+    std::string no_cgroup;
+    auto delegated = stackie::find_delegated_cgroup();
+    if (delegated.ok()) {
+      auto tree = stackie::CgroupTree::take_over(*delegated);
+      if (tree.ok())
+        cgroups = std::move(*tree);
+      else
+        no_cgroup = tree.error().message;
+    } else {
+      no_cgroup = delegated.error().message;
+    }
+    lockbox_spawner = stackie::make_lockbox_spawner(lockbox_path, std::move(cgroups), no_cgroup);
+    log_line(stackie::DaemonLogLevel::info,
+             "block limits: " + lockbox_spawner->limits_enforcement());
   } else {
     log_line(stackie::DaemonLogLevel::warning,
              found.error().message + ": sandboxed blocks will fail to start");

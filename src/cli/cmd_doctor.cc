@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "base/cgroup_v2.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
@@ -23,8 +24,9 @@ extern const char kDoctorUsage[] =
     "Usage: stackie doctor\n"
     "\n"
     "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, the daemon socket, and that storage is writable. One line per check,\n"
-    "OK or FAIL with the fix.\n"
+    "unshare), seccomp, the daemon socket, how block limits are enforced (a delegated cgroup\n"
+    "v2 or rlimits, and why), and that storage is writable. One line per check, OK or FAIL\n"
+    "with the fix.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
 
@@ -55,6 +57,25 @@ bool can_unshare_user() {
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Which enforcement of the blocks' `limits` is in use: the running daemon's answer, else what
+// a daemon started from here would find. Both work; the cgroup bounds a block as a whole.
+void report_limits(Report& report, ipc::Client* daemon) {
+  std::string enforcement;
+  if (daemon != nullptr) {
+    auto reply = daemon->call("daemon.status", Json::object());
+    if (reply.ok() && reply->ok()) enforcement = reply->result()["limits"].string_or("");
+    if (!enforcement.empty()) {
+      report.line(true, "block limits: " + enforcement);
+      return;
+    }
+  }
+  auto cgroup = find_delegated_cgroup();
+  report.line(true,
+              "block limits (for a daemon started from here): " +
+                  (cgroup.ok() ? "cgroup v2 (" + cgroup->dir + ")"
+                               : "rlimits (no delegated cgroup: " + cgroup.error().message + ")"));
 }
 
 }  // namespace
@@ -92,6 +113,7 @@ int run_doctor(std::span<char*> argv) {
     report.line(
         client.ok(), "daemon reachable on " + *socket,
         client.ok() ? "" : "start it: stackie daemon start (" + client.error().message + ")");
+    report_limits(report, client.ok() ? &*client : nullptr);
   }
   auto home = stackie_home(current_environment());
   if (home.ok()) {

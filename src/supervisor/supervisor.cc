@@ -161,6 +161,8 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.serves = block->spec().serves;
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
+      row.limits_enforcement = block->limits_enforcement();
+      row.usage = block->usage();
       out.push_back(std::move(row));
     }
   }

@@ -14,14 +14,20 @@
 //   serve PORT STATUS            listen on 127.0.0.1:PORT; answer every connection with an
 //                                HTTP status line STATUS (0 = close at once); never returns
 //   check-file FILE              exit 0 if FILE exists, else 1
+//   fork-bomb N                  fork up to N children that sleep forever, stopping at the first
+//                                failure; print "forked K ok|ERRNO-NAME" (a hostile block)
+//   alloc MIB                    touch MIB MiB of private memory; print "alloc ok" or
+//                                "alloc ERRNO-NAME" (a hostile block)
 //   wait                         sleep forever
 // Without `exit`, it exits 0 after the last action.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -160,6 +166,29 @@ int main(int argc, char** argv) {
       serve(port, std::atoi(arg()));
     } else if (action == "check-file") {
       return access(arg(), F_OK) == 0 ? 0 : 1;
+    } else if (action == "fork-bomb") {
+      long wanted = std::atol(arg());
+      long forked = 0;
+      int err = 0;
+      for (; forked < wanted; ++forked) {
+        pid_t child = fork();
+        if (child == 0) {
+          for (;;) pause();
+        }
+        if (child < 0) {
+          err = errno;
+          break;
+        }
+      }
+      std::printf("forked %ld %s\n", forked, err ? strerrorname_np(err) : "ok");
+      std::fflush(stdout);
+    } else if (action == "alloc") {
+      size_t bytes = static_cast<size_t>(std::atol(arg())) << 20;
+      void* block =
+          mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (block != MAP_FAILED) std::memset(block, 1, bytes);
+      std::printf("alloc %s\n", block != MAP_FAILED ? "ok" : strerrorname_np(errno));
+      std::fflush(stdout);
     } else if (action == "wait") {
       for (;;) pause();
     } else {
