@@ -94,13 +94,18 @@ void print_policy(const Json& policy) {
 // from a cgroup, what the block uses now.
 void print_limits(const Json& limits) {
   if (!limits.is_object()) return;
+  std::string enforcement = text_of(limits["enforcement"]);
+  if (enforcement.rfind("none", 0) == 0) {  // an unsandboxed block: nothing bounds it
+    std::printf("  limits:     %s\n", enforcement.c_str());
+    return;
+  }
   ResourceLimits values;
   values.memory_bytes = static_cast<uint64_t>(limits["memory"].int_or(0));
   values.pids = static_cast<int>(limits["pids"].int_or(0));
   values.cpu_millis = static_cast<int>(limits["cpu_millis"].int_or(0));
   values.shm_bytes = static_cast<uint64_t>(limits["shm"].int_or(0));
   std::printf("  limits:     %s\n", describe_limits(values).c_str());
-  std::printf("  enforced:   %s\n", text_of(limits["enforcement"]).c_str());
+  std::printf("  enforced:   %s\n", enforcement.c_str());
   const Json& usage = limits["usage"];
   if (!usage.is_object()) return;
   auto bytes = [](const Json& value) {
