@@ -16,6 +16,7 @@
 
 #include "sandbox/linux_launch.h"
 #include "sandbox/linux_launch_common.h"
+#include "sandbox/linux_limits.h"
 #include "sandbox/linux_lockdown.h"
 
 namespace stackie::linux_sandbox {
@@ -83,6 +84,11 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, target, 0));
   if (pidfd < 0) {
     report(request.sink, setup_error("join", errno, "pidfd_open " + std::to_string(target)));
+    return kExitSetupFailed;
+  }
+  // What runs inside is bound by the sandbox's limits, like the block (linux_limits.h).
+  if (auto error = adopt_limits_of(target)) {
+    report(request.sink, *error);
     return kExitSetupFailed;
   }
   // The target's working directory, taken before the mount namespace changes under us.

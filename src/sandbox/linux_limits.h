@@ -9,6 +9,8 @@
 //   /dev/shm size (linux_rootfs.cc) applies under both.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 
 #include "policy/resource_limits.h"
@@ -16,8 +18,8 @@
 
 namespace stackie::linux_sandbox {
 
-// Writes "0" to cgroup.procs of the directory `cgroup_fd`: this process (and every child it
-// forks from now on) belongs to that cgroup.
+// Writes "0" to cgroup.procs of the directory `cgroup_fd` (then closed): this process (and
+// every child it forks from now on) belongs to that cgroup.
 std::optional<SetupError> join_cgroup(int cgroup_fd);
 
 // The fallback. Must run after unshare(CLONE_NEWUSER): since Linux 5.14 the kernel counts
@@ -27,6 +29,12 @@ std::optional<SetupError> join_cgroup(int cgroup_fd);
 // RLIMIT_DATA bounds each process's private writable memory (brk, malloc, anonymous maps):
 // per process, not per block, and shared memory is bounded by the /dev/shm size instead.
 std::optional<SetupError> apply_rlimits(const ResourceLimits& limits);
+
+// `--join`: what runs inside a sandbox is bound by its limits too (an exec health check may
+// run the block's own code). Takes `target`'s RLIMIT_NPROC and RLIMIT_DATA (lowering only),
+// and, when `target` is in a block cgroup of stackied (block-*), moves this process into it.
+// Call before setns: the cgroup path is read as the host sees it.
+std::optional<SetupError> adopt_limits_of(pid_t target);
 
 // True on Linux >= 5.14 (RLIMIT_NPROC counted per user namespace).
 bool nproc_counted_per_user_namespace();

@@ -436,6 +436,22 @@ TEST_F(LockboxRun, DevShmAndAFreshTmpAreSizedByTheLimits) {
             std::to_string(48 << 20));
 }
 
+// What --join runs (stackie exec, exec health checks: maybe the block's own code) is held by
+// the sandbox's limits as the block is. Checked failing without adopt_limits_of: forked 100 ok,
+// alloc ok.
+TEST_F(LockboxRun, JoinedCommandsAreHeldByTheSandboxsLimits) {
+  Background box({"sleep", "30"}, {"--pids", "16", "--memory", "64MiB"});
+  ASSERT_TRUE(box.wait_for("ready"));
+  std::string pid = std::to_string(box.pid());
+  RunResult bomb = run({lockbox_path(), "--join", pid, "--", "/probe", "fork-bomb", "100",
+                        "then-exit"});
+  EXPECT_EQ(bomb.exit_code, 0) << bomb.err;
+  EXPECT_NE(bomb.out.find(" EAGAIN"), std::string::npos) << bomb.out;
+  EXPECT_LE(processes_in_user_ns_of(box.pid()), 16);
+  RunResult hog = run({lockbox_path(), "--join", pid, "--", "/probe", "alloc", "512"});
+  EXPECT_EQ(trim(hog.out), "ENOMEM") << hog.err;
+}
+
 TEST_F(LockboxRun, LimitFlagsRefuseBadValues) {
   RunResult run = run_probe({"--memory", "lots"}, {"exit", "0"});
   EXPECT_EQ(run.exit_code, 125);

@@ -318,13 +318,16 @@ int probe(const std::string& what, char** args) {
   }
   if (what == "fork-bomb") {
     // Up to N children that sleep until the sandbox dies; stop at the first failed fork.
-    // Prints "forked K ERRNO" (or "forked N ok"), then sleeps with them.
+    // Prints "forked K ERRNO" (or "forked N ok"), then sleeps with them (or exits, leaving
+    // them, with "then-exit").
     int wanted = std::atoi(args[0]);
     int forked = 0;
     int err = 0;
     for (; forked < wanted; ++forked) {
       pid_t child = fork();
       if (child == 0) {
+        close(1);  // the parent's report alone ends the reader's wait
+        close(2);
         for (;;) pause();
       }
       if (child < 0) {
@@ -334,6 +337,7 @@ int probe(const std::string& what, char** args) {
     }
     std::printf("forked %d %s\n", forked, err ? strerrorname_np(err) : "ok");
     std::fflush(stdout);
+    if (args[1] != nullptr && std::string(args[1]) == "then-exit") return 0;
     for (;;) pause();
   }
   if (what == "alloc") {  // touch N MiB of private memory: "ok" or the errno of the failure
