@@ -13,8 +13,9 @@
 namespace stackie {
 namespace {
 
+// O_TRUNC as a shell's "echo V > FILE" does: cgroupfs ignores it.
 Status write_at(int dir, const char* file, const std::string& text, const std::string& where) {
-  int fd = ::openat(dir, file, O_WRONLY | O_CLOEXEC);
+  int fd = ::openat(dir, file, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return system_error(errno, "open " + where + "/" + file);
   ssize_t n = ::write(fd, text.data(), text.size());
   int err = errno;
@@ -25,7 +26,7 @@ Status write_at(int dir, const char* file, const std::string& text, const std::s
 }
 
 Status write_path(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return system_error(errno, "open " + path);
   ssize_t n = ::write(fd, text.data(), text.size());
   int err = errno;

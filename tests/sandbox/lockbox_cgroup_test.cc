@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,40 @@ TEST_F(LockboxCgroup, AMemoryBombIsKilledAtMemoryMax) {
   EXPECT_EQ(hog.seen.find("ok"), std::string::npos) << "512MiB fit under a 64MiB memory.max";
   EXPECT_TRUE((*cgroup)->kill_all().ok());
   (*cgroup)->remove();
+}
+
+// The values CgroupTree writes, on a directory that stands in for a delegated cgroup (plain
+// files where cgroupfs has its own): runs everywhere, unlike the tests above.
+TEST(CgroupTreeFiles, TakeOverAndBlockLimitsWriteTheExpectedValues) {
+  std::string root = make_temp_dir();
+  std::string block = root + "/block-demo-api";
+  ASSERT_EQ(mkdir((root + "/daemon").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(block.c_str(), 0755), 0);
+  for (const std::string& file :
+       {root + "/cgroup.subtree_control", root + "/daemon/cgroup.procs", block + "/cgroup.procs",
+        block + "/pids.max", block + "/memory.max", block + "/memory.swap.max", block + "/cpu.max"})
+    std::ofstream(file).flush();
+  DelegatedCgroup delegated{root, {"cpu", "memory", "pids"}};
+  auto tree = CgroupTree::take_over(delegated);
+  ASSERT_TRUE(tree.ok()) << tree.error().message;
+  EXPECT_EQ(read_text(root + "/daemon/cgroup.procs"), std::to_string(getpid()));
+  EXPECT_EQ(read_text(root + "/cgroup.subtree_control"), "+pids +memory +cpu");
+
+  ResourceLimits limits{512ull << 20, 100, 1500, 0};
+  auto made = (*tree)->make_block("demo-api", limits);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ((*made)->dir(), block);
+  EXPECT_EQ(read_text(block + "/pids.max"), "100");
+  EXPECT_EQ(read_text(block + "/memory.max"), std::to_string(512ull << 20));
+  EXPECT_EQ(read_text(block + "/memory.swap.max"), "0");
+  EXPECT_EQ(read_text(block + "/cpu.max"), "150000 100000");  // 1.5 CPUs of each 100 ms
+
+  auto unlimited = (*tree)->make_block("demo-api", ResourceLimits{});
+  ASSERT_TRUE(unlimited.ok()) << unlimited.error().message;
+  EXPECT_EQ(read_text(block + "/pids.max"), "max");
+  EXPECT_EQ(read_text(block + "/memory.max"), "max");
+  EXPECT_EQ(read_text(block + "/cpu.max"), "max 100000");
+  remove_tree(root);
 }
 
 }  // namespace
