@@ -241,7 +241,9 @@ class LockboxSpawner final : public Spawner {
         no_cgroup_reason_(std::move(no_cgroup_reason)) {}
   SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
   std::string limits_enforcement() const override {
-    if (cgroups_) return "cgroup v2 (" + cgroups_->dir() + ")";
+    if (cgroups_)
+      return "cgroup v2 (" + cgroups_->dir() +
+             (cgroups_->has_cpu() ? ")" : "; no cpu controller: cpu is not enforced)");
     return "rlimits (no delegated cgroup: " + no_cgroup_reason_ + ")";
   }
 
