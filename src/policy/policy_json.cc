@@ -99,6 +99,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   cJSON_AddNumberToObject(limits, "pids", policy.limits.pids);
   cJSON_AddNumberToObject(limits, "cpu_millis", policy.limits.cpu_millis);
   cJSON_AddNumberToObject(limits, "shm", static_cast<double>(policy.limits.shm_bytes));
+  cJSON_AddBoolToObject(limits, "memory_given", policy.limits.memory_given);
 
   char* text = cJSON_PrintUnformatted(json);
   std::string out = text ? text : "";
@@ -176,7 +177,11 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
     STACKIE_TRY_ASSIGN(cpu, get_count(limits, "cpu_millis"));
     STACKIE_TRY_ASSIGN(shm, get_count(limits, "shm"));
     if (pids > INT_MAX || cpu > INT_MAX) return field_error("limits", "in range");
-    policy.limits = {memory, static_cast<int>(pids), static_cast<int>(cpu), shm};
+    policy.limits = {memory, static_cast<int>(pids), static_cast<int>(cpu), shm, false};
+    if (const cJSON* given = cJSON_GetObjectItemCaseSensitive(limits, "memory_given")) {
+      if (!cJSON_IsBool(given)) return field_error("limits.memory_given", "a boolean");
+      policy.limits.memory_given = cJSON_IsTrue(given);
+    }
   }
   STACKIE_TRY(validate(policy));
   return policy;

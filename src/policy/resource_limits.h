@@ -14,12 +14,17 @@ namespace stackie {
 
 struct ResourceLimits {
   // 0 means "no limit" (but see shm_bytes).
-  uint64_t memory_bytes = 0;  // memory.max; fallback RLIMIT_DATA per process
+  uint64_t memory_bytes = 0;  // memory.max; fallback RLIMIT_DATA per process (memory_given)
   int pids = 0;               // pids.max; fallback RLIMIT_NPROC in the block's user namespace
   int cpu_millis = 0;         // CPUs x 1000 (1.5 -> 1500): cpu.max; no fallback
   // The size of the sandbox's /dev/shm (a tmpfs; also of a fresh /tmp tmpfs). Here 0 means
   // default_shm_bytes(memory_bytes), never half of RAM.
   uint64_t shm_bytes = 0;
+  // memory_bytes was given (a stack, a definition, --memory), not the default. Only then does
+  // the rlimit fallback set RLIMIT_DATA: sanitizer-built programs (ASan reserves ~15 TiB of
+  // private writable address space for its shadow) cannot start under any RLIMIT_DATA, and a
+  // default must not break them. A cgroup's memory.max counts what is used, and always applies.
+  bool memory_given = false;
   bool operator==(const ResourceLimits&) const = default;
 };
 

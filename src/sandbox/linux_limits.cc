@@ -128,7 +128,7 @@ std::optional<SetupError> apply_rlimits(const ResourceLimits& limits) {
     }
     if (auto error = set_limit(RLIMIT_NPROC, nproc, "RLIMIT_NPROC")) return error;
   }
-  if (limits.memory_bytes > 0) {
+  if (limits.memory_bytes > 0 && limits.memory_given) {
     if (auto error =
             set_limit(RLIMIT_DATA, static_cast<rlim_t>(limits.memory_bytes), "RLIMIT_DATA"))
       return error;

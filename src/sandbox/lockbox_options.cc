@@ -173,6 +173,7 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       auto bytes = parse_byte_size(text);
       if (!bytes.ok()) return usage_error(std::string(arg) + ": " + bytes.error().message);
       (arg == "--memory" ? policy.limits.memory_bytes : policy.limits.shm_bytes) = *bytes;
+      if (arg == "--memory") policy.limits.memory_given = true;
       options.policy_flags_used = true;
     } else if (arg == "--pids") {
       STACKIE_TRY_ASSIGN(text, value(arg));

@@ -384,7 +384,10 @@ ResourceLimits merge_limits(const LimitsDecl* definition, const LimitsDecl& stac
   bool shm_given = false;
   for (const LimitsDecl* decl : {definition, &stack}) {
     if (decl == nullptr) continue;
-    if (decl->memory_bytes) limits.memory_bytes = *decl->memory_bytes;
+    if (decl->memory_bytes) {
+      limits.memory_bytes = *decl->memory_bytes;
+      limits.memory_given = *decl->memory_bytes != 0;
+    }
     if (decl->pids) limits.pids = *decl->pids;
     if (decl->cpu_millis) limits.cpu_millis = *decl->cpu_millis;
     if (decl->shm_bytes) {

@@ -101,28 +101,30 @@ TEST_F(LimitsTest, AForkBombStaysAtItsPidsLimitAndTheRestStillForks) {
               enforcement.c_str());
 }
 
+// python3, not blockhelper: under rlimits a given memory limit is RLIMIT_DATA, under which no
+// sanitizer-built program starts (blockhelper is one in `scripts/test --sanitize`).
 TEST_F(LimitsTest, AMemoryBombFailsOrIsKilledAtItsMemoryLimit) {
   start_daemon();
   ipc::Client client = connect();
-  auto reply = up("hogs",
-                  "hogs:\n  blocks:\n    hog:\n      path: .\n      restart: \"no\"\n"
-                  "      limits: {memory: 64MiB}\n"
-                  "      command: [" +
-                      helper_ + ", alloc, 512, wait]\n");
+  auto reply = up("hogs", "hogs:\n  blocks:\n    hog:\n      path: .\n      restart: \"no\"\n"
+                          "      limits: {memory: 64MiB}\n"
+                          "      command: [/usr/bin/python3, -c, \"b = b'x' * (512 << 20); "
+                          "print('alloc ok', flush=True); import time; time.sleep(60)\"]\n");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   std::string out = home_ + "/storage/logs/hogs-hog/stdout.log";
+  std::string err = home_ + "/storage/logs/hogs-hog/stderr.log";
   Json status;
-  // rlimits: the allocation fails (ENOMEM) and the block goes on; a cgroup: the kernel kills
-  // it (OOM) and it exits by SIGKILL.
+  // rlimits: the allocation fails (MemoryError) and the block exits 1; a cgroup: the kernel
+  // kills it (OOM) and it exits by SIGKILL.
   bool bounded = wait_for(
       [&] {
         status = status_of(client, "hog");
-        return read_text(out).find("alloc ENOMEM") != std::string::npos ||
+        return read_text(err).find("MemoryError") != std::string::npos ||
                status["last_exit"]["signal"].int_or(0) == SIGKILL;
       },
       20s);
-  EXPECT_TRUE(bounded) << "512MiB under a 64MiB limit: " << read_text(out) << " / state "
-                       << status["state"].string_or("?");
+  EXPECT_TRUE(bounded) << "512MiB under a 64MiB limit: " << read_text(out) << read_text(err)
+                       << " / state " << status["state"].string_or("?");
   EXPECT_EQ(read_text(out).find("alloc ok"), std::string::npos) << "the allocation succeeded";
   EXPECT_EQ(status["limits"]["memory"].int_or(0), int64_t{64} << 20);
   EXPECT_EQ(status["limits"]["shm"].int_or(0), int64_t{64} << 20);

@@ -175,7 +175,7 @@ TEST(CgroupTreeFiles, TakeOverAndBlockLimitsWriteTheExpectedValues) {
   EXPECT_EQ(read_text(root + "/daemon/cgroup.procs"), std::to_string(getpid()));
   EXPECT_EQ(read_text(root + "/cgroup.subtree_control"), "+pids +memory +cpu");
 
-  ResourceLimits limits{512ull << 20, 100, 1500, 0};
+  ResourceLimits limits{512ull << 20, 100, 1500, 0, true};
   auto made = (*tree)->make_block("demo-api", limits);
   ASSERT_TRUE(made.ok()) << made.error().message;
   EXPECT_EQ((*made)->dir(), block);

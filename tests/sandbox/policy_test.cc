@@ -17,7 +17,7 @@ SandboxPolicy sample_policy() {
   policy.working_dir = "/var/lib/postgresql";
   policy.host_tmp_dir = "/home/u/.stackie/storage/tmp/demo-postgres";
   policy.pass_fds = {3, 7};
-  policy.limits = {512ull << 20, 100, 1500, 8ull << 20};
+  policy.limits = {512ull << 20, 100, 1500, 8ull << 20, true};
   return policy;
 }
 
