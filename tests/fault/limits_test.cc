@@ -2,8 +2,6 @@
 // stays at its pids limit while the user and the other blocks still fork and start, and a
 // memory bomb fails (rlimits) or is killed (cgroup) at its memory limit. Whichever enforcement
 // the daemon found (stackied(8) LIMITS; in CI, rlimits), `status` names it and shows the limits.
-#include <dirent.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,32 +13,13 @@ namespace stackie::fault {
 namespace {
 
 using LimitsTest = DaemonHarness;
+using testing_proc::processes_in_user_ns_of;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Processes sharing `pid`'s user namespace (the lockbox monitor, pid 1, all of the block), read
-// from outside: the block cannot lie about it.
-int processes_in_user_ns_of(int pid) {
-  char link[64];
-  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/ns/user").c_str(), link, 63);
-  if (n <= 0) return -1;
-  std::string wanted(link, static_cast<size_t>(n));
-  int count = 0;
-  DIR* proc = ::opendir("/proc");
-  while (dirent* entry = ::readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    char ns[64];
-    std::string path = std::string("/proc/") + entry->d_name + "/ns/user";
-    ssize_t len = ::readlink(path.c_str(), ns, 63);
-    if (len > 0 && std::string(ns, static_cast<size_t>(len)) == wanted) ++count;
-  }
-  ::closedir(proc);
-  return count;
 }
 
 Json status_of(ipc::Client& client, const std::string& block) {
@@ -106,10 +85,11 @@ TEST_F(LimitsTest, AForkBombStaysAtItsPidsLimitAndTheRestStillForks) {
 TEST_F(LimitsTest, AMemoryBombFailsOrIsKilledAtItsMemoryLimit) {
   start_daemon();
   ipc::Client client = connect();
-  auto reply = up("hogs", "hogs:\n  blocks:\n    hog:\n      path: .\n      restart: \"no\"\n"
-                          "      limits: {memory: 64MiB}\n"
-                          "      command: [/usr/bin/python3, -c, \"b = b'x' * (512 << 20); "
-                          "print('alloc ok', flush=True); import time; time.sleep(60)\"]\n");
+  auto reply = up("hogs",
+                  "hogs:\n  blocks:\n    hog:\n      path: .\n      restart: \"no\"\n"
+                  "      limits: {memory: 64MiB}\n"
+                  "      command: [/usr/bin/python3, -c, \"b = b'x' * (512 << 20); "
+                  "print('alloc ok', flush=True); import time; time.sleep(60)\"]\n");
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   std::string out = home_ + "/storage/logs/hogs-hog/stdout.log";
   std::string err = home_ + "/storage/logs/hogs-hog/stderr.log";

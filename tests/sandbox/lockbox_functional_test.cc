@@ -1,6 +1,5 @@
 // Functional behaviour of stackie-lockbox: exit codes, signals, stdio, death, --join, the policy
 // fd, and every bad-input path of the command line.
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 
 #include "lockbox_harness.h"
 #include "policy/policy.h"
+#include "support/proc_file.h"
 
 extern char** environ;
 
@@ -298,26 +298,7 @@ TEST_F(LockboxRun, NoUserNamespacesFailsClosedWithCauseAndFix) {
 
 // ---- Resource limits (stackie-lockbox(1) LIMITS; issue 14 item 7) ------------------------------
 
-// The processes that share `pid`'s user namespace: the monitor, pid 1 and everything the block
-// started. Read from outside, so a block cannot lie about it.
-int processes_in_user_ns_of(pid_t pid) {
-  char self[64];
-  std::string link = "/proc/" + std::to_string(pid) + "/ns/user";
-  ssize_t n = readlink(link.c_str(), self, sizeof self - 1);
-  if (n <= 0) return -1;
-  std::string wanted(self, static_cast<size_t>(n));
-  int count = 0;
-  DIR* proc = opendir("/proc");
-  while (dirent* entry = readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    char ns[64];
-    std::string path = std::string("/proc/") + entry->d_name + "/ns/user";
-    ssize_t len = readlink(path.c_str(), ns, sizeof ns - 1);
-    if (len > 0 && std::string(ns, static_cast<size_t>(len)) == wanted) ++count;
-  }
-  closedir(proc);
-  return count;
-}
+using testing_proc::processes_in_user_ns_of;
 
 // A hostile block tries to run 300 processes under --pids 32 (a bounded "bomb": without the
 // limit it must not take the test host down). Checked failing without apply_rlimits.
