@@ -104,10 +104,14 @@ int main(int argc, char** argv) {
   if (options.net_fd >= 0 && fcntl(options.net_fd, F_SETFD, FD_CLOEXEC) != 0)
     return fail(sink, "options", errno,
                 "--net-fd " + std::to_string(options.net_fd) + " is not open");
+  if (options.cgroup_fd >= 0 && fcntl(options.cgroup_fd, F_SETFD, FD_CLOEXEC) != 0)
+    return fail(sink, "options", errno,
+                "--cgroup-fd " + std::to_string(options.cgroup_fd) + " is not open");
   stackie::linux_sandbox::LaunchRequest request{std::move(options.policy),
                                                 std::move(options.command),
                                                 sink,
-                                                {options.net_fd, std::move(options.listen_ports)}};
+                                                {options.net_fd, std::move(options.listen_ports)},
+                                                options.cgroup_fd};
   if (options.join_pid != 0) return stackie::linux_sandbox::join_sandbox(options.join_pid, request);
   return stackie::linux_sandbox::run_sandboxed(request);
 }

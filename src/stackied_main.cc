@@ -215,7 +215,23 @@ Spawners make_spawners() {
   spawners.passthrough = stackie::make_passthrough_spawner(monitor);
   if (auto found = stackie::find_lockbox(); found.ok()) {
     spawners.lockbox_path = *found;
-    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path);
+    // Block limits: a cgroup per block where the service manager delegated us a subtree
+    // (Delegate=yes in the unit), rlimits otherwise (stackied(8) LIMITS).
+    std::unique_ptr<stackie::CgroupTree> cgroups;
+    std::string no_cgroup;
+    auto delegated = stackie::find_delegated_cgroup();
+    if (delegated.ok()) {
+      auto tree = stackie::CgroupTree::take_over(*delegated);
+      if (tree.ok())
+        cgroups = std::move(*tree);
+      else
+        no_cgroup = tree.error().message;
+    } else {
+      no_cgroup = delegated.error().message;
+    }
+    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups), no_cgroup);
+    log_line(stackie::DaemonLogLevel::info,
+             "block limits: " + spawners.lockbox->limits_enforcement());
   } else {
     log_line(stackie::DaemonLogLevel::warning,
              found.error().message + ": sandboxed blocks will fail to start");

@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "base/directories.h"
 #include "base/userns_diagnosis.h"
+#include "base/cgroup_v2.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
@@ -29,8 +31,9 @@ extern const char kDoctorUsage[] =
     "Usage: stackie doctor\n"
     "\n"
     "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, that the daemon answers (a request with a deadline), and that storage\n"
-    "is writable with free space (a real write). Creates nothing. One line per check, OK or\n"
+    "unshare), seccomp, that the daemon answers (a request with a deadline), how block\n"
+    "limits are enforced (a delegated cgroup v2 or rlimits, and why), and that storage is\n"
+    "writable with free space (a real write). Creates nothing. One line per check, OK or\n"
     "FAIL with the fix.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
@@ -109,7 +112,8 @@ void check_storage(Report& report, const std::string& root, const std::string& c
 
 // A round trip, not just a connect: a stopped (SIGSTOP) or wedged daemon still accepts
 // connections (the kernel queues them) but never answers.
-void check_daemon(Report& report, const std::string& socket) {
+// Its daemon.status result when it answers.
+std::optional<Json> check_daemon(Report& report, const std::string& socket) {
   ipc::ClientOptions options;
   options.connect_timeout = std::chrono::milliseconds(2000);
   options.idle_timeout = std::chrono::milliseconds(3000);
@@ -117,7 +121,7 @@ void check_daemon(Report& report, const std::string& socket) {
   if (!client.ok()) {
     report.line(false, "daemon reachable on " + socket,
                 "start it: stackie daemon start (" + client.error().message + ")");
-    return;
+    return std::nullopt;
   }
   auto reply = client->call("daemon.status");
   if (!reply.ok() || !reply->ok()) {
@@ -125,10 +129,28 @@ void check_daemon(Report& report, const std::string& socket) {
                 (reply.ok() ? reply->error().message : reply.error().message) +
                     "; it is stopped or wedged: look at its pid in stackied.pid, or restart it "
                     "(stackie daemon stop; stackie daemon start)");
-    return;
+    return std::nullopt;
   }
   report.line(true, "daemon answers on " + socket + " (pid " +
                         std::to_string(reply->result()["pid"].int_or(0)) + ")");
+  return reply->result();
+}
+
+// Which enforcement of the blocks' `limits` is in use: the running daemon's answer, else what
+// a daemon started from here would find. Both work; the cgroup bounds a block as a whole.
+void report_limits(Report& report, const Json* daemon_status) {
+  if (daemon_status != nullptr) {
+    std::string enforcement = (*daemon_status)["limits"].string_or("");
+    if (!enforcement.empty()) {
+      report.line(true, "block limits: " + enforcement);
+      return;
+    }
+  }
+  auto cgroup = find_delegated_cgroup();
+  report.line(true,
+              "block limits (for a daemon started from here): " +
+                  (cgroup.ok() ? "cgroup v2 (" + cgroup->dir + ")"
+                               : "rlimits (no delegated cgroup: " + cgroup.error().message + ")"));
 }
 
 }  // namespace
@@ -157,7 +179,8 @@ int run_doctor(std::span<char*> argv) {
   if (!socket.ok()) {
     report.line(false, "socket path", socket.error().message);
   } else {
-    check_daemon(report, *socket);
+    auto daemon_status = check_daemon(report, *socket);
+    report_limits(report, daemon_status ? &*daemon_status : nullptr);
   }
   auto home = stackie_home(current_environment());
   if (home.ok()) {

@@ -9,6 +9,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "policy/resource_limits.h"
 
 namespace stackie::cli {
 
@@ -88,6 +89,39 @@ void print_policy(const Json& policy) {
   if (policy["environment"].is_array())
     for (const auto& pair : policy["environment"].as_array())
       std::printf("    env        %s=%s\n", text_of(pair[0]).c_str(), text_of(pair[1]).c_str());
+}
+
+// "limits:  memory 2GiB, pids 1024, cpu unlimited, shm 64MiB", then how they are enforced and,
+// from a cgroup, what the block uses now.
+void print_limits(const Json& limits) {
+  if (!limits.is_object()) return;
+  std::string enforcement = text_of(limits["enforcement"]);
+  if (enforcement.rfind("none", 0) == 0) {  // an unsandboxed block: nothing bounds it
+    std::printf("  limits:     %s\n", enforcement.c_str());
+    return;
+  }
+  ResourceLimits values;
+  values.memory_bytes = static_cast<uint64_t>(limits["memory"].int_or(0));
+  values.pids = static_cast<int>(limits["pids"].int_or(0));
+  values.cpu_millis = static_cast<int>(limits["cpu_millis"].int_or(0));
+  values.shm_bytes = static_cast<uint64_t>(limits["shm"].int_or(0));
+  std::printf("  limits:     %s\n", describe_limits(values).c_str());
+  std::printf("  enforced:   %s\n", enforcement.c_str());
+  const Json& usage = limits["usage"];
+  if (!usage.is_object()) return;
+  auto bytes = [](const Json& value) {
+    uint64_t n = static_cast<uint64_t>(value.int_or(0));
+    return n == 0 ? std::string("-") : format_byte_size(n);
+  };
+  std::printf("  using:      memory %s (peak %s), %s processes, cpu %.1fs",
+              bytes(usage["memory"]).c_str(), bytes(usage["memory_peak"]).c_str(),
+              text_of(usage["pids"]).c_str(),
+              static_cast<double>(usage["cpu_usec"].int_or(0)) / 1e6);
+  if (usage["oom_kills"].int_or(0) > 0)
+    std::printf(", %s killed at the memory limit", text_of(usage["oom_kills"]).c_str());
+  if (usage["pids_refused"].int_or(0) > 0)
+    std::printf(", %s forks refused at the pids limit", text_of(usage["pids_refused"]).c_str());
+  std::printf("\n");
 }
 
 }  // namespace
@@ -179,6 +213,7 @@ int run_status(std::span<char*> argv) {
   std::printf("  sandbox:    %s (%s)\n", text_of(b["sandbox"]).c_str(),
               text_of(b["sandbox_id"]).c_str());
   std::printf("  restart:    %s\n", text_of(b["restart"]).c_str());
+  print_limits(b["limits"]);
   const auto& exit = b["last_exit"];
   if (exit.is_object())
     std::printf("  last exit:  %s at %s\n", text_of(exit["message"]).c_str(),

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <span>
@@ -157,6 +158,7 @@ void print_block(size_t index, const ResolvedBlock& block) {
     std::printf("     read-write %s\n", bind.target().c_str());
   if (!policy.host_tmp_dir.empty())
     std::printf("     tmp        %s\n", policy.host_tmp_dir.c_str());
+  std::printf("   limits       %s\n", describe_limits(policy.limits).c_str());
 }
 
 void print_text(const ResolvedStack& stack) {
@@ -227,6 +229,12 @@ Json policy_json(const SandboxPolicy& policy, const Masker& mask) {
       {"system_view", policy.system_view},
       {"read_only", string_array(ro, mask)},
       {"read_write", string_array(rw, mask)},
+      {"limits", Json::object({
+                     {"memory", static_cast<std::int64_t>(policy.limits.memory_bytes)},
+                     {"pids", policy.limits.pids},
+                     {"cpu_millis", policy.limits.cpu_millis},
+                     {"shm", static_cast<std::int64_t>(policy.limits.shm_bytes)},
+                 })},
   });
 }
 

@@ -94,6 +94,9 @@ Type=notify
 # signal and timeout: only the daemon gets SIGTERM; what is left gets SIGKILL after it.
 KillMode=mixed
 TimeoutStopSec=120
+# The daemon gets a cgroup subtree of its own (pids, memory, cpu controllers) and makes one
+# cgroup per block in it, holding the block's limits (stackie-stack.yml(5) limits).
+Delegate=yes
 
 [Install]
 WantedBy=default.target

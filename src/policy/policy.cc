@@ -94,7 +94,7 @@ Status validate(const SandboxPolicy& policy) {
   for (int fd : policy.pass_fds) {
     if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};
   }
-  return {};
+  return check_limits(policy.limits);
 }
 
 }  // namespace stackie

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "policy/resource_limits.h"
 
 namespace stackie {
 
@@ -52,6 +53,7 @@ struct SandboxPolicy {
   // write there. Empty = no such root (paths are bound as given).
   std::string storage_root;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
+  ResourceLimits limits;      // none by default; the stack loader fills the block's
 
   bool operator==(const SandboxPolicy&) const = default;
 };

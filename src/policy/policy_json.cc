@@ -51,6 +51,15 @@ Result<std::vector<BindMount>> get_binds(const Json& object, const char* field) 
   return binds;
 }
 
+// A non-negative integer (absent = 0) of an object such as "limits".
+Result<uint64_t> get_count(const Json& object, const char* field) {
+  const Json* item = object.find(field);
+  if (!item) return uint64_t{0};
+  if (!item->is_int() || item->as_int() < 0)
+    return field_error(std::string("limits.") + field, "a non-negative integer");
+  return static_cast<uint64_t>(item->as_int());
+}
+
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
@@ -75,6 +84,13 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"host_tmp_dir", policy.host_tmp_dir},
       {"storage_root", policy.storage_root},
       {"pass_fds", std::move(fds)},
+      {"limits", Json::object({
+                     {"memory", static_cast<std::int64_t>(policy.limits.memory_bytes)},
+                     {"pids", policy.limits.pids},
+                     {"cpu_millis", policy.limits.cpu_millis},
+                     {"shm", static_cast<std::int64_t>(policy.limits.shm_bytes)},
+                     {"memory_given", policy.limits.memory_given},
+                 })},
   }));
 }
 
@@ -134,6 +150,19 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
       if (!item.is_int() || item.as_int() < INT_MIN || item.as_int() > INT_MAX)
         return field_error("pass_fds", "an array of integers");
       policy.pass_fds.push_back(static_cast<int>(item.as_int()));
+    }
+  }
+  if (const Json* limits = json.find("limits")) {
+    if (!limits->is_object()) return field_error("limits", "an object");
+    STACKIE_TRY_ASSIGN(memory, get_count(*limits, "memory"));
+    STACKIE_TRY_ASSIGN(pids, get_count(*limits, "pids"));
+    STACKIE_TRY_ASSIGN(cpu, get_count(*limits, "cpu_millis"));
+    STACKIE_TRY_ASSIGN(shm, get_count(*limits, "shm"));
+    if (pids > INT_MAX || cpu > INT_MAX) return field_error("limits", "in range");
+    policy.limits = {memory, static_cast<int>(pids), static_cast<int>(cpu), shm, false};
+    if (const Json* given = limits->find("memory_given")) {
+      if (!given->is_bool()) return field_error("limits.memory_given", "a boolean");
+      policy.limits.memory_given = given->as_bool();
     }
   }
   STACKIE_TRY(validate(policy));

@@ -17,6 +17,7 @@
 
 #include "sandbox/linux_launch.h"
 #include "sandbox/linux_launch_common.h"
+#include "sandbox/linux_limits.h"
 #include "sandbox/linux_lockdown.h"
 
 namespace stackie::linux_sandbox {
@@ -190,6 +191,12 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
 
   Target target;
   if (auto error = resolve_target(pid, &target)) {
+    report(request.sink, *error);
+    return kExitSetupFailed;
+  }
+  // What runs inside is bound by the sandbox's limits, like the block (linux_limits.h). A pid
+  // recycled since resolve_target makes the setns below fail, whatever was read here.
+  if (auto error = adopt_limits_of(target.pid)) {
     report(request.sink, *error);
     return kExitSetupFailed;
   }

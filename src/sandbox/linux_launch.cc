@@ -24,6 +24,7 @@
 
 #include "sandbox/linux_launch.h"
 #include "sandbox/linux_launch_common.h"
+#include "sandbox/linux_limits.h"
 #include "sandbox/linux_lockdown.h"
 #include "sandbox/linux_namespaces.h"
 #include "sandbox/linux_rootfs.h"
@@ -92,9 +93,25 @@ int run_sandboxed(const LaunchRequest& request) {
     if (poll(&caller_alive, 1, 0) == 1 && (caller_alive.revents & POLLERR)) return kExitSetupFailed;
   }
 
+  // Into the block's cgroup before any namespace exists: the cgroup namespace made below is
+  // rooted there, and nothing of the sandbox ever runs outside it.
+  if (request.cgroup_fd >= 0) {
+    if (auto error = join_cgroup(request.cgroup_fd)) {
+      report(request.sink, *error);
+      return kExitSetupFailed;
+    }
+  }
   if (auto error = enter_new_namespaces(request.policy)) {
     report(request.sink, *error);
     return kExitSetupFailed;
+  }
+  // After the user namespace exists (RLIMIT_NPROC then counts this sandbox's processes only),
+  // before pid 1 is forked (every process of the sandbox inherits them).
+  if (request.cgroup_fd < 0) {
+    if (auto error = apply_rlimits(request.policy.limits)) {
+      report(request.sink, *error);
+      return kExitSetupFailed;
+    }
   }
   if (auto error = configure_namespaces(request.policy)) {
     report(request.sink, *error);

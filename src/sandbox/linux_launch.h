@@ -19,6 +19,9 @@ struct LaunchRequest {
   std::vector<std::string> command;
   ErrorSink sink;  // the error fd is closed in the block (it must be O_CLOEXEC or is closed)
   NetControl net;  // the monitor's net channel (`network: localhost`); unused by --join
+  // The block's cgroup v2 directory (--cgroup-fd), made and limited by the daemon; -1: the
+  // policy's limits are applied as rlimits instead (linux_limits.h).
+  int cgroup_fd = -1;
 };
 
 // Process tree: this process becomes the monitor (inside the new user and net namespaces,

@@ -43,8 +43,9 @@ struct Entry {
   std::string source;  // bind: host path; symlink: the link's text
   std::string target;  // absolute, inside
   bool read_only = true;
-  bool optional = false;  // system view: skip when absent on the host
-  int tree = -1;          // bind: detached clone of the source (open_tree)
+  bool optional = false;     // system view: skip when absent on the host
+  int tree = -1;             // bind: detached clone of the source (open_tree)
+  uint64_t tmpfs_bytes = 0;  // tmpfs: its size (0 = the kernel's default)
 };
 
 // The new mount API keeps a bind detached until it is complete: the clone is made read-only,
@@ -225,7 +226,8 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
     user.push_back({Entry::bind, bind.source, bind.target(), true, false, -1});
   for (const auto& bind : policy.read_write)
     user.push_back({Entry::bind, bind.source, bind.target(), false, false, -1});
-  for (const auto& dest : policy.tmpfs) user.push_back({Entry::tmpfs, "", dest, false, false, -1});
+  for (const auto& dest : policy.tmpfs)
+    user.push_back({Entry::tmpfs, "", dest, false, false, -1, policy.limits.memory_bytes});
   std::stable_sort(user.begin(), user.end(), [](const Entry& a, const Entry& b) {
     return depth(a.target) < depth(b.target);
   });
@@ -290,6 +292,13 @@ MaybeError clone_source(Entry& entry, const Storage& storage) {
   return std::nullopt;
 }
 
+// A writable tmpfs of the block holds at most its memory limit (tmpfs pages escape
+// RLIMIT_DATA); without one, the kernel's default (half of RAM).
+std::string tmpfs_size(uint64_t bytes) {
+  if (bytes == 0) return "";
+  return ",size=" + std::to_string(bytes);
+}
+
 MaybeError mount_fs(int target_fd, const char* type, unsigned long flags, const char* data,
                     const std::string& where) {
   if (mount(type, fd_path(target_fd).c_str(), type, flags, data) != 0)
@@ -321,7 +330,8 @@ MaybeError place(NewRoot& root, Entry& entry) {
   }
   Fd target = root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY);
   if (target.get() < 0) return setup_error("mount " + entry.target, errno, "open target");
-  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755", entry.target));
+  std::string options = "mode=0755" + tmpfs_size(entry.tmpfs_bytes);
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str(), entry.target));
   root.adopt(root.open_in_root_fd(entry.target, O_PATH | O_DIRECTORY).get());
   return std::nullopt;
 }
@@ -346,7 +356,7 @@ MaybeError clone_devices(DeviceClones* clones) {
   return std::nullopt;
 }
 
-MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
+MaybeError build_dev(NewRoot& root, DeviceClones& clones, uint64_t shm_bytes) {
   Fd parent;
   std::string name;
   LOCKBOX_TRY(root.open_parent("/dev", &parent, &name));
@@ -364,11 +374,13 @@ MaybeError build_dev(NewRoot& root, DeviceClones& clones) {
   if (mkdirat(dev.get(), "pts", 0755) != 0 || mkdirat(dev.get(), "shm", 01777) != 0)
     return setup_error("mount /dev", errno, "create /dev/pts and /dev/shm");
   // POSIX shared memory (postgres's dynamic shared memory lives here): a tmpfs of its own,
-  // private to the sandbox, not the 1 MiB /dev. Sized like the host's /dev/shm (the kernel's
-  // default, half of RAM): pages are only used when written.
+  // private to the sandbox, not the 1 MiB /dev. Sized by the block's limits (64 MiB or its
+  // memory limit by default), not the kernel's default of half of RAM: tmpfs pages count
+  // against no rlimit, so an unsized /dev/shm would be a way around the memory limit.
   Fd shm = root.open_in_root_fd("/dev/shm", O_PATH | O_DIRECTORY);
-  LOCKBOX_TRY(
-      mount_fs(shm.get(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777", "/dev/shm"));
+  std::string shm_options = "mode=1777,size=" + std::to_string(shm_bytes);
+  LOCKBOX_TRY(mount_fs(shm.get(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options.c_str(),
+                       "/dev/shm"));
   Fd pts = root.open_in_root_fd("/dev/pts", O_PATH | O_DIRECTORY);
   LOCKBOX_TRY(mount_fs(pts.get(), "devpts", MS_NOSUID | MS_NOEXEC,
                        "newinstance,ptmxmode=0666,mode=620", "/dev/pts"));
@@ -424,7 +436,8 @@ MaybeError build_tmp(NewRoot& root, const SandboxPolicy& policy, Entry* host_tmp
     return root.adopt_scratch_mount(mounted.get());
   }
   Fd target = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
-  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777", "/tmp"));
+  std::string options = "mode=1777" + tmpfs_size(policy.limits.memory_bytes);
+  LOCKBOX_TRY(mount_fs(target.get(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str(), "/tmp"));
   // Policy paths under /tmp (an ephemeral stack's volumes) get their mount targets made on
   // this private tmpfs, which writes nothing to the host.
   Fd mounted = root.open_in_root_fd("/tmp", O_PATH | O_DIRECTORY);
@@ -553,7 +566,11 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   // The private /tmp first: a policy path under /tmp must land on top of it, not under it.
   if (own_tmp) LOCKBOX_TRY(build_tmp(root, policy, &host_tmp));
   for (auto& entry : entries) LOCKBOX_TRY(place(root, entry));
-  if (own_dev) LOCKBOX_TRY(build_dev(root, devices));
+  if (own_dev) {
+    const ResourceLimits& limits = policy.limits;
+    uint64_t shm = limits.shm_bytes ? limits.shm_bytes : default_shm_bytes(limits.memory_bytes);
+    LOCKBOX_TRY(build_dev(root, devices, shm));
+  }
   if (own_proc) LOCKBOX_TRY(build_proc(root));
   if (policy.system_view) {
     if (!policy_mounts(entries, "/etc/passwd"))

@@ -30,10 +30,17 @@ const char kUsage[] =
     "                           --join, the name the joined sandbox must have\n"
     "  --pass-fd N              keep fd N open in COMMAND\n"
     "  --no-system-view         do not add the default read-only system view\n"
+    "  --memory SIZE            memory limit (512MiB, 2GiB...; RLIMIT_DATA per process\n"
+    "                           without --cgroup-fd); also the size of a fresh /tmp\n"
+    "  --pids N                 at most N processes in the sandbox (RLIMIT_NPROC, counted\n"
+    "                           in the sandbox's own user namespace)\n"
+    "  --shm SIZE               size of /dev/shm (default: --memory, at most 64MiB)\n"
     "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
     "\n"
     "Other:\n"
     "  --error-fd N             report a setup failure as one JSON line on fd N\n"
+    "  --cgroup-fd N            join the cgroup v2 directory N (limited by the caller)\n"
+    "                           before creating the namespaces; no rlimits then\n"
     "  --net-fd N               make sockets inside the network namespace on request\n"
     "                           over the SOCK_SEQPACKET socket N (see stackie-lockbox(1))\n"
     "  --listen PORT            listen on 127.0.0.1:PORT inside, before COMMAND starts,\n"
@@ -168,12 +175,26 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 3));
       policy.pass_fds.push_back(fd);
       options.policy_flags_used = true;
-    } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd") {
+    } else if (arg == "--memory" || arg == "--shm") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      auto bytes = parse_byte_size(text);
+      if (!bytes.ok()) return usage_error(std::string(arg) + ": " + bytes.error().message);
+      (arg == "--memory" ? policy.limits.memory_bytes : policy.limits.shm_bytes) = *bytes;
+      if (arg == "--memory") policy.limits.memory_given = true;
+      options.policy_flags_used = true;
+    } else if (arg == "--pids") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(pids, parse_int(arg, text, kMinPids));
+      policy.limits.pids = pids;
+      options.policy_flags_used = true;
+    } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd" ||
+               arg == "--cgroup-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
       (arg == "--policy-fd"  ? options.policy_fd
        : arg == "--error-fd" ? options.error_fd
-                             : options.net_fd) = fd;
+       : arg == "--net-fd"   ? options.net_fd
+                             : options.cgroup_fd) = fd;
     } else if (arg == "--listen") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
@@ -206,8 +227,13 @@ Status check_options(const Options& options) {
   if (options.net_fd >= 0 &&
       (options.net_fd == options.policy_fd || options.net_fd == options.error_fd))
     return usage_error("--net-fd must differ from --policy-fd and --error-fd");
+  if (options.cgroup_fd >= 0 &&
+      (options.cgroup_fd == options.policy_fd || options.cgroup_fd == options.error_fd ||
+       options.cgroup_fd == options.net_fd))
+    return usage_error("--cgroup-fd must differ from --policy-fd, --error-fd and --net-fd");
   if (options.join_pid != 0) {
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
+    if (options.cgroup_fd >= 0) return usage_error("--join cannot take --cgroup-fd");
     if (options.net_fd >= 0) return usage_error("--join cannot take --net-fd or --listen");
     const SandboxPolicy& p = options.policy;
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||

@@ -135,13 +135,26 @@ class ErrorPipe {
 class LockboxProcess final : public Process {
  public:
   LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
-                 spawn_detail::NetChannel* net)
-      : lockbox_(std::move(lockbox)), core_(core), error_pipe_(error_pipe), net_(net) {}
+                 spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup)
+      : lockbox_(std::move(lockbox)),
+        core_(core),
+        error_pipe_(error_pipe),
+        net_(net),
+        cgroup_(std::move(cgroup)) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
     int pid = core_->pid();
-    core_->orphan([pid] { ::kill(pid, SIGKILL); });
+    core_->orphan([pid, cgroup = cgroup_] {
+      if (cgroup) (void)cgroup->kill_all();
+      ::kill(pid, SIGKILL);
+    });
+  }
+  std::optional<CgroupUsage> usage() const override {
+    if (!cgroup_) return std::nullopt;
+    auto usage = cgroup_->usage();
+    if (!usage.ok()) return std::nullopt;
+    return *usage;
   }
   int pid() const override { return core_->pid(); }
   bool running() const override { return core_->running(); }
@@ -149,8 +162,12 @@ class LockboxProcess final : public Process {
   void set_sandbox_id(std::string id) { sandbox_id_ = std::move(id); }
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
-  // SIGKILL of the monitor takes the whole pid namespace with it.
-  Status kill_all() override { return send(SIGKILL); }
+  // SIGKILL of the monitor takes the whole pid namespace with it; the cgroup's kill also
+  // reaches a process that is on its way into the sandbox.
+  Status kill_all() override {
+    if (cgroup_ && core_->running()) (void)cgroup_->kill_all();
+    return send(SIGKILL);
+  }
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
@@ -187,6 +204,7 @@ class LockboxProcess final : public Process {
   ProcessCore* core_;
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
+  std::shared_ptr<BlockCgroup> cgroup_;
 };
 
 // Both ends close-on-exec; uv_spawn dups ours into the child's fd 5 without the flag.
@@ -216,8 +234,18 @@ Result<Fd> policy_pipe(const std::string& json) {
 
 class LockboxSpawner final : public Spawner {
  public:
-  explicit LockboxSpawner(std::string lockbox) : lockbox_(std::move(lockbox)) {}
+  LockboxSpawner(std::string lockbox, std::unique_ptr<CgroupTree> cgroups,
+                 std::string no_cgroup_reason)
+      : lockbox_(std::move(lockbox)),
+        cgroups_(std::move(cgroups)),
+        no_cgroup_reason_(std::move(no_cgroup_reason)) {}
   SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
+  std::string limits_enforcement() const override {
+    if (cgroups_)
+      return "cgroup v2 (" + cgroups_->dir() +
+             (cgroups_->has_cpu() ? ")" : "; no cpu controller: cpu is not enforced)");
+    return "rlimits (no delegated cgroup: " + no_cgroup_reason_ + ")";
+  }
 
   Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
                                          ExitCallback on_exit) override {
@@ -244,6 +272,17 @@ class LockboxSpawner final : public Spawner {
       for (int port : request.inside_listen_ports)
         plan.argv.insert(plan.argv.end() - 1, {"--listen", std::to_string(port)});
     }
+    std::shared_ptr<BlockCgroup> cgroup;
+    if (cgroups_) {
+      auto made = cgroups_->make_block(
+          request.policy.name.empty() ? "stackie" : request.policy.name, request.policy.limits);
+      // Never a silent fallback to weaker limits: the block fails with the reason.
+      if (!made.ok()) return Error{made.error().code, "block cgroup: " + made.error().message};
+      cgroup = std::move(*made);
+      int index = 3 + static_cast<int>(plan.extra_fds.size());
+      plan.extra_fds.push_back(cgroup->fd());
+      plan.argv.insert(plan.argv.end() - 1, {"--cgroup-fd", std::to_string(index)});
+    }
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
 
     spawn_detail::NetChannel* net = nullptr;
@@ -261,7 +300,13 @@ class LockboxSpawner final : public Spawner {
     // The facade is created after the core, but the exit callback needs it: share a slot.
     auto slot = std::make_shared<LockboxProcess*>(nullptr);
     auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
-                                   [slot, on_exit](int64_t status, int signum) {
+                                   [slot, on_exit, cgroup](int64_t status, int signum) {
+                                     // Whatever the block left (nothing, once pid 1 died with
+                                     // its namespace) dies, and the directory goes when empty.
+                                     if (cgroup) {
+                                       (void)cgroup->kill_all();
+                                       cgroup->remove();
+                                     }
                                      ExitStatus exit;
                                      exit.exit_status = status;
                                      exit.term_signal = signum;
@@ -275,7 +320,7 @@ class LockboxSpawner final : public Spawner {
       if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net);
+    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup);
     *slot = process.get();
     process->set_sandbox_id(request.policy.name);
     return std::unique_ptr<Process>(std::move(process));
@@ -283,12 +328,17 @@ class LockboxSpawner final : public Spawner {
 
  private:
   std::string lockbox_;
+  std::unique_ptr<CgroupTree> cgroups_;
+  std::string no_cgroup_reason_;
 };
 
 }  // namespace
 
-std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path) {
-  return std::make_unique<LockboxSpawner>(std::move(lockbox_path));
+std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
+                                              std::unique_ptr<CgroupTree> cgroups,
+                                              std::string no_cgroup_reason) {
+  return std::make_unique<LockboxSpawner>(std::move(lockbox_path), std::move(cgroups),
+                                          std::move(no_cgroup_reason));
 }
 
 Result<std::string> find_lockbox() {

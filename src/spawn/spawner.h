@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/error.h"
 #include "policy/policy.h"
+#include "spawn/cgroup_tree.h"
 
 namespace stackie {
 
@@ -82,12 +84,17 @@ class Process {
   virtual void inside_socket(SocketDone done) {
     done(Error{UV_ENOTSUP, "this block has no network namespace of its own"});
   }
+  // What the block uses now, read from its cgroup; nullopt where it has none (rlimits).
+  virtual std::optional<CgroupUsage> usage() const { return std::nullopt; }
 };
 
 class Spawner {
  public:
   virtual ~Spawner() = default;
   virtual SandboxKind kind() const = 0;
+  // How this spawner enforces SandboxPolicy::limits, in one line for status, doctor and the
+  // daemon's log: "cgroup v2 (DIR)", "rlimits (WHY no cgroup)", "none (...)".
+  virtual std::string limits_enforcement() const { return "none (an unsandboxed process)"; }
   virtual Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
                                                  ExitCallback on_exit) = 0;
 };
@@ -99,8 +106,12 @@ class Spawner {
 std::unique_ptr<Spawner> make_passthrough_spawner(std::string monitor = {});
 
 // uv_spawn `stackie-lockbox --policy-fd 3 --error-fd 4 -- ARGV`; the policy travels as JSON on
-// an inherited pipe (no temp file), setup failures come back on the error pipe.
-std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path);
+// an inherited pipe (no temp file), setup failures come back on the error pipe. With `cgroups`,
+// each block gets a cgroup of its own holding its limits (--cgroup-fd); without, the lockbox
+// applies them as rlimits and `no_cgroup_reason` says why (stackie doctor, status).
+std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
+                                              std::unique_ptr<CgroupTree> cgroups = nullptr,
+                                              std::string no_cgroup_reason = "");
 
 // Where stackie-lockbox is: $STACKIE_LOCKBOX, else next to the running executable (an
 // uninstalled build has both in build/src/), else STACKIE_LIBEXECDIR.

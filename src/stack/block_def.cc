@@ -1,5 +1,6 @@
 #include "stack/block_def.h"
 
+#include <charconv>
 #include <csignal>
 
 #include "stack/yaml_fields.h"
@@ -318,6 +319,86 @@ Result<HealthDecl> parse_health(const YamlNode& node, std::string_view context) 
   return health;
 }
 
+namespace {
+
+// A scalar limit: "unlimited" is 0, else `parse` reads it; errors at the value, naming the key.
+template <typename T, typename Parse>
+Result<T> read_limit(const YamlNode& node, std::string_view key, Parse parse) {
+  std::string what = "limits." + std::string(key);
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::scalar, what));
+  if (node.text == "unlimited") return T{0};
+  auto value = parse(node.text);
+  if (!value.ok()) return error_at(node.where, "'" + what + "': " + value.error().message);
+  return static_cast<T>(*value);
+}
+
+Result<int> parse_pid_count(std::string_view text) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value <= 0)
+    return Error{0, "'" + std::string(text) + "' is not a number of processes"};
+  return value;
+}
+
+}  // namespace
+
+Result<LimitsDecl> parse_limits(const YamlNode& node) {
+  LimitsDecl limits;
+  limits.where = node.where;
+  if (node.is_null()) return limits;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "limits"));
+  STACKIE_TRY(check_fields(node, {"memory", "pids", "cpu", "shm"}, "limits"));
+  if (const YamlNode* v = node.find("memory")) {
+    STACKIE_TRY_ASSIGN(bytes, read_limit<uint64_t>(*v, "memory", parse_byte_size));
+    if (bytes != 0 && bytes < kMinMemoryBytes)
+      return error_at(v->where, "'limits.memory' " + format_byte_size(bytes) +
+                                    " is below the minimum " + format_byte_size(kMinMemoryBytes));
+    limits.memory_bytes = bytes;
+  }
+  if (const YamlNode* v = node.find("pids")) {
+    STACKIE_TRY_ASSIGN(pids, read_limit<int>(*v, "pids", parse_pid_count));
+    if (pids != 0 && pids < kMinPids)
+      return error_at(v->where, "'limits.pids' " + std::to_string(pids) + " is below the minimum " +
+                                    std::to_string(kMinPids) +
+                                    " (the sandbox's monitor and init count)");
+    limits.pids = pids;
+  }
+  if (const YamlNode* v = node.find("cpu")) {
+    STACKIE_TRY_ASSIGN(millis, read_limit<int>(*v, "cpu", parse_cpu_millis));
+    limits.cpu_millis = millis;
+  }
+  if (const YamlNode* v = node.find("shm")) {
+    if (v->is_scalar() && v->text == "unlimited")
+      return error_at(v->where, "'limits.shm' is the size of a tmpfs: give a size (like 64MiB)");
+    STACKIE_TRY_ASSIGN(bytes, read_limit<uint64_t>(*v, "shm", parse_byte_size));
+    if (bytes < kMinShmBytes)
+      return error_at(v->where, "'limits.shm' " + format_byte_size(bytes) +
+                                    " is below the minimum " + format_byte_size(kMinShmBytes));
+    limits.shm_bytes = bytes;
+  }
+  return limits;
+}
+
+ResourceLimits merge_limits(const LimitsDecl* definition, const LimitsDecl& stack) {
+  ResourceLimits limits = default_limits();
+  bool shm_given = false;
+  for (const LimitsDecl* decl : {definition, &stack}) {
+    if (decl == nullptr) continue;
+    if (decl->memory_bytes) {
+      limits.memory_bytes = *decl->memory_bytes;
+      limits.memory_given = *decl->memory_bytes != 0;
+    }
+    if (decl->pids) limits.pids = *decl->pids;
+    if (decl->cpu_millis) limits.cpu_millis = *decl->cpu_millis;
+    if (decl->shm_bytes) {
+      limits.shm_bytes = *decl->shm_bytes;
+      shm_given = true;
+    }
+  }
+  if (!shm_given) limits.shm_bytes = default_shm_bytes(limits.memory_bytes);
+  return limits;
+}
+
 Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context) {
   CommandDecl command;
   command.present = true;
@@ -363,10 +444,11 @@ Result<BlockDef> parse_block_def(const YamlNode& root, const std::string& path,
   def.where = key.where;
   std::string context = "block '" + def.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, def.name));
-  STACKIE_TRY(check_fields(body,
-                           {"description", "vars", "serves", "paths", "programs", "environment",
-                            "init", "command", "health", "stop_signal", "stop_timeout", "sandbox"},
-                           context));
+  STACKIE_TRY(
+      check_fields(body,
+                   {"description", "vars", "serves", "paths", "programs", "environment", "init",
+                    "command", "health", "stop_signal", "stop_timeout", "sandbox", "limits"},
+                   context));
   if (const YamlNode* v = body.find("description")) {
     STACKIE_TRY_ASSIGN(text, read_string(*v, "description"));
     def.description = text;
@@ -416,6 +498,10 @@ Result<BlockDef> parse_block_def(const YamlNode& root, const std::string& path,
   if (const YamlNode* v = body.find("sandbox")) {
     STACKIE_TRY_ASSIGN(sandbox, parse_sandbox(*v));
     def.sandbox = std::move(sandbox);
+  }
+  if (const YamlNode* v = body.find("limits")) {
+    STACKIE_TRY_ASSIGN(limits, parse_limits(*v));
+    def.limits = std::move(limits);
   }
   return def;
 }

@@ -76,6 +76,16 @@ struct SandboxDecl {
   std::optional<Identity> identity;
 };
 
+// `limits: {memory: 512MiB, pids: 1024, cpu: 1.5, shm: 64MiB}`: each field optional (the
+// definition's, then the defaults of policy/limits.h fill the rest); "unlimited" is 0.
+struct LimitsDecl {
+  std::optional<uint64_t> memory_bytes;
+  std::optional<int> pids;
+  std::optional<int> cpu_millis;
+  std::optional<uint64_t> shm_bytes;
+  SourceLocation where;
+};
+
 struct CommandDecl {
   bool present = false;
   std::vector<YamlNode> argv;  // a string command is ["/bin/sh", "-c", STRING]
@@ -98,6 +108,7 @@ struct BlockDef {
   std::optional<long long> stop_timeout_ms;
   SandboxDecl sandbox;
   std::vector<ProgramDecl> programs;
+  LimitsDecl limits;
 };
 
 // Block names (and stack names) become directory names and sandbox ids: [a-z0-9._-], not
@@ -114,6 +125,9 @@ Result<BlockDef> parse_block_def(const YamlNode& root, const std::string& path,
 Result<std::vector<ServeDecl>> parse_serves(const YamlNode& node, std::string_view context,
                                             bool require_port);
 Result<HealthDecl> parse_health(const YamlNode& node, std::string_view context);
+Result<LimitsDecl> parse_limits(const YamlNode& node);
+// The definition's limits, overridden field by field by the stack's, over default_limits().
+ResourceLimits merge_limits(const LimitsDecl* definition, const LimitsDecl& stack);
 Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context);
 Result<int> parse_signal(const YamlNode& node);
 std::string signal_name(int signal);

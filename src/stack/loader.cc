@@ -527,6 +527,7 @@ class BlockBuilder {
   Status build_policy() {
     SandboxPolicy& policy = block_.policy;
     policy.name = spec_.sandbox_id;
+    policy.limits = merge_limits(spec_.def ? &spec_.def->limits : nullptr, decl_.limits);
     if (spec_.def && spec_.def->sandbox.identity) policy.identity = *spec_.def->sandbox.identity;
     policy.host_tmp_dir = tmp_dir(storage_, spec_.sandbox_id);
     policy.storage_root = storage_;

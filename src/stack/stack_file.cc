@@ -91,11 +91,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   block.where = key.where;
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
-  STACKIE_TRY(
-      check_fields(body,
-                   {"vars", "serves", "consumes", "depends_on", "path", "command", "environment",
-                    "volumes", "restart", "health", "stop_signal", "stop_timeout", "platforms"},
-                   context));
+  STACKIE_TRY(check_fields(
+      body,
+      {"vars", "serves", "consumes", "depends_on", "path", "command", "environment", "volumes",
+       "restart", "health", "stop_signal", "stop_timeout", "platforms", "limits"},
+      context));
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
     block.vars = std::move(vars);
@@ -148,6 +148,10 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   if (const YamlNode* v = body.find("platforms")) {
     STACKIE_TRY_ASSIGN(platforms, parse_platforms(*v));
     block.platform_sandbox = std::move(platforms);
+  }
+  if (const YamlNode* v = body.find("limits")) {
+    STACKIE_TRY_ASSIGN(limits, parse_limits(*v));
+    block.limits = std::move(limits);
   }
   return block;
 }

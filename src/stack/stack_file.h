@@ -49,6 +49,7 @@ struct StackBlockDecl {
   std::optional<int> stop_signal;
   std::optional<long long> stop_timeout_ms;
   std::map<std::string, bool> platform_sandbox;  // linux|macos|windows -> sandbox
+  LimitsDecl limits;
 };
 
 struct StackFile {

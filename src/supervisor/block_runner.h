@@ -70,6 +70,8 @@ class BlockRunner {
     return process_ && phase_ == Phase::command ? uv_now(env_.loop) - started_at_ : 0;
   }
   SandboxKind sandbox_kind() const { return env_.spawner->kind(); }
+  std::string limits_enforcement() const { return env_.spawner->limits_enforcement(); }
+  std::optional<CgroupUsage> usage() const { return process_ ? process_->usage() : std::nullopt; }
   const std::optional<ExitRecord>& last_exit() const { return last_exit_; }
   const std::optional<HealthRecord>& last_health() const { return last_health_; }
   BlockLogs& logs() { return *logs_; }

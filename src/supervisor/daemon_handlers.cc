@@ -64,6 +64,32 @@ Json ps_row(const BlockStatus& row) {
   });
 }
 
+// `status`'s "limits": what the block may use (its policy's limits, also in "policy"), how
+// that is enforced, and what it uses now when its cgroup can tell.
+Json limits_json(const BlockStatus& row, const StackRunner& stack) {
+  Json out = Json::object({{"enforcement", row.limits_enforcement}});
+  for (const auto& block : stack.spec().blocks) {
+    if (block.name != row.block) continue;
+    const ResourceLimits& limits = block.policy.limits;
+    out.set("memory", static_cast<int64_t>(limits.memory_bytes));
+    out.set("pids", limits.pids);
+    out.set("cpu_millis", limits.cpu_millis);
+    out.set("shm", static_cast<int64_t>(limits.shm_bytes));
+  }
+  if (row.usage) {
+    out.set("usage",
+            Json::object({{"memory", static_cast<int64_t>(row.usage->memory_bytes)},
+                          {"memory_peak", static_cast<int64_t>(row.usage->memory_peak_bytes)},
+                          {"pids", row.usage->pids},
+                          {"cpu_usec", static_cast<int64_t>(row.usage->cpu_usec)},
+                          {"oom_kills", static_cast<int64_t>(row.usage->oom_kills)},
+                          {"pids_refused", static_cast<int64_t>(row.usage->pids_refused)}}));
+  } else {
+    out.set("usage", Json());
+  }
+  return out;
+}
+
 // The policy as `status` shows it: secret values masked wherever they appear, as `stackie
 // validate` does (a status is printed on screens and pasted into bug reports).
 SandboxPolicy masked_policy(const ResolvedBlock& block) {
@@ -396,6 +422,7 @@ void DaemonHandlers::status(Session session, const Json& params) {
                             {"at", format_timestamp(static_cast<int64_t>(row.last_health->at_ms))},
                             {"message", row.last_health->message}})
             : Json());
+    result.set("limits", limits_json(row, *stack));
     return session.reply(Json::object({{"v", 1}, {"block", result}}));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
@@ -523,6 +550,7 @@ void DaemonHandlers::daemon_status(Session session) {
                               {"version", std::string(version())},
                               {"uptime_s", static_cast<int64_t>((wall_ms() - started_ms_) / 1000)},
                               {"home", daemon_.home()},
+                              {"limits", daemon_.supervisor().limits_enforcement()},
                               {"stacks", stacks}}));
 }
 

@@ -220,6 +220,8 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
       row.log_error = block->shared_logs()->write_error();
+      row.limits_enforcement = block->limits_enforcement();
+      row.usage = block->usage();
       out.push_back(std::move(row));
     }
   }

@@ -28,6 +28,8 @@ struct BlockStatus {
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
   std::string log_error;  // why its log files are not being written; "" when they are
+  std::string limits_enforcement;    // Spawner::limits_enforcement of the block's spawner
+  std::optional<CgroupUsage> usage;  // from its cgroup, while it runs in one
 };
 
 struct BlockProgress {
@@ -44,6 +46,11 @@ class Supervisor {
   using Progress = std::function<void(const BlockProgress&)>;
 
   explicit Supervisor(SupervisorConfig config);
+  // How sandboxed blocks' limits are enforced (Spawner::limits_enforcement).
+  std::string limits_enforcement() const {
+    return config_.sandboxed ? config_.sandboxed->limits_enforcement()
+                             : "none (stackie-lockbox not found)";
+  }
   ~Supervisor();  // kills every block that still runs
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;

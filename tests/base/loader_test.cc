@@ -275,6 +275,11 @@ TEST(Loader, EveryStackFieldAndEmptyValues) {
   EXPECT_EQ(web->health.interval, Milliseconds(500));
   EXPECT_EQ(web->health.start_period, Milliseconds(60000));
   EXPECT_EQ(web->health.retries, 5);
+  // limits: the definition's, then the stack's field by field, then the defaults.
+  EXPECT_EQ(db->policy.limits, (ResourceLimits{256ull << 20, 100, 0, 64ull << 20, true}));
+  EXPECT_EQ(web->policy.limits, (ResourceLimits{512ull << 20, 1024, 1500, 16ull << 20, true}));
+  EXPECT_EQ(worker->policy.limits, default_limits());
+  EXPECT_EQ(worker->policy.limits, (ResourceLimits{2ull << 30, 1024, 0, 64ull << 20, false}));
 
   options.os = "macos";
   auto on_macos = load_stack(options);

@@ -26,6 +26,7 @@ TEST(ServiceUnits, SystemdServiceIsNotifyForegroundAndSignalsOnlyTheDaemon) {
   EXPECT_TRUE(has_line(unit, "Type=notify")) << unit;
   EXPECT_TRUE(has_line(unit, "ExecStart=/usr/bin/stackied --foreground")) << unit;
   EXPECT_TRUE(has_line(unit, "KillMode=mixed")) << unit;
+  EXPECT_TRUE(has_line(unit, "Delegate=yes")) << unit;  // a cgroup per block (limits)
   EXPECT_TRUE(has_line(unit, "Restart=on-failure")) << unit;
   EXPECT_TRUE(has_line(unit, "WantedBy=default.target")) << unit;
   EXPECT_EQ(unit.find("Environment="), std::string::npos) << "no STACKIE_HOME given: " << unit;

@@ -119,6 +119,9 @@ TEST(ValidateCli, ThreeBlockStackText) {
   EXPECT_NE(out.find("REDIS_URL=redis://127.0.0.1:6379/0\n"), std::string::npos);
   EXPECT_NE(out.find("sandbox      network localhost, identity user"), std::string::npos);
   EXPECT_NE(out.find("stop with SIGINT, then SIGKILL after 30s"), std::string::npos);
+  EXPECT_NE(out.find("limits       memory 2GiB, pids 1024, cpu unlimited, shm 64MiB\n"),
+            std::string::npos)
+      << "the default limits";
   EXPECT_EQ(out.find("correct-horse-battery"), std::string::npos) << "a secret leaked:\n" << out;
 }
 
@@ -147,6 +150,12 @@ TEST(ValidateCli, ThreeBlockStackJson) {
   EXPECT_EQ(policy["identity"], Json("user"));
   EXPECT_EQ(policy["network"], Json("localhost"));
   EXPECT_EQ(pg["stop_signal"], Json("SIGINT"));
+  const Json& limits = policy["limits"];
+  ASSERT_TRUE(limits.is_object());
+  EXPECT_EQ(limits["memory"], Json(std::int64_t{2147483648}));
+  EXPECT_EQ(limits["pids"], Json(1024));
+  EXPECT_EQ(limits["cpu_millis"], Json(0));
+  EXPECT_EQ(limits["shm"], Json(std::int64_t{67108864}));
   const Json& env = pg["environment"];
   EXPECT_EQ(env["POSTGRES_PASSWORD"], Json("********"));
   EXPECT_EQ(env["PGDATABASE"], Json("shop"));

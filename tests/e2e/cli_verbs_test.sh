@@ -94,6 +94,10 @@ contains "status: the restart policy" "$out" "restart: *no"
 contains "status: the log files" "$out" "stderr log: .*/e2e-db/stderr.log"
 contains "status: the sandbox policy" "$out" "policy:"
 contains "status: the policy's working directory" "$out" "workdir"
+# --no-sandbox: nothing bounds the block, and status says so rather than show limits.
+contains "status: no limits for an unsandboxed block" "$out" "limits: *none (an unsandboxed process)"
+out=$(run status db --json)
+contains "status --json limits" "$out" '"limits":{"enforcement":"none (an unsandboxed process)","memory":2147483648,"pids":1024'
 
 out=$(run ps e2e); check "ps STACK" 0 $?; contains "ps STACK lists its blocks" "$out" "db.*running"
 out=$(run ps -f "$T/stackie.yml"); check "ps -f FILE" 0 $?; contains "ps -f lists the stack" "$out" "api.*running"
@@ -142,6 +146,7 @@ out=$(run status db); contains "status: the last exit after a restart" "$out" "l
 out=$(run daemon status); check "daemon status" 0 $?; contains "daemon status lists stack" "$out" "e2e"
 out=$(run doctor); contains "doctor sees the daemon" "$out" "^OK   daemon answers"
 contains "doctor checks user namespaces" "$out" "unshare(CLONE_NEWUSER)"
+contains "doctor says how block limits are enforced" "$out" "^OK   block limits: \(cgroup v2\|rlimits\) ("
 run doctor extra 2>/dev/null; check "doctor with an argument exits 2" 2 $?
 out=$(run daemon status --json); contains "daemon status --json" "$out" '"pid":'
 

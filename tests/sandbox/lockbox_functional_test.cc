@@ -9,11 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "lockbox_harness.h"
 #include "policy/policy.h"
+#include "support/proc_file.h"
 
 extern char** environ;
 
@@ -291,6 +295,116 @@ TEST_F(LockboxRun, NoUserNamespacesFailsClosedWithCauseAndFix) {
   EXPECT_NE(r.err.find("user.max_user_namespaces is 0"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fix:"), std::string::npos) << r.err;
   EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran unsandboxed";
+}
+
+// ---- Resource limits (stackie-lockbox(1) LIMITS; issue 14 item 7) ------------------------------
+
+using testing_proc::processes_in_user_ns_of;
+
+// A hostile block tries to run 300 processes under --pids 32 (a bounded "bomb": without the
+// limit it must not take the test host down). Checked failing without apply_rlimits.
+TEST_F(LockboxRun, ForkBombIsHeldAtThePidsLimitAndTheUserStillForks) {
+  Background bomb({"fork-bomb", "300"}, {"--pids", "32"});
+  ASSERT_TRUE(bomb.wait_for("\n", 20000)) << bomb.output();
+  // The monitor, pid 1 and the probe count: at most 29 children.
+  EXPECT_EQ(bomb.output().rfind("forked ", 0), 0u) << bomb.output();
+  EXPECT_NE(bomb.output().find(" EAGAIN"), std::string::npos)
+      << "every fork of the bomb succeeded: " << bomb.output();
+  int inside = processes_in_user_ns_of(bomb.pid());
+  EXPECT_GT(inside, 16) << "the bomb did not even get going";
+  EXPECT_LE(inside, 32) << "processes in the sandbox's user namespace";
+  // The user (this test, same uid) is not held by the sandbox's count.
+  pid_t child = fork();
+  if (child == 0) _exit(7);
+  ASSERT_GT(child, 0) << "the test process could not fork: " << std::strerror(errno);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  // And a second sandbox of the same user starts and runs its own processes.
+  EXPECT_EQ(trim(run_probe({"--pids", "32"}, {"threads"}).out), "28");
+}
+
+// Memory tests run python3 (from the system view), not the probe: under --memory the
+// fallback is RLIMIT_DATA, under which no sanitizer-built program starts (ASan's shadow is ~15
+// TiB of private writable mappings), and the probe is one in `scripts/test --sanitize`.
+const char kHog[] =
+    "import sys\n"
+    "try:\n"
+    "    block = b'x' * (int(sys.argv[1]) << 20)\n"
+    "    print('ok')\n"
+    "except MemoryError:\n"
+    "    print('ENOMEM')\n";
+
+std::vector<std::string> hog(const std::vector<std::string>& flags, int mib) {
+  std::vector<std::string> argv = {lockbox_path()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--", "/usr/bin/python3", "-c", kHog, std::to_string(mib)});
+  return argv;
+}
+
+// statfs of PATH inside, through stat(1): total bytes.
+uint64_t fs_bytes(const std::vector<std::string>& flags, const std::string& path) {
+  std::vector<std::string> argv = {lockbox_path()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--", "/usr/bin/stat", "-f", "-c", "%b %S", path});
+  RunResult run_result = run(argv);
+  unsigned long long blocks = 0, size = 0;
+  if (std::sscanf(run_result.out.c_str(), "%llu %llu", &blocks, &size) != 2) return 0;
+  return blocks * size;
+}
+
+// A memory bomb: private memory beyond --memory fails to allocate (RLIMIT_DATA), while an
+// allocation within it works. Checked failing without apply_rlimits.
+TEST_F(LockboxRun, MemoryBombFailsToAllocateBeyondTheMemoryLimit) {
+  EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 512)).out), "ENOMEM");
+  EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 16)).out), "ok");
+  // The default limits (no --memory, as a stack without `memory:`) set no RLIMIT_DATA.
+  EXPECT_EQ(trim(run(hog({"--pids", "64"}, 512)).out), "ok");
+}
+
+// /dev/shm is a tmpfs of the sandbox's own, sized: min(memory, 64MiB) by default, --shm when
+// given; not half of the host's RAM (before: statfs said ~12GiB here). Writing past it is
+// ENOSPC. A fresh /tmp is bounded by --memory.
+TEST_F(LockboxRun, DevShmAndAFreshTmpAreSizedByTheLimits) {
+  EXPECT_EQ(trim(run_probe({}, {"fs-size", "/dev/shm"}).out), std::to_string(64 << 20));
+  EXPECT_EQ(fs_bytes({"--memory", "32MiB"}, "/dev/shm"), 32u << 20);
+  EXPECT_EQ(trim(run_probe({"--shm", "8MiB"}, {"fs-size", "/dev/shm"}).out),
+            std::to_string(8 << 20));
+  EXPECT_EQ(trim(run_probe({"--shm", "8MiB"}, {"fill", "/dev/shm/big", "16"}).out), "ENOSPC");
+  EXPECT_EQ(fs_bytes({"--memory", "48MiB"}, "/tmp"), 48u << 20);
+}
+
+// What --join runs (stackie exec, exec health checks: maybe the block's own code) is held by
+// the sandbox's limits as the block is. Checked failing without adopt_limits_of: the joined
+// bomb forked 100 and the 512MiB allocation worked.
+TEST_F(LockboxRun, JoinedCommandsAreHeldByTheSandboxsLimits) {
+  Background box({"-c", "echo ready; exec sleep 30"}, {"--pids", "16", "--memory", "64MiB"},
+                 "/bin/sh");
+  ASSERT_TRUE(box.wait_for("ready"));
+  std::string pid = std::to_string(box.pid());
+  // dash stops at the first fork it cannot make ("Cannot fork"); its sleepers stay.
+  RunResult bomb = run({lockbox_path(), "--join", pid, "--", "/bin/sh", "-c",
+                        "i=0; while [ $i -lt 100 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done; echo all"});
+  EXPECT_EQ(bomb.out.find("all"), std::string::npos) << "every fork of the joined bomb worked";
+  EXPECT_NE(bomb.err.find("fork"), std::string::npos) << bomb.err;
+  int inside = processes_in_user_ns_of(box.pid());
+  EXPECT_GT(inside, 8);
+  EXPECT_LE(inside, 16);
+  RunResult big = run({lockbox_path(), "--join", pid, "--", "/usr/bin/python3", "-c", kHog,
+                       "512"});
+  EXPECT_EQ(trim(big.out), "ENOMEM") << big.err;
+}
+
+TEST_F(LockboxRun, LimitFlagsRefuseBadValues) {
+  RunResult run = run_probe({"--memory", "lots"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("--memory: 'lots' is not a size"), std::string::npos) << run.err;
+  run = run_probe({"--pids", "2"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("--pids"), std::string::npos) << run.err;
+  run = run_probe({"--memory", "1MiB"}, {"exit", "0"});
+  EXPECT_EQ(run.exit_code, 125);
+  EXPECT_NE(run.err.find("below the minimum 16MiB"), std::string::npos) << run.err;
 }
 
 }  // namespace

@@ -113,13 +113,13 @@ RunResult run_probe(const std::vector<std::string>& lockbox_args,
 }
 
 Background::Background(const std::vector<std::string>& probe_args,
-                       const std::vector<std::string>& flags) {
+                       const std::vector<std::string>& flags, const std::string& program) {
   int out[2];
   pipe2(out, O_CLOEXEC);
   std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--");
-  argv.push_back("/probe");
+  argv.push_back(program);
   argv.insert(argv.end(), probe_args.begin(), probe_args.end());
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());

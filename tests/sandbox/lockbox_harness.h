@@ -34,12 +34,13 @@ RunResult run_probe(const std::vector<std::string>& lockbox_args,
                     const std::vector<std::string>& probe_args, const RunOptions& options = {});
 std::string trim(const std::string& text);
 
-// A lockbox running the probe in the background with its stdout readable; killed (SIGKILL) in
-// the destructor.
+// A lockbox running the probe (or `program`, with the same arguments) in the background with
+// its stdout readable; killed (SIGKILL) in the destructor.
 class Background {
  public:
   explicit Background(const std::vector<std::string>& probe_args,
-                      const std::vector<std::string>& flags = {});
+                      const std::vector<std::string>& flags = {},
+                      const std::string& program = "/probe");
   ~Background();
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -442,6 +443,67 @@ int probe(const std::string& what, char** args) {
     std::printf("%s %s\n", fd >= 0 ? "mem-open" : strerrorname_np(err),
                 env >= 0 ? "environ-open" : strerrorname_np(errno));
     return 0;
+  }
+  if (what == "fork-bomb") {
+    // Up to N children that sleep until the sandbox dies; stop at the first failed fork.
+    // Prints "forked K ERRNO" (or "forked N ok"), then sleeps with them (or exits, leaving
+    // them, with "then-exit").
+    int wanted = std::atoi(args[0]);
+    int forked = 0;
+    int err = 0;
+    for (; forked < wanted; ++forked) {
+      pid_t child = fork();
+      if (child == 0) {
+        close(1);  // the parent's report alone ends the reader's wait
+        close(2);
+        for (;;) pause();
+      }
+      if (child < 0) {
+        err = errno;
+        break;
+      }
+    }
+    std::printf("forked %d %s\n", forked, err ? strerrorname_np(err) : "ok");
+    std::fflush(stdout);
+    if (args[1] != nullptr && std::string(args[1]) == "then-exit") return 0;
+    for (;;) pause();
+  }
+  if (what == "alloc") {  // touch N MiB of private memory: "ok" or the errno of the failure
+    size_t bytes = static_cast<size_t>(std::atol(args[0])) << 20;
+    void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) return result(-1);
+    std::memset(block, 1, bytes);
+    return result(0);
+  }
+  if (what == "malloc") {  // the same through malloc (brk and mmap both count)
+    size_t bytes = static_cast<size_t>(std::atol(args[0])) << 20;
+    char* block = static_cast<char*>(std::malloc(bytes));
+    if (block == nullptr) {
+      std::puts("ENOMEM");
+      return 0;
+    }
+    std::memset(block, 1, bytes);
+    std::printf("ok %d\n", block[bytes - 1]);
+    return 0;
+  }
+  if (what == "fs-size") {  // total bytes of the filesystem at PATH
+    struct statvfs info {};
+    if (statvfs(args[0], &info) != 0) return result(-1);
+    std::printf("%llu\n", static_cast<unsigned long long>(info.f_blocks) * info.f_frsize);
+    return 0;
+  }
+  if (what == "fill") {  // write N MiB to the file PATH: "ok" or the errno (ENOSPC)
+    int fd = open(args[0], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return result(-1);
+    std::vector<char> chunk(1 << 20, 'x');
+    for (int i = 0; i < std::atoi(args[1]); ++i) {
+      for (size_t done = 0; done < chunk.size();) {
+        ssize_t n = write(fd, chunk.data() + done, chunk.size() - done);
+        if (n < 0) return result(-1);
+        done += static_cast<size_t>(n);
+      }
+    }
+    return result(close(fd));
   }
   if (what == "cwd") {
     char dir[4096];

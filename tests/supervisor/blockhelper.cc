@@ -17,14 +17,20 @@
 //   require FILE                 exit 1 (saying so on stderr) unless FILE exists; go on if it does
 //   binary                       one stdout line holding a NUL and bytes that are not UTF-8
 //   tick MS                      "tick N" on stdout every MS milliseconds, forever
+//   fork-bomb N                  fork up to N children that sleep forever, stopping at the first
+//                                failure; print "forked K ok|ERRNO-NAME" (a hostile block)
+//   alloc MIB                    touch MIB MiB of private memory; print "alloc ok" or
+//                                "alloc ERRNO-NAME" (a hostile block)
 //   wait                         sleep forever
 // Without `exit`, it exits 0 after the last action.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -180,6 +186,28 @@ int main(int argc, char** argv) {
       }
     } else if (action == "binary") {
       write_all(1, std::string("nul[\0] bad[\xff\xfe] end\n", 19));
+    } else if (action == "fork-bomb") {
+      long wanted = std::atol(arg());
+      long forked = 0;
+      int err = 0;
+      for (; forked < wanted; ++forked) {
+        pid_t child = fork();
+        if (child == 0) {
+          for (;;) pause();
+        }
+        if (child < 0) {
+          err = errno;
+          break;
+        }
+      }
+      std::printf("forked %ld %s\n", forked, err ? strerrorname_np(err) : "ok");
+      std::fflush(stdout);
+    } else if (action == "alloc") {
+      size_t bytes = static_cast<size_t>(std::atol(arg())) << 20;
+      void* block =
+          mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (block != MAP_FAILED) std::memset(block, 1, bytes);
+      std::printf("alloc %s\n", block != MAP_FAILED ? "ok" : strerrorname_np(errno));
       std::fflush(stdout);
     } else if (action == "wait") {
       for (;;) pause();
