@@ -17,15 +17,15 @@
 #include <string>
 #include <string_view>
 
-#include "supervisor/daemon_loader.h"
+#include "base/version.h"
 #include "ipc/server.h"
 #include "spawn/spawner.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
+#include "supervisor/daemon_loader.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/service_manager.h"
-#include "base/version.h"
 
 namespace {
 
@@ -216,10 +216,11 @@ int main(int argc, char** argv) {
   stackie::DaemonOptions options;
   options.home = home;
   stackie::Daemon* running = nullptr;  // set once open: the allocator asks what it holds
-  options.loader = stackie::daemon_stack_loader(
-      home, [&running](const stackie::HostPortRequest& request) {
-        return stackie::allocate_host_port(
-            request, running ? running->supervisor().ps() : std::vector<stackie::BlockStatus>{});
+  options.loader =
+      stackie::daemon_stack_loader(home, [&running](const stackie::HostPortRequest& request) {
+        return stackie::choose_host_port(
+            request, running ? running->supervisor().ps() : std::vector<stackie::BlockStatus>{},
+            running ? &running->port_memory() : nullptr);
       });
   options.supervisor.loop = &loop;
   options.supervisor.passthrough = passthrough.get();

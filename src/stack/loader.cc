@@ -10,6 +10,7 @@
 
 #include "stack/block_def.h"
 #include "stack/catalog.h"
+#include "stack/command_check.h"
 #include "stack/interpolate.h"
 #include "stack/programs.h"
 #include "stack/resolve.h"
@@ -55,8 +56,9 @@ Status merge_vars(BlockSpec& spec) {
   for (const auto& [name, value] : spec.vars) known.push_back(name);
   for (size_t i = 0; i < decl.vars.size(); ++i) {
     const auto& [name, value] = decl.vars[i];
-    auto found = std::find_if(spec.vars.begin(), spec.vars.end(),
-                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found =
+        std::find_if(spec.vars.begin(), spec.vars.end(),
+                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found == spec.vars.end()) {
       std::string declared;
       for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
@@ -103,8 +105,9 @@ Status merge_serves(BlockSpec& spec) {
 void merge_environment(BlockSpec& spec) {
   if (spec.def) spec.environment = spec.def->environment;
   for (const auto& [name, value] : spec.decl->environment) {
-    auto found = std::find_if(spec.environment.begin(), spec.environment.end(),
-                              [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    auto found =
+        std::find_if(spec.environment.begin(), spec.environment.end(),
+                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     if (found != spec.environment.end())
       found->second = value;
     else
@@ -132,6 +135,7 @@ class BlockBuilder {
     block_.definition_file = spec.def ? spec.def->file : stack.file;
     block_.consumes = std::move(consumes);
     block_.depends_on = std::move(depends_on);
+    block_.depend_conditions = spec.decl->depend_conditions;
     for (const auto& serve : spec.serves)
       block_.serves.push_back({serve.name, serve.type, serve.port, serve.host_port});
   }
@@ -156,6 +160,7 @@ class BlockBuilder {
     if (decl_.stop_timeout_ms) stop_ms = *decl_.stop_timeout_ms;
     block_.stop_timeout = Milliseconds(stop_ms);
     STACKIE_TRY(build_policy());
+    STACKIE_TRY(check_programs());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
         std::unique(block_.secret_values.begin(), block_.secret_values.end()),
@@ -200,9 +205,12 @@ class BlockBuilder {
     }
     for (size_t i = 0; i < block_.serves.size(); ++i) {
       ServedPort& port = block_.serves[i];
-      HostPortRequest request{stack_.name, block_.name, port.name,
+      HostPortRequest request{stack_.name,
+                              block_.name,
+                              port.name,
                               port.host_port != 0 ? port.host_port : port.port,
-                              stack_.strict_ports || on_host_network()};
+                              stack_.strict_ports || on_host_network(),
+                              stack_.dir};
       if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
         return error_at(spec_.serves[i].port_where,
                         "'serves." + port.name + "' of '" + block_.name +
@@ -213,7 +221,9 @@ class BlockBuilder {
       }
       auto allocated = options_.allocate_host_port(request);
       if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
-      port.host_port = *allocated;
+      port.host_port = allocated->port;
+      if (allocated->port != request.wanted)
+        block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
     }
     // A consumer on the host's network reaches a provider through its host port.
     if (on_host_network())
@@ -539,6 +549,58 @@ class BlockBuilder {
     return {};
   }
 
+  // Each first-party command and each exec health check names a program that exists, is
+  // executable and is inside the sandbox's view (catalog commands are found by `programs:`).
+  Status check_programs() {
+    ProgramCheck check;
+    check.view = block_.sandboxed ? &block_.policy : nullptr;
+    check.base_dir = block_.policy.working_dir.empty() ? "/" : block_.policy.working_dir;
+    for (const auto& [name, value] : block_.policy.environment)
+      if (name == "PATH") check.path = split_search_path(value);
+    auto verify = [&](const std::string& program, const SourceLocation& where) -> Status {
+      check.program = program;
+      auto found = check_program(check);
+      if (!found.ok())
+        return error_at(where, "block '" + block_.name + "': " + found.error().message);
+      return {};
+    };
+    if (!spec_.def && !spec_.command.argv.empty()) {
+      SourceLocation where;
+      std::string program;
+      if (spec_.command.shell) {
+        const YamlNode& line = spec_.command.argv[2];
+        size_t offset = 0;
+        program = shell_program_word(line.text, &offset);
+        where = line.at_offset(offset);
+      } else if (!has_reference(spec_.command.argv.front().text)) {
+        program = spec_.command.argv.front().text;
+        where = spec_.command.argv.front().where;
+      }
+      if (spec_.command.shell || !program.empty()) {
+        // A shell line whose program cannot be told: the line itself names what ran.
+        block_.command_program = program.empty() ? spec_.command.argv[2].text : program;
+        block_.command_where = short_location(where.file.empty() ? spec_.command.where : where);
+      }
+      if (!program.empty()) {
+        // A list's argv[0] was found on the client's PATH or made absolute (find_programs).
+        std::string checked = spec_.command.shell ? program : block_.command.front();
+        STACKIE_TRY(verify(checked, where));
+      }
+    }
+    if (block_.health.kind == HealthCheck::Kind::exec && !block_.health.argv.empty()) {
+      std::optional<HealthDecl> decl = decl_.health ? decl_.health : spec_.health;
+      if (decl && !decl->exec.empty() && !has_reference(decl->exec.front().text))
+        STACKIE_TRY(verify(block_.health.argv.front(), decl->exec.front().where));
+    }
+    return {};
+  }
+
+  // "stackie-stack.yml:12:7": the file's name, as a user reads it next to its directory.
+  static std::string short_location(const SourceLocation& where) {
+    std::string file = where.file.substr(where.file.rfind('/') + 1);
+    return file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+  }
+
   const LoadOptions& options_;
   const StackFile& stack_;
   const std::string& storage_;
@@ -604,6 +666,15 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   STACKIE_TRY_ASSIGN(found, find_stack_file(options.file, options.cwd));
   std::string file = normalize_path(found);
   STACKIE_TRY_ASSIGN(stack, load_stack_file(file));
+  if (!options.project_name.empty()) {
+    // -p NAME (compose's habit): a second checkout of a project runs as a stack of its own.
+    YamlNode name;
+    name.kind = YamlNode::Kind::scalar;
+    name.text = options.project_name;
+    name.where.file = "--project-name";
+    STACKIE_TRY(check_name(name, "project name"));
+    stack.name = options.project_name;
+  }
   STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
   std::vector<std::string> block_path;
   for (const auto& dir :

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "stack/block_def.h"
 #include "base/error.h"
+#include "stack/block_def.h"
 #include "stack/stack_model.h"
 #include "stack/yaml_node.h"
 
@@ -40,6 +40,7 @@ struct StackBlockDecl {
   std::vector<ServeDecl> serves;          // a definition's ports may be overridden
   std::vector<ConsumeDecl> consumes;
   std::vector<std::pair<std::string, SourceLocation>> depends_on;
+  std::vector<std::pair<std::string, DependCondition>> depend_conditions;  // the map form
   std::optional<YamlNode> path;  // first-party block: the project directory
   CommandDecl command;
   NamedScalars environment;

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "base/directories.h"
@@ -297,6 +299,11 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   }
   std::string what = describe(status);
   if (forced_failure_) what = reason_ + "; " + what;
+  if (cannot_run(status)) {
+    // 126/127: the program is missing or not executable. Retrying cannot heal that.
+    move(BlockEvent::exited_failed, cannot_run_message(status));
+    return;
+  }
   switch (decide_after_exit(spec_.restart, status.success(), forced_failure_)) {
     case AfterExit::stop: move(BlockEvent::exited_clean, what); return;
     case AfterExit::fail: move(BlockEvent::exited_failed, what); return;
@@ -320,6 +327,41 @@ int BlockRunner::lockbox_signal(const ExitStatus& status) const {
   int64_t code = status.exit_status;
   if (status.term_signal != 0 || sandbox_kind() == SandboxKind::passthrough) return 0;
   return code > 128 && code < 128 + 65 ? static_cast<int>(code - 128) : 0;
+}
+
+// A block killed by its health check before it ever passed is most often one that boots slower
+// than the check allows: say how long it ran and what to raise.
+std::string BlockRunner::never_healthy_hint(Milliseconds ran, const std::string& detail) const {
+  const HealthCheck& check = spec_.health;
+  auto seconds = [](Milliseconds ms) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+    return std::string(text);
+  };
+  // Three times what it had, in whole seconds, and never below 10 s.
+  int64_t suggest = std::max<int64_t>(10, (ran.count() * 3 + 999) / 1000);
+  return "killed by its health check after running " + seconds(ran) + " without passing once (" +
+         std::to_string(probe_failures_) + " failures, interval " + seconds(check.interval) +
+         ", start_period " + seconds(check.start_period) + "; last: " + detail +
+         "); if it needs longer to boot, raise health.start_period, e.g. "
+         "start_period: " +
+         std::to_string(suggest) + "s";
+}
+
+bool BlockRunner::cannot_run(const ExitStatus& status) const {
+  if (status.term_signal != 0 || forced_failure_) return false;
+  return status.exit_status == 126 || status.exit_status == 127;
+}
+
+// "command not found: ./serve.sh (block web, stackie-stack.yml:12:7)"
+std::string BlockRunner::cannot_run_message(const ExitStatus& status) const {
+  std::string what = status.exit_status == 127 ? "command not found" : "command not executable";
+  std::string program = spec_.command_program;
+  if (program.empty() && !spec_.command.empty()) program = spec_.command.front();
+  std::string where = "block " + spec_.name;
+  if (!spec_.command_where.empty()) where += ", " + spec_.command_where;
+  return what + ": " + program + " (" + where + "; exit status " +
+         std::to_string(status.exit_status) + ", not retried)";
 }
 
 std::string BlockRunner::describe(const ExitStatus& status) const {
@@ -398,6 +440,7 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   }
   forced_failure_ = true;
   std::string why = "health check failed " + std::to_string(probe_failures_) + " times: " + detail;
+  if (state_ == BlockState::starting) why = never_healthy_hint(age, detail);
   move(BlockEvent::unhealthy, why);
   uv_timer_stop(probe_timer_);
   // Stop it as `down` would; the exit then goes to the restart policy.

@@ -96,6 +96,9 @@ class BlockRunner {
   void close_pipes();
   void forward_consumes(std::vector<int> listeners);
   std::string describe(const ExitStatus& status) const;
+  bool cannot_run(const ExitStatus& status) const;
+  std::string never_healthy_hint(Milliseconds ran, const std::string& detail) const;
+  std::string cannot_run_message(const ExitStatus& status) const;
   // The signal N of a sandboxed block's exit status 128+N; 0 for any other exit.
   int lockbox_signal(const ExitStatus& status) const;
 

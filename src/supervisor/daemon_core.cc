@@ -15,10 +15,7 @@
 
 namespace stackie {
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 int read_pid_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -29,7 +26,8 @@ int read_pid_file(const std::string& path) {
   return n > 0 ? std::atoi(buf) : 0;
 }
 
-Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)), port_memory_(options_.home + "/ports.json") {}
 
 Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   if (options.home.empty() || options.home[0] != '/')
@@ -143,11 +141,28 @@ Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
   if (request.no_sandbox)
     for (auto& block : stack.blocks) block.sandboxed = false;
   std::string name = stack.name;
+  STACKIE_TRY(check_identity(name, request));
   remember(name, request);
+  port_memory_.remember(stack);
   StackOptions options;
   options.ephemeral = request.ephemeral;
   supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
   return name;
+}
+
+// A stack is its name and its project directory (issue 16): a second checkout of the same
+// project (a git worktree) must not take over the first one's running stack and its data.
+Status Daemon::check_identity(const std::string& name, const UpRequest& request) const {
+  auto directory = [](const std::string& file) { return file.substr(0, file.rfind('/')); };
+  for (const auto& record : records_) {
+    if (record.name != name || directory(record.request.file) == directory(request.file)) continue;
+    return Error{UV_EEXIST, "stack '" + name + "' is already up from " +
+                                directory(record.request.file) + " (" + record.request.file +
+                                "); stop it there with `stackie down " + name +
+                                "`, or give this one another name with -p NAME "
+                                "(--project-name NAME)"};
+  }
+  return {};
 }
 
 void Daemon::down(const std::string& stack, Supervisor::Done done) {

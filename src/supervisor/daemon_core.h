@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "stack/stack_model.h"
+#include "supervisor/port_memory.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
 
@@ -57,6 +58,7 @@ class Daemon {
   void set_on_stopped(std::function<void()> on_stopped) { on_stopped_ = std::move(on_stopped); }
 
   Supervisor& supervisor() { return *supervisor_; }
+  const PortMemory& port_memory() const { return port_memory_; }
   const std::string& home() const { return options_.home; }
   std::string pid_path() const { return options_.home + "/stackied.pid"; }
   std::string state_path() const { return options_.home + "/state.json"; }
@@ -65,6 +67,7 @@ class Daemon {
  private:
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
+  Status check_identity(const std::string& name, const UpRequest& request) const;
   void remember(const std::string& name, const UpRequest& request);
   void forget(const std::string& name);
   void save();
@@ -74,6 +77,7 @@ class Daemon {
   int lock_fd_ = -1;
   std::unique_ptr<Supervisor> supervisor_;
   std::vector<StackRecord> records_;
+  PortMemory port_memory_;
   std::vector<uv_signal_t*> signals_;
   bool stopping_ = false;
   std::function<void()> on_stopped_;

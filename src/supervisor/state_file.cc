@@ -41,6 +41,8 @@ std::string state_to_json(const std::vector<StackRecord>& stacks) {
       cJSON_AddStringToObject(env, key.c_str(), value.c_str());
     cJSON_AddBoolToObject(item, "ephemeral", record.request.ephemeral);
     cJSON_AddBoolToObject(item, "no_sandbox", record.request.no_sandbox);
+    if (!record.request.project_name.empty())
+      cJSON_AddStringToObject(item, "project_name", record.request.project_name.c_str());
     cJSON_AddItemToArray(list, item);
   }
   char* text = cJSON_Print(root.get());
@@ -67,6 +69,7 @@ Result<std::vector<StackRecord>> state_from_json(const std::string& text) {
     record.request.cwd = string_field(item, "cwd");
     record.request.ephemeral = bool_field(item, "ephemeral");
     record.request.no_sandbox = bool_field(item, "no_sandbox");
+    record.request.project_name = string_field(item, "project_name");
     const cJSON* env = cJSON_GetObjectItemCaseSensitive(item, "env");
     const cJSON* var;
     cJSON_ArrayForEach(var, env) {

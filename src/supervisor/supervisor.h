@@ -24,6 +24,7 @@ struct BlockStatus {
   bool has_health_check = false;
   SandboxKind sandbox = SandboxKind::passthrough;
   std::vector<ServedPort> serves;
+  std::vector<MovedPort> moved_ports;
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
 };

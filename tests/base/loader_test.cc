@@ -328,9 +328,9 @@ TEST(LoaderPorts, TheDaemonPicksHostPortsAndHostSideConsumersUseThem) {
   LoadOptions options = hermetic_options(home);
   options.file = home.write("s.yml", ports_stack(""));
   std::vector<HostPortRequest> asked;
-  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<HostPortGrant> {
     asked.push_back(request);
-    return request.wanted + 1;  // as if every declared port were taken
+    return HostPortGrant{request.wanted + 1, "taken"};  // as if every declared port were taken
   };
   auto stack = load_stack(options);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
@@ -358,10 +358,10 @@ TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
   options.file = home.write("s.yml", ports_stack("  ports: strict\n"));
-  options.allocate_host_port = [](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<HostPortGrant> {
     if (!request.exact) return Error{-EINVAL, "not exact"};
     if (request.wanted == 5432) return Error{-EADDRINUSE, "host port 5432 is in use by pid 7"};
-    return request.wanted;
+    return HostPortGrant{request.wanted, ""};
   };
   auto stack = load_stack(options);
   ASSERT_FALSE(stack.ok());
@@ -386,9 +386,9 @@ TEST(LoaderPorts, BlocksOnTheHostNetworkBindTheirOwnPortExactly) {
                             "      serves: {http: {port: 8000}}\n"
                             "      platforms: {linux: {sandbox: false}}\n");
   bool exact = false;
-  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<HostPortGrant> {
     exact = request.exact;
-    return request.wanted;
+    return HostPortGrant{request.wanted, ""};
   };
   ASSERT_TRUE(load_stack(options).ok());
   EXPECT_TRUE(exact);

@@ -52,7 +52,7 @@ class DaemonTest : public LoopTest {
   }
   Status up(Daemon& daemon, const std::string& file) {
     std::optional<Status> result;
-    UpRequest request{file, dir_, {{"PATH", "/usr/bin:/bin"}}, false, false};
+    UpRequest request{file, dir_, {{"PATH", "/usr/bin:/bin"}}, false, false, ""};
     auto started = daemon.up(request, nullptr, [&](Status s) { result = s; });
     if (!started.ok()) return started.take_error();
     EXPECT_TRUE(run_until([&] { return result.has_value(); }));
@@ -155,8 +155,9 @@ TEST_F(DaemonTest, ACorruptStateFileIsSetAsideNotFatal) {
 }
 
 TEST(StateFile, RoundTrips) {
-  std::vector<StackRecord> records{{"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false}},
-                                   {"b", {"/q/b.yml", "/q", {}, false, true}}};
+  std::vector<StackRecord> records{
+      {"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false, "other"}},
+      {"b", {"/q/b.yml", "/q", {}, false, true, ""}}};
   auto back = state_from_json(state_to_json(records));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, records);

@@ -46,7 +46,7 @@ class Listener {
 };
 
 HostPortRequest request_for(int port, bool exact) {
-  return HostPortRequest{"shop", "stackie.postgres", "postgres", port, exact};
+  return HostPortRequest{"shop", "stackie.postgres", "postgres", port, exact, "/w"};
 }
 
 TEST(HostPorts, AFreeDeclaredPortIsTakenAsIs) {
