@@ -147,6 +147,7 @@ class BlockBuilder {
     STACKIE_TRY(find_programs());
     STACKIE_TRY_ASSIGN(command, expand_argv(spec_.command.argv, true));
     block_.command = std::move(command);
+    STACKIE_TRY(decide_outbound());
     STACKIE_TRY(expand_environment());
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(init, expand_init(spec_.def->init));
@@ -179,6 +180,30 @@ class BlockBuilder {
     block_.policy.network = NetworkMode::localhost;
     if (spec_.def && spec_.def->sandbox.network)
       block_.policy.network = *spec_.def->sandbox.network;
+  }
+
+  // `network: outbound` (first-party blocks): its own namespace as with localhost, plus the
+  // daemon's egress proxy at a port inside that nothing else of the block uses.
+  Status decide_outbound() {
+    if (!decl_.network || decl_.network->text != "outbound") {
+      if (!decl_.egress.empty())
+        return error_at(decl_.egress.front().where,
+                        "'egress' needs 'network: outbound' on block '" + block_.name + "'");
+      return {};
+    }
+    if (spec_.def)
+      return error_at(decl_.network->where, "network: outbound is for blocks of your own; '" +
+                                                block_.name + "' comes from the catalog");
+    if (on_host_network()) return {};  // unsandboxed: the host's network already
+    block_.outbound = true;
+    for (const auto& pattern : decl_.egress) block_.egress_allow.push_back(pattern.text);
+    std::set<int> used;
+    for (const auto& port : block_.serves) used.insert(port.port);
+    for (const auto& consume : block_.consumes) used.insert(consume.local_port);
+    int port = 3128;  // the usual proxy port, or the next one the block does not use
+    while (used.count(port) != 0) ++port;
+    block_.egress_port = port;
+    return {};
   }
 
   // On the host's network: unsandboxed, or sandboxed with `network: host`.
@@ -436,6 +461,14 @@ class BlockBuilder {
       has_path = has_path || name == "PATH";
       block_.policy.environment.emplace_back(name, std::move(expanded.text));
     }
+    if (block_.outbound) {
+      // Both spellings: curl reads the lower case ones, most others either.
+      std::string proxy = "http://127.0.0.1:" + std::to_string(block_.egress_port);
+      for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        set_default_env(name, proxy);
+      for (const char* name : {"NO_PROXY", "no_proxy"})
+        set_default_env(name, "localhost,127.0.0.1");
+    }
     if (!has_path) {
       // The block's programs first, then the system directories every sandbox shows.
       std::string path;
@@ -445,6 +478,12 @@ class BlockBuilder {
       block_.policy.environment.emplace_back("PATH", path + kSystemPath);
     }
     return {};
+  }
+
+  void set_default_env(const std::string& name, const std::string& value) {
+    for (const auto& [key, existing] : block_.policy.environment)
+      if (key == name) return;  // the stack's own setting wins
+    block_.policy.environment.emplace_back(name, value);
   }
 
   Result<std::vector<InitStep>> expand_init(const std::vector<InitDecl>& steps) {

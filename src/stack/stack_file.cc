@@ -115,11 +115,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   block.where = key.where;
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
-  STACKIE_TRY(
-      check_fields(body,
-                   {"vars", "serves", "consumes", "depends_on", "path", "command", "environment",
-                    "volumes", "restart", "health", "stop_signal", "stop_timeout", "platforms"},
-                   context));
+  STACKIE_TRY(check_fields(
+      body,
+      {"vars", "serves", "consumes", "depends_on", "path", "command", "environment", "volumes",
+       "restart", "health", "stop_signal", "stop_timeout", "platforms", "network", "egress"},
+      context));
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
     block.vars = std::move(vars);
@@ -140,6 +140,21 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
       STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
       for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
     }
+  }
+  if (const YamlNode* v = body.find("network")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "network"));
+    if (v->text != "localhost" && v->text != "outbound")
+      return error_at(v->where, "unknown network '" + v->text +
+                                    "' for a block of the stack (expected localhost or outbound)");
+    block.network = *v;
+  }
+  if (const YamlNode* v = body.find("egress")) {
+    STACKIE_TRY_ASSIGN(patterns, read_scalar_list(*v, "egress"));
+    for (const auto& pattern : patterns)
+      if (pattern.text.find(':') == std::string::npos)
+        return error_at(pattern.where, "egress pattern '" + pattern.text +
+                                           "' must be host:port (e.g. *.stripe.com:443)");
+    block.egress = std::move(patterns);
   }
   if (const YamlNode* v = body.find("path")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "path"));

@@ -50,6 +50,8 @@ struct StackBlockDecl {
   std::optional<int> stop_signal;
   std::optional<long long> stop_timeout_ms;
   std::map<std::string, bool> platform_sandbox;  // linux|macos|windows -> sandbox
+  std::optional<YamlNode> network;               // first-party: localhost (default) or outbound
+  std::vector<YamlNode> egress;  // outbound: allowed host:port patterns (empty = any)
 };
 
 struct StackFile {

@@ -99,6 +99,11 @@ struct ResolvedBlock {
   Milliseconds stop_timeout{10000};
   bool sandboxed = true;  // false when `platforms: {OS: {sandbox: false}}` or --no-sandbox
   SandboxPolicy policy;   // environment, paths, network, identity, working dir
+  // `network: outbound`: outbound TCP through the daemon's HTTP proxy, listening at
+  // 127.0.0.1:egress_port inside the block's namespace (HTTP(S)_PROXY point there).
+  bool outbound = false;
+  int egress_port = 0;
+  std::vector<std::string> egress_allow;  // host:port patterns; empty = any
   std::vector<std::string> secret_names;  // environment entries whose values are secrets (masked)
   // Every secret value this block's strings contain, so any display (validate, logs of the
   // daemon's own messages) can mask it wherever it appears. Never printed.

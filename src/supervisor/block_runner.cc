@@ -163,6 +163,7 @@ BlockRunner::BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_p
 BlockRunner::~BlockRunner() {
   probe_.reset();
   consume_forwards_.clear();
+  egress_.reset();
   close_timer(timer_);
   close_timer(probe_timer_);
   process_.reset();  // SIGKILL of the whole sandbox if still running
@@ -220,6 +221,7 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
     request.net_channel = true;
     for (const auto& consume : spec_.consumes)
       request.inside_listen_ports.push_back(consume.local_port);
+    if (spec_.outbound) request.inside_listen_ports.push_back(spec_.egress_port);  // last
     request.on_listeners = [this](std::vector<int> fds) { forward_consumes(std::move(fds)); };
   }
   if (phase == Phase::command) {
@@ -279,6 +281,7 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   uv_timer_stop(timer_);
   probe_.reset();
   consume_forwards_.clear();
+  egress_.reset();
   if (process_) {
     (void)process_->kill_all();  // leftovers of the block die with it
     process_.reset();
@@ -498,6 +501,16 @@ void BlockRunner::inside_socket(SocketDone done) {
 // each connection to one is relayed to its provider.
 void BlockRunner::forward_consumes(std::vector<int> listeners) {
   consume_forwards_.clear();
+  egress_.reset();
+  if (spec_.outbound && listeners.size() == spec_.consumes.size() + 1) {
+    auto proxy = EgressProxy::adopt(env_.loop, listeners.back(), spec_.egress_allow,
+                                    [this](const std::string& line) { logs_->note(line); });
+    listeners.pop_back();
+    if (proxy.ok())
+      egress_ = std::move(*proxy);
+    else
+      logs_->note(proxy.error().message);
+  }
   for (size_t i = 0; i < listeners.size(); ++i) {
     if (i >= spec_.consumes.size() || !env_.consume_upstream) {
       ::close(listeners[i]);

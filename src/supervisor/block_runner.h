@@ -15,6 +15,7 @@
 #include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
+#include "supervisor/egress_proxy.h"
 #include "supervisor/health_probe.h"
 #include "supervisor/port_forward.h"
 #include "supervisor/restart_policy.h"
@@ -113,6 +114,7 @@ class BlockRunner {
   std::unique_ptr<Process> process_;
   std::vector<OutputPipe*> pipes_;
   std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
+  std::unique_ptr<EgressProxy> egress_;                         // network: outbound
   uint64_t started_at_ = 0;      // uv_now when the command was spawned
   bool stop_requested_ = false;  // a stop asked from outside (not a health restart)
   bool forced_failure_ = false;  // we are stopping it because it was unhealthy

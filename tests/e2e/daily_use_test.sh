@@ -225,5 +225,45 @@ run volume rm vol --yes >/dev/null; check "volume rm of a stack that is down" 0 
 run volume rm nosuch --yes >/dev/null 2>&1; check "volume rm of an unknown stack exits 1" 1 $?
 run volume frob >/dev/null 2>&1; check "volume with an unknown subcommand exits 2" 2 $?
 
+# --- 8. network: outbound -----------------------------------------------------------------
+# The only network here is the host's loopback: the upstream listens on the host's 127.0.0.1,
+# which a block in its own namespace cannot reach except through the daemon's egress proxy.
+U=$P
+mkdir -p "$T/up" "$T/out/app" && echo "egress works" > "$T/up/hello.txt"
+(cd "$T/up" && exec python3 -m http.server "$U" --bind 127.0.0.1 >/dev/null 2>&1) &
+holder_pid=$!
+cd "$T/out"
+cat > stackie.yml <<YML
+out:
+  blocks:
+    api:
+      path: app
+      command: [sleep, "600"]
+      network: outbound
+      egress: ["127.0.0.1:$U"]
+    plain:
+      path: app
+      command: [sleep, "600"]
+YML
+run up >/dev/null 2>&1; check "up of an outbound block" 0 $?
+sleep 0.5
+curl -sf -o /dev/null "http://127.0.0.1:$U/hello.txt"; check "the upstream serves on the host" 0 $?
+out=$(run exec api -- sh -c 'echo "$HTTP_PROXY $https_proxy"')
+contains "the block gets HTTP(S)_PROXY" "$out" "^http://127.0.0.1:3128 http://127.0.0.1:3128$"
+out=$(run exec api -- env NO_PROXY= no_proxy= curl -sf "http://127.0.0.1:$U/hello.txt")
+equals "plain http goes out through the proxy" "$out" "egress works"
+out=$(run exec api -- env NO_PROXY= no_proxy= curl -sf -p "http://127.0.0.1:$U/hello.txt")
+equals "a CONNECT tunnel goes out through the proxy" "$out" "egress works"
+out=$(run exec api -- env NO_PROXY= no_proxy= curl -s -w ' %{http_code}' "http://127.0.0.1:$((U + 1))/")
+contains "a destination outside the allowlist is refused with 403" "$out" "403$"
+contains "the refusal names the destination" "$out" "egress to 127.0.0.1:$((U + 1)) is not in this block's egress allowlist"
+run exec api -- curl -sf --noproxy '*' --max-time 5 "http://127.0.0.1:$U/hello.txt" >/dev/null 2>&1
+check "without the proxy the host stays out of reach (localhost isolation kept)" 7 $?
+run exec plain -- env NO_PROXY= no_proxy= curl -sf --max-time 5 -x http://127.0.0.1:3128 "http://127.0.0.1:$U/hello.txt" >/dev/null 2>&1
+check "a localhost block has no proxy to go out through" 7 $?
+out=$(run logs api); contains "the block's log notes each outbound connection" "$out" "egress: 127.0.0.1:$U"
+run down >/dev/null
+kill "$holder_pid"; wait "$holder_pid" 2>/dev/null; holder_pid=
+
 echo "$fails failures"
 [ "$fails" -eq 0 ]
