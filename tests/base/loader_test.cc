@@ -460,7 +460,6 @@ TEST(Loader, UserSettingsComeFromStackieHome) {
   EXPECT_EQ(settings->log_max_files, 2);
 }
 
-
 // ---- issue 16: what a developer meets in the first hour ----------------------------------------
 
 TEST(LoaderDailyUse, DependsOnConditionsAndTheirDefault) {
