@@ -21,7 +21,8 @@ extern const char kPsUsage[] =
     "\n"
     "Options:\n"
     "  -f, --file FILE  only the stack brought up from FILE\n"
-    "      --json       the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, stackie-ipc(7))\n"
+    "      --json       the daemon's document verbatim ({\"v\":1,\"blocks\":[...]}, "
+    "stackie-ipc(7))\n"
     "\n"
     "Exit status: 0, 1 no such stack, 2 usage error, 3 no daemon.\n";
 
@@ -42,6 +43,16 @@ std::string text_of(const Json& value) {
   if (value.is_string()) return value.as_string();
   if (value.is_int()) return std::to_string(value.as_int());
   return "-";
+}
+
+// The backend, and the network when it is weaker than a namespace of the block's own (the
+// host's network) or wider (outbound through the daemon's proxy).
+std::string sandbox_of(const Json& row) {
+  std::string sandbox = text_of(row["sandbox"]);
+  std::string network = row["network"].string_or("");
+  if (sandbox != "none" && (network == "host" || network == "outbound"))
+    sandbox += network == "host" ? " (host network)" : " (outbound)";
+  return sandbox;
 }
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
@@ -133,7 +144,7 @@ int run_ps(std::span<char*> argv) {
       std::vector<std::string> line = {text_of(row["name"]),           text_of(row["state"]),
                                        text_of(row["health"]),         text_of(row["pid"]),
                                        format_uptime(row["uptime_s"]), text_of(row["restarts"]),
-                                       format_ports(row["ports"]),     text_of(row["sandbox"])};
+                                       format_ports(row["ports"]),     sandbox_of(row)};
       if (line[6].empty()) line[6] = "-";
       if (several_stacks) line.insert(line.begin(), text_of(row["stack"]));
       rows.push_back(line);

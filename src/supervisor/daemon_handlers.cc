@@ -69,6 +69,7 @@ Json ps_row(const BlockStatus& row) {
       {"restarts", row.restarts},
       {"ports", ports},
       {"sandbox", std::string(to_string(row.sandbox))},
+      {"network", row.network},
       {"message", row.reason},
   });
 }

@@ -162,6 +162,8 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       // still has its old spec.
       row.serves = block->spec().serves;
       row.moved_ports = block->spec().moved_ports;
+      row.network = block->spec().outbound ? "outbound"
+                                           : std::string(to_string(block->spec().policy.network));
       for (const auto& spec : entry.runner->spec().blocks)
         if (spec.name == row.block) {
           row.serves = spec.serves;

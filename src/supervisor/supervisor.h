@@ -25,6 +25,7 @@ struct BlockStatus {
   SandboxKind sandbox = SandboxKind::passthrough;
   std::vector<ServedPort> serves;
   std::vector<MovedPort> moved_ports;
+  std::string network;  // localhost, outbound, host or none (the block's sandbox network)
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
 };

@@ -161,9 +161,10 @@ out=$(run status same-two-idle 2>&1); check "status by sandbox id" 0 $?
 contains "status by sandbox id finds the block" "$out" "idle"
 run status same/idle >/dev/null 2>&1; check "status STACK/BLOCK" 0 $?
 run status idle >/dev/null 2>&1; check "a block name in two stacks is ambiguous" 1 $?
-run restart same-two/idle >/dev/null 2>&1; check "restart STACK/BLOCK" 0 $?
 run logs same-idle >/dev/null 2>&1; check "logs by sandbox id" 0 $?
 run exec same-two-idle -- true; check "exec by sandbox id" 0 $?
+# Last: restart returns before the block runs again (issue 16 item 5, not this script's).
+run restart same-two/idle >/dev/null 2>&1; check "restart STACK/BLOCK" 0 $?
 run down same >/dev/null; run down same-two >/dev/null
 
 # --- 6. one-shot tasks -------------------------------------------------------------------------
@@ -247,6 +248,8 @@ out:
 YML
 run up >/dev/null 2>&1; check "up of an outbound block" 0 $?
 sleep 0.5
+out=$(run ps); contains "ps marks the outbound block" "$out" "api .*linux-namespaces (outbound)"
+contains "ps leaves a localhost block as it is" "$out" "plain .*linux-namespaces$"
 curl -sf -o /dev/null "http://127.0.0.1:$U/hello.txt"; check "the upstream serves on the host" 0 $?
 out=$(run exec api -- sh -c 'echo "$HTTP_PROXY $https_proxy"')
 contains "the block gets HTTP(S)_PROXY" "$out" "^http://127.0.0.1:3128 http://127.0.0.1:3128$"
