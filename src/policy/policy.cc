@@ -39,10 +39,11 @@ const std::vector<std::string>& system_view_paths() {
   static const std::vector<std::string> paths = {
       "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
       // the dynamic loader, name service, resolver, time zone, TLS roots, alternatives links
-      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
-      "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
-      "/etc/services", "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release",
-      "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates"};
+      // (/etc/passwd and /etc/group are not the host's: see linux_rootfs.cc write_accounts)
+      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+      "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services",
+      "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/alternatives",
+      "/etc/ssl", "/etc/ca-certificates"};
   return paths;
 }
 
@@ -111,6 +112,7 @@ Status validate(const SandboxPolicy& policy) {
   }
   if (!policy.working_dir.empty()) STACKIE_TRY(check_path("working directory", policy.working_dir));
   if (!policy.host_tmp_dir.empty()) STACKIE_TRY(check_path("temp directory", policy.host_tmp_dir));
+  if (!policy.storage_root.empty()) STACKIE_TRY(check_path("storage root", policy.storage_root));
   for (const auto& [name, value] : policy.environment) {
     if (name.empty() || name.find('=') != std::string::npos ||
         name.find('\0') != std::string::npos || value.find('\0') != std::string::npos)
