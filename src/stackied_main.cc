@@ -243,11 +243,14 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
                                       const Spawners& spawners, stackie::Daemon** running) {
   stackie::DaemonOptions options;
   options.home = home;
-  // The allocator asks the running daemon which host ports its blocks hold.
+  // The allocator asks the running daemon which host ports its blocks hold, and what each
+  // stack's ports were given before.
   options.loader =
       stackie::daemon_stack_loader(home, [running](const stackie::HostPortRequest& request) {
-        return stackie::allocate_host_port(request, *running ? (*running)->supervisor().ps()
-                                                             : std::vector<stackie::BlockStatus>{});
+        return stackie::choose_host_port(
+            request,
+            *running ? (*running)->supervisor().ps() : std::vector<stackie::BlockStatus>{},
+            *running ? &(*running)->port_memory() : nullptr);
       });
   options.supervisor.loop = loop;
   options.supervisor.passthrough = spawners.passthrough.get();

@@ -93,6 +93,9 @@ std::string format_ports(const Json& ports) {
   for (const auto& port : ports.as_array()) {
     if (!out.empty()) out += ",";
     out += port["host"].string_or("?") + "->" + std::to_string(port["sandbox"].int_or(0));
+    // Not the host port the stack asked for (it was taken): `ps` says so.
+    if (port["wanted"].is_int())
+      out += " (moved from " + std::to_string(port["wanted"].as_int()) + ")";
   }
   return out;
 }
@@ -116,6 +119,35 @@ void print_json(const Json& value) {
   std::string text = to_json_line(value);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0 || value >= 10)
+    std::snprintf(text, sizeof text, "%.0f %s", value, units[unit]);
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
+}
+
+bool confirm(const std::string& question) {
+  if (!::isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "stackie: %s Not asked without a terminal: add --yes\n", question.c_str());
+    return false;
+  }
+  std::fprintf(stderr, "%s [y/N] ", question.c_str());
+  std::fflush(stderr);
+  char answer[16] = {};
+  if (std::fgets(answer, sizeof answer, stdin) == nullptr) return false;
+  std::string text(answer);
+  return text == "y\n" || text == "Y\n" || text == "yes\n";
 }
 
 }  // namespace stackie::cli

@@ -1,6 +1,7 @@
 // Small helpers shared by the verbs: argument walking, the stack file argument, PS_ROW printing.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,6 +51,11 @@ std::string current_directory();
 // "127.0.0.1:5433->5432,..." for a PS_ROW's ports.
 std::string format_ports(const Json& ports);
 std::string format_uptime(const Json& uptime_s);
+// "0 B", "12 KB", "3.4 MB", "1.2 GB" (powers of 1024, as du -h).
+std::string format_bytes(uint64_t bytes);
+// Asks `question [y/N]` on the terminal: true for y/yes. Without a terminal on stdin, says to
+// pass --yes and returns false (a script must not hang on a prompt nor remove data unasked).
+bool confirm(const std::string& question);
 // Prints `{"v":...}` or any JSON value on stdout, one line.
 void print_json(const Json& value);
 

@@ -21,6 +21,7 @@ const std::array kCommands = std::to_array<Command>({
     Command{"restart", "restart one block", kRestartUsage, run_restart},
     Command{"stop", "stop one block", kStopUsage, run_stop},
     Command{"start", "start a stopped block", kStartUsage, run_start},
+    Command{"volume", "list or remove stacks' volumes", kVolumeUsage, run_volume},
     Command{"daemon", "start, stop, query or install stackied as a service", kDaemonUsage,
             run_daemon},
     Command{"doctor", "check the host for sandboxing and the daemon", kDoctorUsage, run_doctor},

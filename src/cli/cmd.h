@@ -26,6 +26,8 @@ int run_stop(std::span<char*> argv);
 extern const char kStopUsage[];
 int run_start(std::span<char*> argv);
 extern const char kStartUsage[];
+int run_volume(std::span<char*> argv);
+extern const char kVolumeUsage[];
 int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
 int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"

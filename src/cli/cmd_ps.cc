@@ -46,6 +46,16 @@ std::string text_of(const Json& value) {
   return "-";
 }
 
+// The backend, and the network when it is weaker than a namespace of the block's own (the
+// host's network) or wider (outbound through the daemon's proxy).
+std::string sandbox_of(const Json& row) {
+  std::string sandbox = text_of(row["sandbox"]);
+  std::string network = row["network"].string_or("");
+  if (sandbox != "none" && (network == "host" || network == "outbound"))
+    sandbox += network == "host" ? " (host network)" : " (outbound)";
+  return sandbox;
+}
+
 void print_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   for (const auto& row : rows)
@@ -168,7 +178,7 @@ int run_ps(std::span<char*> argv) {
       std::vector<std::string> line = {text_of(row["name"]),           text_of(row["state"]),
                                        text_of(row["health"]),         text_of(row["pid"]),
                                        format_uptime(row["uptime_s"]), text_of(row["restarts"]),
-                                       format_ports(row["ports"]),     text_of(row["sandbox"])};
+                                       format_ports(row["ports"]),     sandbox_of(row)};
       if (line[6].empty()) line[6] = "-";
       if (several_stacks) line.insert(line.begin(), text_of(row["stack"]));
       rows.push_back(line);

@@ -3,11 +3,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
@@ -18,7 +21,8 @@
 namespace stackie::cli {
 
 extern const char kUpUsage[] =
-    "Usage: stackie up [-f FILE] [--ephemeral] [--no-sandbox] [--detach] [--color=WHEN]\n"
+    "Usage: stackie up [-f FILE] [-p NAME] [--ephemeral] [--no-sandbox] [--detach]\n"
+    "                  [--color=WHEN]\n"
     "\n"
     "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
     "the daemon, starting stackied first when it is not running, and return once every block is\n"
@@ -28,6 +32,9 @@ extern const char kUpUsage[] =
     "\n"
     "Options:\n"
     "  -f, --file FILE  the stack file\n"
+    "  -p, --project-name NAME\n"
+    "                   the stack's name instead of the file's (a second checkout of a\n"
+    "                   project: a stack is its name and its directory)\n"
     "      --ephemeral  keep volumes in a throw-away storage root\n"
     "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
     "  -d, --detach     return once the stack is loaded and starting\n"
@@ -37,10 +44,16 @@ extern const char kUpUsage[] =
     "tail is printed), 2 usage error, 3 the daemon could not be reached.\n";
 
 extern const char kDownUsage[] =
-    "Usage: stackie down [-f FILE | STACK]\n"
+    "Usage: stackie down [-f FILE | STACK] [-v] [--yes]\n"
     "\n"
     "Stop every block of a stack (reverse start order) and forget it. Without arguments, the\n"
-    "stack of the file in the current directory.\n"
+    "stack of the file in the current directory. Volumes stay unless -v is given.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --file FILE  the stack brought up from FILE\n"
+    "  -v, --volumes    also remove the stack's volumes (its databases' data); asks first on a\n"
+    "                   terminal\n"
+    "  -y, --yes        do not ask (scripts; required for -v when stdin is not a terminal)\n"
     "\n"
     "Exit status: 0 stopped, 1 no such stack, 2 usage error, 3 no daemon.\n";
 
@@ -53,6 +66,47 @@ void print_progress(const ipc::Event& event) {
               event.data["state"].string_or("?").c_str(), message.empty() ? "" : " - ",
               message.c_str());
   std::fflush(stdout);
+}
+
+// "stackie.postgres: 5432 is taken by pid 812 (postgres); using 5434": one line per served
+// port that did not get the host port the stack asked for.
+void print_moved_ports(const Json& blocks) {
+  if (!blocks.is_array()) return;
+  for (const auto& row : blocks.as_array())
+    for (const auto& port : row["ports"].is_array() ? row["ports"].as_array() : Json::Array{})
+      if (port["wanted"].is_int())
+        std::printf("%s: %s\n", row["name"].string_or("?").c_str(),
+                    port["note"].string_or("moved").c_str());
+}
+
+// Where to reach each served port from the host: a URL for http, host:port otherwise.
+void print_endpoints(const Json& blocks) {
+  if (!blocks.is_array()) return;
+  std::vector<std::array<std::string, 3>> rows;
+  for (const auto& row : blocks.as_array())
+    for (const auto& port : row["ports"].is_array() ? row["ports"].as_array() : Json::Array{}) {
+      std::string host = port["host"].string_or("?");
+      std::string type = port["type"].string_or("");
+      std::string where = type == "http" || type == "https" ? type + "://" + host + "/" : host;
+      rows.push_back({row["name"].string_or("?"), port["name"].string_or("?"), where});
+    }
+  size_t name_width = 0, port_width = 0;
+  for (const auto& r : rows) {
+    name_width = std::max(name_width, r[0].size());
+    port_width = std::max(port_width, r[1].size());
+  }
+  for (const auto& r : rows)
+    std::printf("  %-*s  %-*s  %s\n", static_cast<int>(name_width), r[0].c_str(),
+                static_cast<int>(port_width), r[1].c_str(), r[2].c_str());
+}
+
+// One-shot tasks (`restart: "no"`, e.g. a migration) are done, not up: say how they ended.
+void print_tasks(const Json& blocks) {
+  if (!blocks.is_array()) return;
+  for (const auto& row : blocks.as_array())
+    if (row["state"].string_or("") == "stopped")
+      std::printf("  task %s completed (%s)\n", row["name"].string_or("?").c_str(),
+                  row["message"].string_or("exit status 0").c_str());
 }
 
 int64_t monotonic_ms() {
@@ -81,12 +135,14 @@ UpProgressView::Options view_options(const std::string& color) {
 
 int run_up(std::span<char*> argv) {
   ArgWalker args("up", argv);
-  std::string file;
+  std::string file, project_name;
   bool ephemeral = false, no_sandbox = false, detach = false;
   std::string color = "auto";
   while (!args.done()) {
     if (auto v = args.value("-f", "--file"))
       file = *v;
+    else if (auto name = args.value("-p", "--project-name"))
+      project_name = *name;
     else if (args.flag("", "--ephemeral"))
       ephemeral = true;
     else if (args.flag("", "--no-sandbox"))
@@ -141,6 +197,7 @@ int run_up(std::span<char*> argv) {
                                                      {"env", env},
                                                      {"ephemeral", ephemeral},
                                                      {"no_sandbox", no_sandbox},
+                                                     {"project_name", project_name},
                                                      {"wait", !detach}}),
                                        on_event, tick);
   if (view.live()) {  // the final states, clocks stopped
@@ -172,15 +229,23 @@ int run_up(std::span<char*> argv) {
       if (row["sandbox"].string_or("") == "passthrough")
         std::fprintf(stderr, "stackie: warning: block %s runs without a sandbox\n",
                      row["name"].string_or("?").c_str());
+  print_moved_ports(blocks);
   std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
+  print_endpoints(blocks);
+  print_tasks(blocks);
   return kExitOk;
 }
 
 int run_down(std::span<char*> argv) {
   ArgWalker args("down", argv);
   StackTarget target;
+  bool volumes = false, yes = false;
   while (!args.done()) {
-    if (!take_stack_target(args, target))
+    if (args.flag("-v", "--volumes"))
+      volumes = true;
+    else if (args.flag("-y", "--yes"))
+      yes = true;
+    else if (!take_stack_target(args, target))
       return usage_error("down", "unknown option '" + std::string(args.current()) + "'");
     if (!args.error.empty()) return usage_error("down", args.error);
   }
@@ -190,6 +255,13 @@ int run_down(std::span<char*> argv) {
     std::fprintf(stderr, "stackie: %s\n", error.c_str());
     return kExitFailed;
   }
+  if (volumes) {
+    std::string what = !target.stack.empty() ? "stack " + target.stack
+                                             : "the stack of " + (*params)["file"].string_or("?");
+    if (!yes && !confirm("Remove every volume of " + what + " (its data, for good)?"))
+      return kExitFailed;
+    params->set("volumes", true);
+  }
   ipc::ClientOptions options;
   options.idle_timeout = std::chrono::milliseconds(0);
   auto connection = connect_daemon(options);
@@ -198,6 +270,10 @@ int run_down(std::span<char*> argv) {
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
   std::printf("stack %s is down\n", reply->result()["stack"].string_or("?").c_str());
+  const Json& removed = reply->result()["volumes"];
+  if (removed.is_object())
+    std::printf("removed its volumes: %s (%s)\n", removed["path"].string_or("?").c_str(),
+                format_bytes(static_cast<uint64_t>(removed["bytes"].int_or(0))).c_str());
   return kExitOk;
 }
 

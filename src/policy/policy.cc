@@ -35,6 +35,33 @@ Result<Identity> parse_identity(std::string_view text) {
   return Error{0, "unknown identity '" + std::string(text) + "' (expected root or user)"};
 }
 
+const std::vector<std::string>& system_view_paths() {
+  static const std::vector<std::string> paths = {
+      "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+      // the dynamic loader, name service, resolver, time zone, TLS roots, alternatives links
+      // (/etc/passwd and /etc/group are not the host's: see linux_rootfs.cc write_accounts)
+      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+      "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services",
+      "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/alternatives",
+      "/etc/ssl", "/etc/ca-certificates"};
+  return paths;
+}
+
+bool policy_shows(const SandboxPolicy& policy, std::string_view path) {
+  auto under = [path](std::string_view root) {
+    if (root == "/") return true;
+    return path.substr(0, root.size()) == root &&
+           (path.size() == root.size() || path[root.size()] == '/');
+  };
+  if (policy.system_view)
+    for (const auto& root : system_view_paths())
+      if (under(root)) return true;
+  for (const auto* list : {&policy.read_only, &policy.read_write})
+    for (const auto& bind : *list)
+      if (under(bind.source)) return true;
+  return false;
+}
+
 namespace {
 
 // Absolute, no "." or ".." components, no empty components except a trailing slash-free root.

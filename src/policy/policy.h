@@ -58,6 +58,15 @@ struct SandboxPolicy {
   bool operator==(const SandboxPolicy&) const = default;
 };
 
+// The host paths every sandbox shows read-only when `system_view` is set (/usr, /lib*, /bin,
+// the few /etc files the loader and resolver need): one list for the Linux backend, which
+// mounts them, and for `stackie validate`, which checks that a block's programs are visible.
+const std::vector<std::string>& system_view_paths();
+
+// Whether the host path `path` (absolute, symlinks already resolved by the caller) is inside
+// what the policy shows: the system view, a read-only or a read-write bind's source.
+bool policy_shows(const SandboxPolicy& policy, std::string_view path);
+
 // Every path absolute and normalised-looking, names sane, no duplicate destinations.
 Status validate(const SandboxPolicy& policy);
 

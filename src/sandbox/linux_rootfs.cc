@@ -17,15 +17,7 @@
 namespace stackie::linux_sandbox {
 
 const std::vector<std::string>& system_view_paths() {
-  static const std::vector<std::string> paths = {
-      "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-      // the dynamic loader, name service, resolver, time zone, TLS roots, alternatives links
-      // (/etc/passwd and /etc/group are not the host's: see write_accounts)
-      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
-      "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services",
-      "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/alternatives",
-      "/etc/ssl", "/etc/ca-certificates"};
-  return paths;
+  return stackie::system_view_paths();  // policy/policy.h: shared with `stackie validate`
 }
 
 namespace {

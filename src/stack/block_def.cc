@@ -1,7 +1,9 @@
 #include "stack/block_def.h"
 
 #include <charconv>
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
 
 #include "stack/yaml_fields.h"
 
@@ -340,6 +342,20 @@ Result<int> parse_pid_count(std::string_view text) {
   return value;
 }
 
+// Plain scalars YAML 1.1/1.2 resolve to a number, a boolean or null.
+bool looks_like_yaml_literal(const std::string& text) {
+  static const char* const words[] = {"true",  "false", "yes", "no", "on",  "off", "null", "~",
+                                      "True",  "False", "Yes", "No", "On",  "Off", "Null", "TRUE",
+                                      "FALSE", "YES",   "NO",  "ON", "OFF", "NULL"};
+  for (const char* word : words)
+    if (text == word) return true;
+  char* end = nullptr;
+  errno = 0;
+  (void)std::strtod(text.c_str(), &end);
+  return !text.empty() && end != nullptr && *end == '\0' &&
+         text.find_first_of("0123456789") != std::string::npos;
+}
+
 }  // namespace
 
 Result<LimitsDecl> parse_limits(const YamlNode& node) {
@@ -406,6 +422,14 @@ Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context
   if (node.is_scalar()) {
     if (node.text.find_first_not_of(" \t\n") == std::string::npos)
       return error_at(node.where, "empty command for " + std::string(context));
+    // `command: 42` or `command: true` is a YAML number or boolean, not a command line that
+    // was meant: refuse it rather than run `sh -c 42` and retry its exit 127.
+    if (node.style == YamlNode::Style::plain && looks_like_yaml_literal(node.text))
+      return error_at(node.where, "'command' must be a string or a list of strings, got '" +
+                                      node.text +
+                                      "' (a YAML number or boolean; quote it if a "
+                                      "program has that name)");
+    command.shell = true;
     // A string is a shell command line, as in a Procfile.
     YamlNode shell;
     shell.kind = YamlNode::Kind::scalar;

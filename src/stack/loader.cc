@@ -11,6 +11,7 @@
 #include "base/safe_open.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
+#include "stack/command_check.h"
 #include "stack/interpolate.h"
 #include "stack/programs.h"
 #include "stack/resolve.h"
@@ -135,6 +136,7 @@ class BlockBuilder {
     block_.definition_file = spec.def ? spec.def->file : stack.file;
     block_.consumes = std::move(consumes);
     block_.depends_on = std::move(depends_on);
+    block_.depend_conditions = spec.decl->depend_conditions;
     for (const auto& serve : spec.serves)
       block_.serves.push_back({serve.name, serve.type, serve.port, serve.host_port});
   }
@@ -146,6 +148,7 @@ class BlockBuilder {
     STACKIE_TRY(find_programs());
     STACKIE_TRY_ASSIGN(command, expand_argv(spec_.command.argv, true));
     block_.command = std::move(command);
+    STACKIE_TRY(decide_outbound());
     STACKIE_TRY(expand_environment());
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(init, expand_init(spec_.def->init));
@@ -159,6 +162,7 @@ class BlockBuilder {
     if (decl_.stop_timeout_ms) stop_ms = *decl_.stop_timeout_ms;
     block_.stop_timeout = Milliseconds(stop_ms);
     STACKIE_TRY(build_policy());
+    STACKIE_TRY(check_programs());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
         std::unique(block_.secret_values.begin(), block_.secret_values.end()),
@@ -180,6 +184,30 @@ class BlockBuilder {
     block_.policy.network = NetworkMode::localhost;
     if (spec_.def && spec_.def->sandbox.network)
       block_.policy.network = *spec_.def->sandbox.network;
+  }
+
+  // `network: outbound` (first-party blocks): its own namespace as with localhost, plus the
+  // daemon's egress proxy at a port inside that nothing else of the block uses.
+  Status decide_outbound() {
+    if (!decl_.network || decl_.network->text != "outbound") {
+      if (!decl_.egress.empty())
+        return error_at(decl_.egress.front().where,
+                        "'egress' needs 'network: outbound' on block '" + block_.name + "'");
+      return {};
+    }
+    if (spec_.def)
+      return error_at(decl_.network->where, "network: outbound is for blocks of your own; '" +
+                                                block_.name + "' comes from the catalog");
+    if (on_host_network()) return {};  // unsandboxed: the host's network already
+    block_.outbound = true;
+    for (const auto& pattern : decl_.egress) block_.egress_allow.push_back(pattern.text);
+    std::set<int> used;
+    for (const auto& port : block_.serves) used.insert(port.port);
+    for (const auto& consume : block_.consumes) used.insert(consume.local_port);
+    int port = 3128;  // the usual proxy port, or the next one the block does not use
+    while (used.count(port) != 0) ++port;
+    block_.egress_port = port;
+    return {};
   }
 
   // On the host's network: unsandboxed, or sandboxed with `network: host`.
@@ -206,9 +234,12 @@ class BlockBuilder {
     }
     for (size_t i = 0; i < block_.serves.size(); ++i) {
       ServedPort& port = block_.serves[i];
-      HostPortRequest request{stack_.name, block_.name, port.name,
+      HostPortRequest request{stack_.name,
+                              block_.name,
+                              port.name,
                               port.host_port != 0 ? port.host_port : port.port,
-                              stack_.strict_ports || on_host_network()};
+                              stack_.strict_ports || on_host_network(),
+                              stack_.dir};
       if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
         return error_at(spec_.serves[i].port_where,
                         "'serves." + port.name + "' of '" + block_.name +
@@ -219,7 +250,9 @@ class BlockBuilder {
       }
       auto allocated = options_.allocate_host_port(request);
       if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
-      port.host_port = *allocated;
+      port.host_port = allocated->port;
+      if (allocated->port != request.wanted)
+        block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
     }
     // A consumer on the host's network reaches a provider through its host port.
     if (on_host_network())
@@ -436,6 +469,14 @@ class BlockBuilder {
       has_path = has_path || name == "PATH";
       block_.policy.environment.emplace_back(name, std::move(expanded.text));
     }
+    if (block_.outbound) {
+      // Both spellings: curl reads the lower case ones, most others either.
+      std::string proxy = "http://127.0.0.1:" + std::to_string(block_.egress_port);
+      for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        set_default_env(name, proxy);
+      for (const char* name : {"NO_PROXY", "no_proxy"})
+        set_default_env(name, "localhost,127.0.0.1");
+    }
     if (!has_path) {
       // The block's programs first, then the system directories every sandbox shows.
       std::string path;
@@ -445,6 +486,12 @@ class BlockBuilder {
       block_.policy.environment.emplace_back("PATH", path + kSystemPath);
     }
     return {};
+  }
+
+  void set_default_env(const std::string& name, const std::string& value) {
+    for (const auto& [key, existing] : block_.policy.environment)
+      if (key == name) return;  // the stack's own setting wins
+    block_.policy.environment.emplace_back(name, value);
   }
 
   Result<std::vector<InitStep>> expand_init(const std::vector<InitDecl>& steps) {
@@ -556,6 +603,58 @@ class BlockBuilder {
     return {};
   }
 
+  // Each first-party command and each exec health check names a program that exists, is
+  // executable and is inside the sandbox's view (catalog commands are found by `programs:`).
+  Status check_programs() {
+    ProgramCheck check;
+    check.view = block_.sandboxed ? &block_.policy : nullptr;
+    check.base_dir = block_.policy.working_dir.empty() ? "/" : block_.policy.working_dir;
+    for (const auto& [name, value] : block_.policy.environment)
+      if (name == "PATH") check.path = split_search_path(value);
+    auto verify = [&](const std::string& program, const SourceLocation& where) -> Status {
+      check.program = program;
+      auto found = check_program(check);
+      if (!found.ok())
+        return error_at(where, "block '" + block_.name + "': " + found.error().message);
+      return {};
+    };
+    if (!spec_.def && !spec_.command.argv.empty()) {
+      SourceLocation where;
+      std::string program;
+      if (spec_.command.shell) {
+        const YamlNode& line = spec_.command.argv[2];
+        size_t offset = 0;
+        program = shell_program_word(line.text, &offset);
+        where = line.at_offset(offset);
+      } else if (!has_reference(spec_.command.argv.front().text)) {
+        program = spec_.command.argv.front().text;
+        where = spec_.command.argv.front().where;
+      }
+      if (spec_.command.shell || !program.empty()) {
+        // A shell line whose program cannot be told: the line itself names what ran.
+        block_.command_program = program.empty() ? spec_.command.argv[2].text : program;
+        block_.command_where = short_location(where.file.empty() ? spec_.command.where : where);
+      }
+      if (!program.empty()) {
+        // A list's argv[0] was found on the client's PATH or made absolute (find_programs).
+        std::string checked = spec_.command.shell ? program : block_.command.front();
+        STACKIE_TRY(verify(checked, where));
+      }
+    }
+    if (block_.health.kind == HealthCheck::Kind::exec && !block_.health.argv.empty()) {
+      std::optional<HealthDecl> decl = decl_.health ? decl_.health : spec_.health;
+      if (decl && !decl->exec.empty() && !has_reference(decl->exec.front().text))
+        STACKIE_TRY(verify(block_.health.argv.front(), decl->exec.front().where));
+    }
+    return {};
+  }
+
+  // "stackie-stack.yml:12:7": the file's name, as a user reads it next to its directory.
+  static std::string short_location(const SourceLocation& where) {
+    std::string file = where.file.substr(where.file.rfind('/') + 1);
+    return file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+  }
+
   // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
   // block's directories: those that exist below the project directory as a file or directory
   // (a symlink cannot be mounted over; it is left as it is).
@@ -643,6 +742,15 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   STACKIE_TRY_ASSIGN(found, find_stack_file(options.file, options.cwd));
   std::string file = normalize_path(found);
   STACKIE_TRY_ASSIGN(stack, load_stack_file(file));
+  if (!options.project_name.empty()) {
+    // -p NAME (compose's habit): a second checkout of a project runs as a stack of its own.
+    YamlNode name;
+    name.kind = YamlNode::Kind::scalar;
+    name.text = options.project_name;
+    name.where.file = "--project-name";
+    STACKIE_TRY(check_name(name, "project name"));
+    stack.name = options.project_name;
+  }
   STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
   std::vector<std::string> block_path;
   for (const auto& dir :

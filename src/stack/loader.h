@@ -25,8 +25,14 @@ struct HostPortRequest {
   std::string port_name;
   int wanted = 0;
   bool exact = false;
+  std::string project_dir;  // the stack file's directory: with `stack`, whose ports these are
 };
-using HostPortAllocator = std::function<Result<int>(const HostPortRequest&)>;
+// The port given, and when it is not the wanted one, why (HostPortRequest, ServedPort).
+struct HostPortGrant {
+  int port = 0;
+  std::string note;
+};
+using HostPortAllocator = std::function<Result<HostPortGrant>(const HostPortRequest&)>;
 
 struct LoadOptions {
   std::string file;  // -f; empty = discovery in cwd (stack_file_names())
@@ -38,6 +44,7 @@ struct LoadOptions {
   std::string os = host_os_name();       // for `platforms:` and install hints
   std::string program_root;              // tests: prefix of every program search glob
   HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
+  std::string project_name;              // -p NAME: the stack's name instead of the file's
 };
 
 Result<ResolvedStack> load_stack(const LoadOptions& options);

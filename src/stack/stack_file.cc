@@ -85,6 +85,30 @@ Result<std::map<std::string, bool>> parse_platforms(const YamlNode& node) {
   return out;
 }
 
+// `depends_on: {migrate: {condition: completed_successfully}, db: {condition: healthy}}`
+Status parse_depends_on_map(const YamlNode& node, StackBlockDecl& block) {
+  for (const auto& [name, value] : node.entries) {
+    block.depends_on.emplace_back(name.text, name.where);
+    if (value.is_null()) continue;
+    STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, "depends_on." + name.text));
+    STACKIE_TRY(check_fields(value, {"condition"}, "depends_on." + name.text));
+    const YamlNode* condition = value.find("condition");
+    if (condition == nullptr) continue;
+    STACKIE_TRY(expect_kind(*condition, YamlNode::Kind::scalar, "condition"));
+    const std::string& text = condition->text;
+    if (text == "healthy" || text == "service_healthy") continue;
+    if (text == "started" || text == "service_started")
+      block.depend_conditions.emplace_back(name.text, DependCondition::started);
+    else if (text == "completed_successfully" || text == "service_completed_successfully")
+      block.depend_conditions.emplace_back(name.text, DependCondition::completed_successfully);
+    else
+      return error_at(
+          condition->where,
+          "unknown condition '" + text + "' (expected healthy, started or completed_successfully)");
+  }
+  return {};
+}
+
 Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& body) {
   StackBlockDecl block;
   block.name = key.text;
@@ -94,7 +118,8 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   STACKIE_TRY(check_fields(
       body,
       {"vars", "serves", "consumes", "depends_on", "path", "command", "environment", "volumes",
-       "restart", "health", "stop_signal", "stop_timeout", "platforms", "limits"},
+       "restart", "health", "stop_signal", "stop_timeout", "platforms", "limits",
+       "network", "egress"},
       context));
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
@@ -110,8 +135,27 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
     block.consumes = std::move(consumes);
   }
   if (const YamlNode* v = body.find("depends_on")) {
-    STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
-    for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
+    if (v->is_map()) {
+      STACKIE_TRY(parse_depends_on_map(*v, block));
+    } else {
+      STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
+      for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
+    }
+  }
+  if (const YamlNode* v = body.find("network")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "network"));
+    if (v->text != "localhost" && v->text != "outbound")
+      return error_at(v->where, "unknown network '" + v->text +
+                                    "' for a block of the stack (expected localhost or outbound)");
+    block.network = *v;
+  }
+  if (const YamlNode* v = body.find("egress")) {
+    STACKIE_TRY_ASSIGN(patterns, read_scalar_list(*v, "egress"));
+    for (const auto& pattern : patterns)
+      if (pattern.text.find(':') == std::string::npos)
+        return error_at(pattern.where, "egress pattern '" + pattern.text +
+                                           "' must be host:port (e.g. *.stripe.com:443)");
+    block.egress = std::move(patterns);
   }
   if (const YamlNode* v = body.find("path")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "path"));

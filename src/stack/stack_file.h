@@ -40,6 +40,7 @@ struct StackBlockDecl {
   std::vector<ServeDecl> serves;          // a definition's ports may be overridden
   std::vector<ConsumeDecl> consumes;
   std::vector<std::pair<std::string, SourceLocation>> depends_on;
+  std::vector<std::pair<std::string, DependCondition>> depend_conditions;  // the map form
   std::optional<YamlNode> path;  // first-party block: the project directory
   CommandDecl command;
   NamedScalars environment;
@@ -50,6 +51,8 @@ struct StackBlockDecl {
   std::optional<long long> stop_timeout_ms;
   std::map<std::string, bool> platform_sandbox;  // linux|macos|windows -> sandbox
   LimitsDecl limits;
+  std::optional<YamlNode> network;               // first-party: localhost (default) or outbound
+  std::vector<YamlNode> egress;  // outbound: allowed host:port patterns (empty = any)
 };
 
 struct StackFile {

@@ -11,6 +11,15 @@ std::string_view to_string(RestartPolicy policy) {
   return "?";
 }
 
+std::string_view to_string(DependCondition condition) {
+  switch (condition) {
+    case DependCondition::healthy: return "healthy";
+    case DependCondition::started: return "started";
+    case DependCondition::completed_successfully: return "completed_successfully";
+  }
+  return "?";
+}
+
 std::string_view to_string(HealthCheck::Kind kind) {
   switch (kind) {
     case HealthCheck::Kind::none: return "none";

@@ -23,6 +23,16 @@ struct ServedPort {
   bool operator==(const ServedPort&) const = default;
 };
 
+// A served port whose host port is not the one the stack asked for (`host_port`, else `port`),
+// and why in one line ("5432 is taken by pid 812 (postgres); using 5434").
+struct MovedPort {
+  std::string port;  // ServedPort::name
+  int wanted = 0;
+  int host = 0;
+  std::string note;
+  bool operator==(const MovedPort&) const = default;
+};
+
 // One `consumes` entry after resolution: the consumer reaches the provider's port at
 // `local_port` on 127.0.0.1 inside its own namespace.
 struct ConsumedPort {
@@ -61,15 +71,27 @@ struct InitStep {
 
 enum class RestartPolicy { no, on_failure, always };
 
+// When a dependant may start (`depends_on: {BLOCK: {condition: ...}}`, as in compose):
+// `healthy` (the default: running, and healthy when it has a check), `started` (its process
+// runs), `completed_successfully` (a one-shot task, e.g. a migration, exited 0).
+enum class DependCondition { healthy, started, completed_successfully };
+
 struct ResolvedBlock {
   std::string name;                  // key in the stack: "stackie.postgres", "api"
   std::string sandbox_id;            // "<stack>-<block>" with the "stackie." prefix dropped
   bool first_party = false;          // defined in the stack itself (`path` + `command`)
   std::string definition_file;       // where the block's definition came from
   std::vector<std::string> command;  // argv, interpolated
+  // The program the command runs as written ("./serve.sh") and where ("stackie-stack.yml:12:7"),
+  // for the message when it cannot be run (exit 126/127): empty when not known.
+  std::string command_program;
+  std::string command_where;
   std::vector<ServedPort> serves;
+  std::vector<MovedPort> moved_ports;  // host side only: never a reason to restart the block
   std::vector<ConsumedPort> consumes;
   std::vector<std::string> depends_on;  // explicit depends_on plus consumes providers
+  // Conditions other than `healthy`, by dependency name.
+  std::vector<std::pair<std::string, DependCondition>> depend_conditions;
   std::vector<InitStep> init;
   HealthCheck health;
   RestartPolicy restart = RestartPolicy::on_failure;
@@ -77,6 +99,11 @@ struct ResolvedBlock {
   Milliseconds stop_timeout{10000};
   bool sandboxed = true;  // false when `platforms: {OS: {sandbox: false}}` or --no-sandbox
   SandboxPolicy policy;   // environment, paths, network, identity, working dir
+  // `network: outbound`: outbound TCP through the daemon's HTTP proxy, listening at
+  // 127.0.0.1:egress_port inside the block's namespace (HTTP(S)_PROXY point there).
+  bool outbound = false;
+  int egress_port = 0;
+  std::vector<std::string> egress_allow;  // host:port patterns; empty = any
   std::vector<std::string> secret_names;  // environment entries whose values are secrets (masked)
   // Every secret value this block's strings contain, so any display (validate, logs of the
   // daemon's own messages) can mask it wherever it appears. Never printed.
@@ -102,6 +129,7 @@ struct ResolvedStack {
 };
 
 std::string_view to_string(RestartPolicy policy);
+std::string_view to_string(DependCondition condition);
 std::string_view to_string(HealthCheck::Kind kind);
 
 }  // namespace stackie

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "supervisor/block_storage.h"
@@ -57,6 +59,7 @@ BlockRunner::BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_p
 BlockRunner::~BlockRunner() {
   probe_.reset();
   consume_forwards_.clear();
+  egress_.reset();
   close_timer(timer_);
   close_timer(probe_timer_);
   process_.reset();  // SIGKILL of the whole sandbox if still running
@@ -126,6 +129,7 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
     request.net_channel = true;
     for (const auto& consume : spec_.consumes)
       request.inside_listen_ports.push_back(consume.local_port);
+    if (spec_.outbound) request.inside_listen_ports.push_back(spec_.egress_port);  // last
     request.on_listeners = [this](std::vector<int> fds) { forward_consumes(std::move(fds)); };
   }
   if (phase == Phase::command) {
@@ -192,6 +196,7 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   uv_timer_stop(timer_);
   probe_.reset();
   consume_forwards_.clear();
+  egress_.reset();
   if (process_) {
     (void)process_->kill_all();  // leftovers of the block die with it
     process_.reset();
@@ -214,6 +219,12 @@ void BlockRunner::after_exit(const ExitStatus& status) {
   bool unhealthy = stop_cause_ == StopCause::unhealthy;
   std::string what = describe(status);
   if (unhealthy) what = reason_ + "; " + what;
+  if (cannot_run(status)) {
+    // 126/127: the program is missing or not executable. Retrying cannot heal that.
+    move(BlockEvent::exited_failed, cannot_run_message(status));
+    start_if_deferred();
+    return;
+  }
   switch (decide_after_exit(spec_.restart, status.success(), unhealthy)) {
     case AfterExit::stop:
       move(BlockEvent::exited_clean, what);
@@ -245,6 +256,41 @@ void BlockRunner::after_exit(const ExitStatus& status) {
 
 int BlockRunner::lockbox_signal(const ExitStatus& status) const {
   return stackie::lockbox_signal(status, sandbox_kind());
+}
+
+// A block killed by its health check before it ever passed is most often one that boots slower
+// than the check allows: say how long it ran and what to raise.
+std::string BlockRunner::never_healthy_hint(Milliseconds ran, const std::string& detail) const {
+  const HealthCheck& check = spec_.health;
+  auto seconds = [](Milliseconds ms) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+    return std::string(text);
+  };
+  // Three times what it had, in whole seconds, and never below 10 s.
+  int64_t suggest = std::max<int64_t>(10, (ran.count() * 3 + 999) / 1000);
+  return "killed by its health check after running " + seconds(ran) + " without passing once (" +
+         std::to_string(probe_failures_) + " failures, interval " + seconds(check.interval) +
+         ", start_period " + seconds(check.start_period) + "; last: " + detail +
+         "); if it needs longer to boot, raise health.start_period, e.g. "
+         "start_period: " +
+         std::to_string(suggest) + "s";
+}
+
+bool BlockRunner::cannot_run(const ExitStatus& status) const {
+  if (status.term_signal != 0 || stop_cause_ == StopCause::unhealthy) return false;
+  return status.exit_status == 126 || status.exit_status == 127;
+}
+
+// "command not found: ./serve.sh (block web, stackie-stack.yml:12:7)"
+std::string BlockRunner::cannot_run_message(const ExitStatus& status) const {
+  std::string what = status.exit_status == 127 ? "command not found" : "command not executable";
+  std::string program = spec_.command_program;
+  if (program.empty() && !spec_.command.empty()) program = spec_.command.front();
+  std::string where = "block " + spec_.name;
+  if (!spec_.command_where.empty()) where += ", " + spec_.command_where;
+  return what + ": " + program + " (" + where + "; exit status " +
+         std::to_string(status.exit_status) + ", not retried)";
 }
 
 std::string BlockRunner::describe(const ExitStatus& status) const {
@@ -316,6 +362,7 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
     return;
   }
   std::string why = "health check failed " + std::to_string(probe_failures_) + " times: " + detail;
+  if (state_ == BlockState::starting) why = never_healthy_hint(age, detail);
   move(BlockEvent::unhealthy, why);
   stop_cause_ = StopCause::unhealthy;
   uv_timer_stop(probe_timer_);
@@ -377,6 +424,16 @@ void BlockRunner::inside_socket(SocketDone done) {
 // each connection to one is relayed to its provider.
 void BlockRunner::forward_consumes(std::vector<int> listeners) {
   consume_forwards_.clear();
+  egress_.reset();
+  if (spec_.outbound && listeners.size() == spec_.consumes.size() + 1) {
+    auto proxy = EgressProxy::adopt(env_.loop, listeners.back(), spec_.egress_allow,
+                                    [this](const std::string& line) { logs_->note(line); });
+    listeners.pop_back();
+    if (proxy.ok())
+      egress_ = std::move(*proxy);
+    else
+      logs_->note(proxy.error().message);
+  }
   for (size_t i = 0; i < listeners.size(); ++i) {
     if (i >= spec_.consumes.size() || !env_.consume_upstream) {
       ::close(listeners[i]);

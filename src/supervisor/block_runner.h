@@ -15,6 +15,7 @@
 #include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
+#include "supervisor/egress_proxy.h"
 #include "supervisor/health_probe.h"
 #include "supervisor/port_forward.h"
 #include "supervisor/restart_policy.h"
@@ -102,6 +103,9 @@ class BlockRunner {
   void close_pipes();
   void forward_consumes(std::vector<int> listeners);
   std::string describe(const ExitStatus& status) const;
+  bool cannot_run(const ExitStatus& status) const;
+  std::string never_healthy_hint(Milliseconds ran, const std::string& detail) const;
+  std::string cannot_run_message(const ExitStatus& status) const;
   // The signal N of a sandboxed block's exit status 128+N; 0 for any other exit.
   int lockbox_signal(const ExitStatus& status) const;
 
@@ -116,6 +120,7 @@ class BlockRunner {
   std::unique_ptr<Process> process_;
   std::vector<OutputPipe*> pipes_;
   std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
+  std::unique_ptr<EgressProxy> egress_;     // network: outbound
   uint64_t started_at_ = 0;                 // uv_now when the command was spawned
   StopCause stop_cause_ = StopCause::none;  // while stopping: asked, or forced by health
   bool start_deferred_ = false;             // a start came while stopping (the table's defer)

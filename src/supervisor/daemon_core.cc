@@ -35,7 +35,8 @@ int read_pid_file(const std::string& path) {
   return n > 0 ? std::atoi(buf) : 0;
 }
 
-Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)), port_memory_(options_.home + "/ports.json") {}
 
 Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   if (options.home.empty() || options.home[0] != '/')
@@ -172,12 +173,14 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   if (auto busy = supervisor_->busy_for_up(name)) return std::move(*busy);  // nothing recorded
   // Recorded first, started after: an `up` the state file does not hold would not come back
   // after a daemon restart, so it fails here with nothing started.
+  STACKIE_TRY(check_identity(name, request));
   std::vector<StackRecord> before = records_;
   if (Status recorded = remember(name, request, unsandboxed); !recorded.ok()) {
     records_ = std::move(before);
     return Error{UV_EIO, "stack " + name + " not started: the state file could not be written (" +
                              recorded.error().message + ")"};
   }
+  port_memory_.remember(stack);
   StackOptions options;
   options.ephemeral = request.ephemeral;
   options.ephemeral_base = options_.ephemeral_base;
@@ -185,6 +188,21 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   bool restoring = accepted_unsandboxed != nullptr;
   supervisor_->up(std::move(stack), options, std::move(progress), std::move(done), restoring);
   return name;
+}
+
+// A stack is its name and its project directory (issue 16): a second checkout of the same
+// project (a git worktree) must not take over the first one's running stack and its data.
+Status Daemon::check_identity(const std::string& name, const UpRequest& request) const {
+  auto directory = [](const std::string& file) { return file.substr(0, file.rfind('/')); };
+  for (const auto& record : records_) {
+    if (record.name != name || directory(record.request.file) == directory(request.file)) continue;
+    return Error{UV_EEXIST, "stack '" + name + "' is already up from " +
+                                directory(record.request.file) + " (" + record.request.file +
+                                "); stop it there with `stackie down " + name +
+                                "`, or give this one another name with -p NAME "
+                                "(--project-name NAME)"};
+  }
+  return {};
 }
 
 void Daemon::down(const std::string& stack, Supervisor::Done done) {

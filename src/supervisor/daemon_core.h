@@ -15,6 +15,7 @@
 #include "base/uv_handle.h"
 #include "stack/paths.h"
 #include "stack/stack_model.h"
+#include "supervisor/port_memory.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
 
@@ -62,6 +63,7 @@ class Daemon {
   void set_on_stopped(std::function<void()> on_stopped) { on_stopped_ = std::move(on_stopped); }
 
   Supervisor& supervisor() { return *supervisor_; }
+  const PortMemory& port_memory() const { return port_memory_; }
   const std::string& home() const { return options_.home; }
   std::string pid_path() const { return pid_file(options_.home); }
   std::string state_path() const { return state_file(options_.home); }
@@ -70,6 +72,7 @@ class Daemon {
  private:
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
+  Status check_identity(const std::string& name, const UpRequest& request) const;
   // `accepted_unsandboxed`: for a restore, the blocks its record allows without a sandbox (a
   // load that unsandboxes any other is refused); null for an interactive `up`.
   Result<std::string> up_checked(UpRequest request,
@@ -87,6 +90,7 @@ class Daemon {
   int lock_fd_ = -1;
   std::unique_ptr<Supervisor> supervisor_;
   std::vector<StackRecord> records_;
+  PortMemory port_memory_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   std::function<void()> on_stopped_;

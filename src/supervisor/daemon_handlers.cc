@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdint>
 
+#include "base/directories.h"
 #include "base/version.h"
+#include "supervisor/block_target.h"
 
 namespace stackie {
 
@@ -44,9 +46,17 @@ Json ps_row(const BlockStatus& row) {
   Json ports = Json::array();
   for (const auto& port : row.serves) {
     int host = port.host_port != 0 ? port.host_port : port.port;
-    ports.push_back(Json::object({{"name", port.name},
-                                  {"host", "127.0.0.1:" + std::to_string(host)},
-                                  {"sandbox", port.port}}));
+    Json entry = Json::object({{"name", port.name},
+                               {"type", port.type},
+                               {"host", "127.0.0.1:" + std::to_string(host)},
+                               {"sandbox", port.port}});
+    // A port moved off the one the stack asked for: which, and why.
+    for (const auto& moved : row.moved_ports)
+      if (moved.port == port.name && moved.host == host) {
+        entry.set("wanted", moved.wanted);
+        entry.set("note", moved.note);
+      }
+    ports.push_back(std::move(entry));
   }
   bool alive = row.pid > 0 && has_process(row.state);
   return Json::object({
@@ -60,6 +70,7 @@ Json ps_row(const BlockStatus& row) {
       {"restarts", row.restarts},
       {"ports", ports},
       {"sandbox", std::string(to_string(row.sandbox))},
+      {"network", row.network},
       {"message", row.reason},
   });
 }
@@ -248,24 +259,11 @@ Result<DaemonHandlers::Target> DaemonHandlers::resolve_block(const Json& params)
   return resolve_block_name(std::move(block), params["stack"].string_or(""));
 }
 
+// BLOCK, STACK/BLOCK or a sandbox id, through the one resolver (supervisor/block_target.h).
 Result<DaemonHandlers::Target> DaemonHandlers::resolve_block_name(std::string block,
                                                                   std::string stack) const {
-  if (auto slash = block.find('/'); slash != std::string::npos) {
-    stack = block.substr(0, slash);
-    block = block.substr(slash + 1);
-  }
-  if (!stack.empty()) {
-    if (!daemon_.supervisor().has_stack(stack))
-      return Error{UV_ENOENT, "stack " + stack + " is not up"};
-    return Target{stack, block};
-  }
-  std::vector<std::string> owners;
-  for (const auto& row : daemon_.supervisor().ps())
-    if (row.block == block) owners.push_back(row.stack);
-  if (owners.empty()) return Error{UV_ENOENT, "no stack has a block " + block};
-  if (owners.size() > 1)
-    return Error{UV_EINVAL, "block " + block + " is in several stacks: name it STACK/BLOCK"};
-  return Target{owners[0], block};
+  STACKIE_TRY_ASSIGN(target, resolve_block_target(daemon_.supervisor(), stack, block));
+  return Target{target.stack, target.block};
 }
 
 void DaemonHandlers::up(Session session, const Json& params) {
@@ -277,6 +275,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
   request.env = std::move(env).value();
   request.ephemeral = params["ephemeral"].bool_or(false);
   request.no_sandbox = params["no_sandbox"].bool_or(false);
+  request.project_name = params["project_name"].string_or("");
   bool wait = params["wait"].bool_or(true);
   if (request.cwd.empty() || request.cwd[0] != '/')
     return session.fail(errc::kInvalidParams, "\"cwd\" must be an absolute path");
@@ -324,6 +323,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
     if (error.code == UV_ECANCELED) return session.fail(errc::kShuttingDown, error.message);
     if (error.code == UV_EBUSY) return session.fail(errc::kBusy, error.message);
     if (error.code == UV_EIO) return session.fail(errc::kFailed, error.message);  // state file
+    if (error.code == UV_EEXIST) return session.fail(errc::kBusy, error.message);
     return session.fail(errc::kInvalidStack, error.message);
   }
   *stack_name = *started;
@@ -359,10 +359,24 @@ void DaemonHandlers::down(Session session, const Json& params) {
   }
   Json stopped = Json::array();
   for (const auto& row : daemon_.supervisor().ps(stack)) stopped.push_back(row.block);
-  daemon_.down(stack, [this, session, stack, stopped](Status result) mutable {
+  // --volumes: the stack's own volume directory, once nothing runs on it any more. A volume
+  // bound from a host path of the user's is not the stack's to remove.
+  std::string volumes;
+  if (params["volumes"].bool_or(false))
+    if (const StackRunner* runner = daemon_.supervisor().stack(stack))
+      volumes = runner->spec().storage_root + "/volumes/" + stack;
+  daemon_.down(stack, [this, session, stack, stopped, volumes](Status result) mutable {
     if (!result.ok()) return session.fail(code_for(result.error()), result.error().message);
     drop_followers_of(stack);
-    session.reply(Json::object({{"stack", stack}, {"stopped", stopped}}));
+    Json reply = Json::object({{"stack", stack}, {"stopped", stopped}});
+    if (!volumes.empty()) {
+      uint64_t bytes = disk_usage(volumes);
+      if (auto removed = remove_tree(volumes); !removed.ok())
+        return session.fail(errc::kFailed, "stack " + stack + " is down, but its volumes stay: " +
+                                               removed.error().message);
+      reply.set("volumes", Json::object({{"path", volumes}, {"bytes", bytes}}));
+    }
+    session.reply(reply);
   });
 }
 

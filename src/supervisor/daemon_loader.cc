@@ -32,6 +32,7 @@ StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator alloc
     options.allocate_host_port = allocate;
     options.file = request.file;
     options.cwd = request.cwd;
+    options.project_name = request.project_name;
     for (const auto& [key, value] : request.env) options.env[key] = value;
     // The client's STACKIE_HOME does not move this daemon's storage.
     options.env["STACKIE_HOME"] = home;

@@ -95,24 +95,29 @@ std::string port_holder(int port) {
   return "pid " + found + (name.empty() ? "" : " (" + name + ")");
 }
 
+std::string who_holds(const HostPortRequest& request, int port,
+                      const std::vector<BlockStatus>& running) {
+  const ServedPort* served = nullptr;
+  const BlockStatus* holder = daemon_holder(running, port, &served);
+  bool ours = holder != nullptr && holder->stack == request.stack &&
+              holder->block == request.block && served->name == request.port_name;
+  if (ours) return "";
+  if (holder != nullptr)
+    return "block '" + holder->block + "' (serves." + served->name + ") of stack '" +
+           holder->stack + "'";
+  if (host_port_free(port)) return "";
+  std::string who = port_holder(port);
+  return who.empty() ? "another process" : who;
+}
+
 Result<int> allocate_host_port(const HostPortRequest& request,
                                const std::vector<BlockStatus>& running) {
   int last = request.exact ? request.wanted : std::min(65535, request.wanted + kSearchSpan);
   std::string first_holder;
   for (int port = request.wanted; port <= last; ++port) {
-    const ServedPort* served = nullptr;
-    const BlockStatus* holder = daemon_holder(running, port, &served);
-    bool ours = holder != nullptr && holder->stack == request.stack &&
-                holder->block == request.block && served->name == request.port_name;
-    std::string who;
-    if (holder != nullptr && !ours)
-      who = "block '" + holder->block + "' (serves." + served->name + ") of stack '" +
-            holder->stack + "'";
-    else if (!ours && !host_port_free(port))
-      who = port_holder(port);
-    else
-      return port;
-    if (port == request.wanted) first_holder = who.empty() ? "another process" : who;
+    std::string who = who_holds(request, port, running);
+    if (who.empty()) return port;
+    if (port == request.wanted) first_holder = who;
   }
   std::string what = "host port " + std::to_string(request.wanted) + " for '" + request.block +
                      "' (serves." + request.port_name + ") is in use by " + first_holder;

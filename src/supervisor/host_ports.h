@@ -17,6 +17,12 @@ namespace stackie {
 Result<int> allocate_host_port(const HostPortRequest& request,
                                const std::vector<BlockStatus>& running);
 
+// Who holds `port` for this request: "" when it is free (or held by the very same block and
+// port), else "block 'db' (serves.sql) of stack 'shop'", "pid 812 (postgres)" or "another
+// process".
+std::string who_holds(const HostPortRequest& request, int port,
+                      const std::vector<BlockStatus>& running);
+
 // Whether 127.0.0.1:port can be bound right now.
 bool host_port_free(int port);
 

@@ -43,6 +43,23 @@ const ResolvedBlock* find_block(const ResolvedStack& stack, const std::string& n
   return nullptr;
 }
 
+// The host side of a served port (which host port, and why) is the forwarder's business, not
+// the block's: a block whose only change is a host port keeps running (issue 16).
+ServedPort inside_view(ServedPort port) {
+  port.host_port = 0;
+  return port;
+}
+
+bool same_block(const ResolvedBlock& running, const ResolvedBlock& next, bool own_network) {
+  if (!own_network) return running == next;  // on the host's network the port is its own
+  ResolvedBlock a = running, b = next;
+  a.moved_ports.clear();
+  b.moved_ports.clear();
+  for (auto& port : a.serves) port = inside_view(port);
+  for (auto& port : b.serves) port = inside_view(port);
+  return a == b;
+}
+
 // True when something `consumer` consumes from a provider changed between the two stacks.
 bool consumed_port_changed(const ResolvedBlock& consumer, const ResolvedStack& before,
                            const ResolvedStack& after) {
@@ -53,7 +70,7 @@ bool consumed_port_changed(const ResolvedBlock& consumer, const ResolvedStack& b
     const ServedPort* old_port = find_port(*old_provider, used.provider_port);
     const ServedPort* new_port = find_port(*new_provider, used.provider_port);
     if ((old_port == nullptr) != (new_port == nullptr)) return true;
-    if (old_port != nullptr && !(*old_port == *new_port)) return true;
+    if (old_port != nullptr && !(inside_view(*old_port) == inside_view(*new_port))) return true;
   }
   return false;
 }
@@ -122,7 +139,8 @@ Status StackRunner::apply(ResolvedStack next) {
   for (const auto& block : next.blocks) {
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == block.name; });
-    bool unchanged = it != active_.end() && (*it)->spec() == block &&
+    bool unchanged = it != active_.end() &&
+                     same_block((*it)->spec(), block, forwards_host_ports(block)) &&
                      !consumed_port_changed(block, spec_, next) &&
                      (*it)->state() != BlockState::stopped && (*it)->state() != BlockState::failed;
     if (unchanged) {
@@ -161,9 +179,32 @@ bool StackRunner::dependencies_running(const BlockRunner& block) const {
   for (const auto& name : block.spec().depends_on) {
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == name; });
-    if (it == active_.end() || (*it)->state() != BlockState::running) return false;
+    if (it == active_.end() || !condition_met(block.spec(), **it)) return false;
   }
   return true;
+}
+
+// Whether `dependency` is where `dependant` waits for it (depends_on conditions).
+bool StackRunner::condition_met(const ResolvedBlock& dependant, const BlockRunner& dependency) {
+  DependCondition condition = DependCondition::healthy;
+  for (const auto& [name, wanted] : dependant.depend_conditions)
+    if (name == dependency.spec().name) condition = wanted;
+  switch (condition) {
+    case DependCondition::healthy: return dependency.state() == BlockState::running;
+    case DependCondition::started:
+      return dependency.state() == BlockState::running ||
+             (dependency.state() == BlockState::starting && dependency.pid() > 0) ||
+             completed(dependency);
+    case DependCondition::completed_successfully: return completed(dependency);
+  }
+  return false;
+}
+
+// A one-shot task (`restart: "no"`) that ran and exited 0: done, not down.
+bool StackRunner::completed(const BlockRunner& block) {
+  const auto& exit = block.last_exit();
+  return block.spec().restart == RestartPolicy::no && block.state() == BlockState::stopped &&
+         exit.has_value() && exit->code == 0 && exit->signal == 0 && block.pid() == 0;
 }
 
 bool StackRunner::has_live_dependants(const BlockRunner& block) const {
@@ -199,8 +240,9 @@ void StackRunner::pump() {
 
 bool StackRunner::all_running() const {
   if (!retiring_.empty()) return false;
-  return std::all_of(active_.begin(), active_.end(),
-                     [](const auto& r) { return r->state() == BlockState::running; });
+  return std::all_of(active_.begin(), active_.end(), [](const auto& r) {
+    return r->state() == BlockState::running || completed(*r);
+  });
 }
 
 bool StackRunner::all_down() const {

@@ -60,7 +60,8 @@ class StackRunner {
   const ResolvedStack& spec() const { return spec_; }
   const StackOptions& options() const { return options_; }
   bool going_down() const { return going_down_; }
-  bool all_running() const;
+  bool all_running() const;  // every block running, or a one-shot task that completed
+  static bool completed(const BlockRunner& block);
   bool all_down() const;
   const BlockRunner* first_failed() const;
   const BlockRunner* first_stopped() const;
@@ -75,6 +76,7 @@ class StackRunner {
   Result<std::unique_ptr<BlockRunner>> make_runner(const ResolvedBlock& block);
   void pump();
   bool dependencies_running(const BlockRunner& block) const;
+  static bool condition_met(const ResolvedBlock& dependant, const BlockRunner& dependency);
   bool has_live_dependants(const BlockRunner& block) const;
   void remove_storage();
   bool forwards_host_ports(const ResolvedBlock& block) const;

@@ -30,7 +30,7 @@ std::string state_to_json(const std::vector<StackRecord>& stacks) {
     for (const auto& block : record.unsandboxed) unsandboxed.push_back(block);
     Json env = Json::object();
     for (const auto& [key, value] : record.request.env) env.set(key, value);
-    list.push_back(Json::object({
+    Json item = Json::object({
         {"name", record.name},
         {"file", record.request.file},
         {"cwd", record.request.cwd},
@@ -38,7 +38,10 @@ std::string state_to_json(const std::vector<StackRecord>& stacks) {
         {"ephemeral", record.request.ephemeral},
         {"no_sandbox", record.request.no_sandbox},
         {"unsandboxed", std::move(unsandboxed)},
-    }));
+    });
+    if (!record.request.project_name.empty())
+      item.set("project_name", record.request.project_name);
+    list.push_back(std::move(item));
   }
   return to_json_line(Json::object({{"v", kStateVersion}, {"stacks", std::move(list)}}));
 }
@@ -59,6 +62,7 @@ Result<std::vector<StackRecord>> state_from_json(const std::string& text) {
     record.request.cwd = item["cwd"].string_or("");
     record.request.ephemeral = item["ephemeral"].bool_or(false);
     record.request.no_sandbox = item["no_sandbox"].bool_or(false);
+    record.request.project_name = item["project_name"].string_or("");
     if (const Json& env = item["env"]; env.is_object()) {
       for (const auto& [key, value] : env.as_object())
         if (value.is_string()) record.request.env.emplace_back(key, value.as_string());

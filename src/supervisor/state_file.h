@@ -19,6 +19,7 @@ struct UpRequest {
   std::vector<std::pair<std::string, std::string>> env;  // the client's environment subset
   bool ephemeral = false;
   bool no_sandbox = false;
+  std::string project_name;  // -p NAME: the stack's name instead of the file's
   bool operator==(const UpRequest&) const = default;
 };
 

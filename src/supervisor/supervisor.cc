@@ -216,7 +216,17 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.uptime_ms = block->uptime_ms();
       row.has_health_check = block->spec().health.kind != HealthCheck::Kind::none;
       row.sandbox = block->sandbox_kind();
+      // From the stack's spec: a block kept running across a re-apply whose host ports moved
+      // still has its old spec.
       row.serves = block->spec().serves;
+      row.moved_ports = block->spec().moved_ports;
+      row.network = block->spec().outbound ? "outbound"
+                                           : std::string(to_string(block->spec().policy.network));
+      for (const auto& spec : entry.runner->spec().blocks)
+        if (spec.name == row.block) {
+          row.serves = spec.serves;
+          row.moved_ports = spec.moved_ports;
+        }
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
       row.log_error = block->shared_logs()->write_error();

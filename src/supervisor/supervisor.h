@@ -25,6 +25,8 @@ struct BlockStatus {
   bool has_health_check = false;
   SandboxKind sandbox = SandboxKind::passthrough;
   std::vector<ServedPort> serves;
+  std::vector<MovedPort> moved_ports;
+  std::string network;  // localhost, outbound, host or none (the block's sandbox network)
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
   std::string log_error;  // why its log files are not being written; "" when they are

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "stack/command_check.h"
 #include "stack/stack_file.h"
 #include "test_support.h"
 
@@ -334,9 +335,9 @@ TEST(LoaderPorts, TheDaemonPicksHostPortsAndHostSideConsumersUseThem) {
   LoadOptions options = hermetic_options(home);
   options.file = home.write("s.yml", ports_stack(""));
   std::vector<HostPortRequest> asked;
-  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<HostPortGrant> {
     asked.push_back(request);
-    return request.wanted + 1;  // as if every declared port were taken
+    return HostPortGrant{request.wanted + 1, "taken"};  // as if every declared port were taken
   };
   auto stack = load_stack(options);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
@@ -364,10 +365,10 @@ TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
   options.file = home.write("s.yml", ports_stack("  ports: strict\n"));
-  options.allocate_host_port = [](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<HostPortGrant> {
     if (!request.exact) return Error{-EINVAL, "not exact"};
     if (request.wanted == 5432) return Error{-EADDRINUSE, "host port 5432 is in use by pid 7"};
-    return request.wanted;
+    return HostPortGrant{request.wanted, ""};
   };
   auto stack = load_stack(options);
   ASSERT_FALSE(stack.ok());
@@ -392,9 +393,9 @@ TEST(LoaderPorts, BlocksOnTheHostNetworkBindTheirOwnPortExactly) {
                             "      serves: {http: {port: 8000}}\n"
                             "      platforms: {linux: {sandbox: false}}\n");
   bool exact = false;
-  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<int> {
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<HostPortGrant> {
     exact = request.exact;
-    return request.wanted;
+    return HostPortGrant{request.wanted, ""};
   };
   ASSERT_TRUE(load_stack(options).ok());
   EXPECT_TRUE(exact);
@@ -523,6 +524,108 @@ TEST(Loader, UserSettingsComeFromStackieHome) {
   ASSERT_TRUE(settings.ok()) << settings.error().message;
   EXPECT_TRUE(settings->no_sandbox);
   EXPECT_EQ(settings->log_max_files, 2);
+}
+
+// ---- issue 16: what a developer meets in the first hour ----------------------------------------
+
+TEST(LoaderDailyUse, DependsOnConditionsAndTheirDefault) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file =
+      home.write("s.yml",
+                 "demo:\n  blocks:\n    migrate: {command: [sh, -c, 'true'], restart: 'no'}\n"
+                 "    db: {command: [sh]}\n    cache: {command: [sh]}\n"
+                 "    app:\n      command: [sh]\n"
+                 "      depends_on: {migrate: {condition: completed_successfully},\n"
+                 "                   db: {condition: service_started}, cache: }\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* app = find_block(*stack, "app");
+  ASSERT_TRUE(app);
+  EXPECT_EQ(app->depends_on.size(), 3u);
+  std::vector<std::pair<std::string, DependCondition>> expected = {
+      {"migrate", DependCondition::completed_successfully}, {"db", DependCondition::started}};
+  EXPECT_EQ(app->depend_conditions, expected) << "cache waits for healthy, the default";
+  EXPECT_EQ(stack->blocks.back().name, "app") << "a condition still orders the start";
+}
+
+TEST(LoaderDailyUse, ProjectNameRenamesTheStackAndEverythingDerivedFromIt) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml", "demo:\n  blocks:\n    a: {command: [sh]}\n");
+  options.project_name = "demo-two";
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->name, "demo-two");
+  EXPECT_EQ(stack->blocks[0].sandbox_id, "demo-two-a");
+  options.project_name = "Bad Name";
+  auto bad = load_stack(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message.rfind("--project-name: invalid project name 'Bad Name'", 0), 0u)
+      << bad.error().message;
+}
+
+TEST(LoaderDailyUse, AMovedHostPortIsRecordedWithItsNote) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("s.yml", ports_stack(""));
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<HostPortGrant> {
+    if (request.block != "db") return HostPortGrant{request.wanted, ""};
+    return HostPortGrant{request.wanted + 2, "5432 is taken by pid 812 (postgres); using 5434"};
+  };
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* db = find_block(*stack, "db");
+  const ResolvedBlock* api = find_block(*stack, "api");
+  ASSERT_TRUE(db && api);
+  ASSERT_EQ(db->moved_ports.size(), 1u);
+  EXPECT_EQ(db->moved_ports[0],
+            (MovedPort{"sql", 5432, 5434, "5432 is taken by pid 812 (postgres); using 5434"}));
+  EXPECT_TRUE(api->moved_ports.empty());
+}
+
+TEST(LoaderDailyUse, CommandsAreCheckedInsideTheSandboxsView) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  home.write("app/serve.sh", "#!/bin/sh\n");  // not executable yet
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    web:\n      path: app\n"
+                            "      command: ./serve.sh --port 8000\n");
+  auto stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message,
+            options.file + ":5:16: block 'web': command not executable: ./serve.sh (" +
+                home / "app/serve.sh" + "; chmod +x it or run it through its interpreter)");
+  ASSERT_EQ(::chmod((home / "app/serve.sh").c_str(), 0755), 0);
+  stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->blocks[0].command_program, "./serve.sh");
+  EXPECT_EQ(stack->blocks[0].command_where, "s.yml:5:16");
+  // The stack's directory is not the block's: a program there is outside its view.
+  home.program("outside.sh");
+  options.file = home.write("t.yml",
+                            "demo:\n  blocks:\n    web:\n      path: app\n"
+                            "      command: ../outside.sh\n");
+  stack = load_stack(options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_NE(stack.error().message.find("command outside the sandbox's view: ../outside.sh"),
+            std::string::npos)
+      << stack.error().message;
+  // Unsandboxed, the host is the view.
+  options.no_sandbox = true;
+  EXPECT_TRUE(load_stack(options).ok());
+}
+
+TEST(LoaderDailyUse, ShellLinesAreCheckedOnlyWhenTheirProgramCanBeTold) {
+  EXPECT_EQ(shell_program_word("./serve.sh --port 1"), "./serve.sh");
+  size_t offset = 0;
+  EXPECT_EQ(shell_program_word("  PORT=1 exec  redis-server x", &offset), "redis-server");
+  EXPECT_EQ(offset, 15u);
+  EXPECT_EQ(shell_program_word("cd app && ./serve.sh"), "");
+  EXPECT_EQ(shell_program_word("\"$HOME/bin/x\""), "");
+  EXPECT_EQ(shell_program_word("X=$(pwd) ./x"), "");
+  EXPECT_EQ(shell_program_word("(cd a; ./b)"), "");
+  EXPECT_EQ(shell_program_word("echo hi; exec sleep 600"), "");
 }
 
 }  // namespace

@@ -12,8 +12,11 @@
 #include <string>
 #include <thread>
 
+#include "supervisor/egress_proxy.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/port_forward.h"
+#include "supervisor/port_memory.h"
+#include "support/temp_dir.h"
 
 namespace stackie {
 namespace {
@@ -46,7 +49,7 @@ class Listener {
 };
 
 HostPortRequest request_for(int port, bool exact) {
-  return HostPortRequest{"shop", "stackie.postgres", "postgres", port, exact};
+  return HostPortRequest{"shop", "stackie.postgres", "postgres", port, exact, "/w"};
 }
 
 TEST(HostPorts, AFreeDeclaredPortIsTakenAsIs) {
@@ -193,6 +196,59 @@ TEST_F(ForwardLoop, AnUpstreamThatCannotBeHadResetsTheClient) {
   client.join();
   EXPECT_EQ(read_result, -1);  // not 0: a clean EOF would hide the failure
   EXPECT_EQ(read_errno, ECONNRESET);
+}
+
+TEST(EgressAllowlist, PatternsMatchHostAndPort) {
+  EXPECT_TRUE(EgressProxy::allowed({}, "anything.example:1"));
+  std::vector<std::string> allow = {"*.stripe.com:443", "127.0.0.1:8025"};
+  EXPECT_TRUE(EgressProxy::allowed(allow, "api.stripe.com:443"));
+  EXPECT_FALSE(EgressProxy::allowed(allow, "api.stripe.com:80"));
+  EXPECT_FALSE(EgressProxy::allowed(allow, "stripe.com.evil.example:443"));
+  EXPECT_TRUE(EgressProxy::allowed(allow, "127.0.0.1:8025"));
+  EXPECT_FALSE(EgressProxy::allowed(allow, "127.0.0.1:80251"));
+}
+
+// Ports that stay put: a remembered port is asked for again even once the declared one is free.
+TEST(PortMemory, ARememberedPortIsAskedForAgainAndSaysWhy) {
+  testing::TempDir dir;
+  int free_port = 0;
+  {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    auto probe = PortForward::listen_host(&loop, 0, [] { return Result<Upstream>(Upstream{}); });
+    ASSERT_TRUE(probe.ok());
+    free_port = (*probe)->port();
+    probe->reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+  ResolvedStack stack;
+  stack.name = "shop";
+  stack.file = dir.path() + "/stackie-stack.yml";
+  ResolvedBlock db;
+  db.name = "stackie.postgres";
+  db.serves = {ServedPort{"postgres", "postgres", 5432, free_port}};
+  db.moved_ports = {MovedPort{"postgres", 5432, free_port, "taken"}};
+  stack.blocks = {db};
+  {
+    PortMemory memory(dir.path() + "/ports.json");
+    memory.remember(stack);
+  }
+  PortMemory memory(dir.path() + "/ports.json");  // read back from the file
+  HostPortRequest request{"shop", "stackie.postgres", "postgres", 5432, false, dir.path()};
+  EXPECT_EQ(memory.recall(request), free_port);
+  auto grant = choose_host_port(request, {}, &memory);
+  ASSERT_TRUE(grant.ok()) << grant.error().message;
+  EXPECT_EQ(grant->port, free_port);
+  EXPECT_NE(grant->note.find("using " + std::to_string(free_port)), std::string::npos)
+      << grant->note;
+  // Another project directory, or a changed declaration, starts afresh.
+  HostPortRequest elsewhere = request;
+  elsewhere.project_dir = "/somewhere/else";
+  EXPECT_EQ(memory.recall(elsewhere), 0);
+  HostPortRequest redeclared = request;
+  redeclared.wanted = 5500;
+  EXPECT_EQ(memory.recall(redeclared), 0);
 }
 
 }  // namespace
