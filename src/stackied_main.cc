@@ -229,7 +229,8 @@ Spawners make_spawners() {
     } else {
       no_cgroup = delegated.error().message;
     }
-    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups), no_cgroup);
+    spawners.lockbox =
+        stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups), no_cgroup);
     log_line(stackie::DaemonLogLevel::info,
              "block limits: " + spawners.lockbox->limits_enforcement());
   } else {
@@ -248,8 +249,7 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
   options.loader =
       stackie::daemon_stack_loader(home, [running](const stackie::HostPortRequest& request) {
         return stackie::choose_host_port(
-            request,
-            *running ? (*running)->supervisor().ps() : std::vector<stackie::BlockStatus>{},
+            request, *running ? (*running)->supervisor().ps() : std::vector<stackie::BlockStatus>{},
             *running ? &(*running)->port_memory() : nullptr);
       });
   options.supervisor.loop = loop;

@@ -17,9 +17,9 @@
 #include <span>
 #include <string>
 
+#include "base/cgroup_v2.h"
 #include "base/directories.h"
 #include "base/userns_diagnosis.h"
-#include "base/cgroup_v2.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"

@@ -97,8 +97,7 @@ int run_logs(std::span<char*> argv) {
                    (color == "auto" && stdout_is_tty() && std::getenv("NO_COLOR") == nullptr);
   Json block_list = Json::array();
   for (const auto& b : blocks) block_list.push_back(b);
-  Json params =
-      Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
+  Json params = Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
   if (!project.empty()) params.set("stack", project);
   if (streams.size() > 0) params.set("streams", streams);
   if (since_ms) {

@@ -530,8 +530,9 @@ bool Server::Impl::evict_idle(const PeerCredentials& newcomer) {
     if (connection->closing || !connection->pending.empty() || !connection->reading) continue;
     log(LogLevel::info, "ipc: closed an idle connection (" + describe(connection->peer) +
                             ") to make room for a new client (" + describe(newcomer) + ")");
-    connection->refuse(errc::kBusy, "closed to make room for a new client: the daemon is at its "
-                                    "connection limit and this connection had nothing in flight");
+    connection->refuse(errc::kBusy,
+                       "closed to make room for a new client: the daemon is at its "
+                       "connection limit and this connection had nothing in flight");
     return true;
   }
   return false;
@@ -596,7 +597,8 @@ Status Server::Impl::bind_path(const std::string& path) {
   };
   auto stale = remove_stale_socket(path);
   if (!stale) return fail(stale.take_error());
-  if (*stale) log(LogLevel::info, "ipc: replaced the stale socket " + path + " (its daemon is gone)");
+  if (*stale)
+    log(LogLevel::info, "ipc: replaced the stale socket " + path + " (its daemon is gone)");
   auto fd = bind_listening_socket(path, kBacklog);
   if (!fd) return fail(fd.take_error());
   struct stat info {};

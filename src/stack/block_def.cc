@@ -1,7 +1,7 @@
 #include "stack/block_def.h"
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 

@@ -115,12 +115,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   block.where = key.where;
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
-  STACKIE_TRY(check_fields(
-      body,
-      {"vars", "serves", "consumes", "depends_on", "path", "command", "environment", "volumes",
-       "restart", "health", "stop_signal", "stop_timeout", "platforms", "limits",
-       "network", "egress"},
-      context));
+  STACKIE_TRY(check_fields(body,
+                           {"vars", "serves", "consumes", "depends_on", "path", "command",
+                            "environment", "volumes", "restart", "health", "stop_signal",
+                            "stop_timeout", "platforms", "limits", "network", "egress"},
+                           context));
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
     block.vars = std::move(vars);

@@ -120,7 +120,7 @@ class BlockRunner {
   std::unique_ptr<Process> process_;
   std::vector<OutputPipe*> pipes_;
   std::vector<std::unique_ptr<PortForward>> consume_forwards_;  // while the command runs
-  std::unique_ptr<EgressProxy> egress_;     // network: outbound
+  std::unique_ptr<EgressProxy> egress_;                         // network: outbound
   uint64_t started_at_ = 0;                 // uv_now when the command was spawned
   StopCause stop_cause_ = StopCause::none;  // while stopping: asked, or forced by health
   bool start_deferred_ = false;             // a start came while stopping (the table's defer)

@@ -30,20 +30,19 @@ constexpr std::array<std::array<Step, kBlockEventCount>, kBlockStateCount> kTabl
     {to(S::starting), ignore(kNoProcess), ignore(kNoProcess), to(S::stopped), ignore(kNoProcess),
      ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoTimer)},
     // starting: init or command spawned, not yet ready
-    {ignore("already starting"), to(S::running), to(S::stopping), to(S::stopping),
-     to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
+    {ignore("already starting"), to(S::running), to(S::stopping), to(S::stopping), to(S::stopped),
+     to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
     // running
     {ignore("already running"), ignore("already ready"), to(S::stopping), to(S::stopping),
      to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
     // stopping: the exit decides (a requested stop ends in `stopped`; a stop forced by a
     // failing health check goes on to the restart policy)
-    {defer("kept: started once the stop is over"), ignore(kStale),
-     ignore("already stopping"), ignore("already stopping: the exit ends it in stopped"),
-     to(S::stopped), to(S::backoff), to(S::failed), to(S::failed), ignore(kNoTimer)},
+    {defer("kept: started once the stop is over"), ignore(kStale), ignore("already stopping"),
+     ignore("already stopping: the exit ends it in stopped"), to(S::stopped), to(S::backoff),
+     to(S::failed), to(S::failed), ignore(kNoTimer)},
     // stopped
-    {to(S::starting), ignore(kStale), ignore(kStale), ignore("already stopped"),
-     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess),
-     ignore(kNoTimer)},
+    {to(S::starting), ignore(kStale), ignore(kStale), ignore("already stopped"), ignore(kNoProcess),
+     ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoTimer)},
     // failed
     {to(S::starting), ignore(kStale), ignore(kStale), ignore("already down (failed)"),
      ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess), ignore(kNoProcess),

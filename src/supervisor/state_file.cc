@@ -39,8 +39,7 @@ std::string state_to_json(const std::vector<StackRecord>& stacks) {
         {"no_sandbox", record.request.no_sandbox},
         {"unsandboxed", std::move(unsandboxed)},
     });
-    if (!record.request.project_name.empty())
-      item.set("project_name", record.request.project_name);
+    if (!record.request.project_name.empty()) item.set("project_name", record.request.project_name);
     list.push_back(std::move(item));
   }
   return to_json_line(Json::object({{"v", kStateVersion}, {"stacks", std::move(list)}}));

@@ -18,10 +18,10 @@
 #include <sstream>
 #include <thread>
 
-#include "support/temp_dir.h"
 #include "base/cgroup_v2.h"
 #include "lockbox_harness.h"
 #include "spawn/cgroup_tree.h"
+#include "support/temp_dir.h"
 
 extern char** environ;
 

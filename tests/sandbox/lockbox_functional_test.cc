@@ -383,15 +383,15 @@ TEST_F(LockboxRun, JoinedCommandsAreHeldByTheSandboxsLimits) {
   ASSERT_TRUE(box.wait_for("ready"));
   std::string pid = std::to_string(box.pid());
   // dash stops at the first fork it cannot make ("Cannot fork"); its sleepers stay.
-  RunResult bomb = run({lockbox_path(), "--join", pid, "--", "/bin/sh", "-c",
-                        "i=0; while [ $i -lt 100 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done; echo all"});
+  RunResult bomb =
+      run({lockbox_path(), "--join", pid, "--", "/bin/sh", "-c",
+           "i=0; while [ $i -lt 100 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done; echo all"});
   EXPECT_EQ(bomb.out.find("all"), std::string::npos) << "every fork of the joined bomb worked";
   EXPECT_NE(bomb.err.find("fork"), std::string::npos) << bomb.err;
   int inside = processes_in_user_ns_of(box.pid());
   EXPECT_GT(inside, 8);
   EXPECT_LE(inside, 16);
-  RunResult big = run({lockbox_path(), "--join", pid, "--", "/usr/bin/python3", "-c", kHog,
-                       "512"});
+  RunResult big = run({lockbox_path(), "--join", pid, "--", "/usr/bin/python3", "-c", kHog, "512"});
   EXPECT_EQ(trim(big.out), "ENOMEM") << big.err;
 }
 
