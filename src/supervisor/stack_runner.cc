@@ -258,8 +258,9 @@ const BlockRunner* StackRunner::first_failed() const {
 }
 
 const BlockRunner* StackRunner::first_stopped() const {
+  // A one-shot task that completed is done, not stopped: `up` goes on with its dependants.
   for (const auto& block : active_)
-    if (block->state() == BlockState::stopped) return block.get();
+    if (block->state() == BlockState::stopped && !completed(*block)) return block.get();
   return nullptr;
 }
 
