@@ -4,16 +4,13 @@
 // only weakly refers to its connection: a session outliving its client is a harmless no-op.
 #include "ipc/server.h"
 
-#include <poll.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include <map>
 #include <vector>
 
-#include "ipc/socket_file.h"
 #include "base/uv_handle.h"
+#include "ipc/server_endpoint.h"
 
 namespace stackie::ipc {
 
@@ -34,25 +31,15 @@ struct Call {
 
 namespace {
 
-constexpr int kBacklog = 128;
 constexpr std::size_t kReadBufferSize = 64 * 1024;
-
-std::string describe(const PeerCredentials& peer) {
-  std::string text = "uid " + std::to_string(peer.uid);
-  if (peer.pid > 0) text += ", pid " + std::to_string(peer.pid);
-  return text;
-}
 
 }  // namespace
 
 struct Server::Impl {
   Impl(uv_loop_t* loop_in, Handler& handler_in, ServerOptions options_in)
-      : loop(loop_in),
-        handler(handler_in),
-        options(std::move(options_in)),
-        allowed_uid(options.allowed_uid.value_or(geteuid())) {}
+      : loop(loop_in), handler(handler_in), options(std::move(options_in)) {}
 
-  Status start(int fd);
+  Status start_listener();
   void accept_connection();
   void connection_closed(std::uint64_t serial);
   void release_socket_file();
@@ -65,15 +52,12 @@ struct Server::Impl {
   uv_loop_t* loop;
   Handler& handler;
   ServerOptions options;
-  uid_t allowed_uid;
   UvHandle<uv_pipe_t> listener;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections;
   std::uint64_t next_connection_serial = 1;
   std::uint64_t next_call_serial = 1;
   std::string socket_path;
-  dev_t socket_device = 0;
-  ino_t socket_inode = 0;
-  int lock_fd = -1;
+  std::unique_ptr<Endpoint> endpoint;  // what listen() made on the system, released on close
   bool closing = false;
   std::function<void()> on_closed;
 };
@@ -180,10 +164,7 @@ void Connection::stop_reading() {
 }
 
 bool Connection::peer_hung_up() const {
-  uv_os_fd_t fd = -1;
-  if (uv_fileno(pipe.handle(), &fd) != 0) return true;
-  pollfd entry{fd, 0, 0};  // POLLHUP is reported whatever the events asked
-  return poll(&entry, 1, 0) < 0 || (entry.revents & (POLLHUP | POLLERR)) != 0;
+  return ipc::peer_hung_up(pipe.get());
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
@@ -430,19 +411,10 @@ void Session::fail(std::string_view code, std::string_view message, const Json& 
 
 // ---------------------------------------------------------------- Server::Impl
 
-Status Server::Impl::start(int fd) {
+Status Server::Impl::start_listener() {
   const int init =
       listener.init([&](uv_pipe_t* pipe) { return uv_pipe_init(loop, pipe, 0); }, this);
   if (init < 0) return Error{init, std::string("cannot create the listener: ") + uv_strerror(init)};
-  if (const int status = uv_pipe_open(listener.get(), fd); status < 0) {
-    listener.close();
-    return Error{status, std::string("cannot serve the socket: ") + uv_strerror(status)};
-  }
-  if (const int status = uv_listen(listener.stream(), kBacklog, on_connection_callback);
-      status < 0) {
-    listener.close();  // closes fd too: uv_pipe_open took it
-    return Error{status, std::string("cannot listen: ") + uv_strerror(status)};
-  }
   return {};
 }
 
@@ -467,21 +439,17 @@ void Server::Impl::accept_connection() {
   }
   connections.emplace(connection->serial, connection);
 
-  uv_os_fd_t fd = -1;
-  uv_fileno(connection->pipe.handle(), &fd);
-  auto peer = peer_credentials(fd);
+  auto peer = accepted_peer(connection->pipe.get());
   if (!peer) {
     log(LogLevel::warning, "ipc: refused a connection: " + peer.error().message);
     connection->close_now();
     return;
   }
   connection->peer = *peer;
-  if (peer->uid != allowed_uid) {
-    log(LogLevel::warning, "ipc: refused a connection from another user (" + describe(*peer) +
-                               "): this daemon serves uid " + std::to_string(allowed_uid) +
-                               " only");
-    connection->refuse(errc::kPermissionDenied,
-                       "this daemon serves uid " + std::to_string(allowed_uid) + " only");
+  if (std::string refusal = refusal_for(*peer, options); !refusal.empty()) {
+    log(LogLevel::warning,
+        "ipc: refused a connection from another user (" + describe(*peer) + "): " + refusal);
+    connection->refuse(errc::kPermissionDenied, refusal);
     return;
   }
   if (active_connections() > options.limits.max_connections) {
@@ -507,16 +475,8 @@ void Server::Impl::fire_on_closed() {
 }
 
 void Server::Impl::release_socket_file() {
-  // Only our own socket: a daemon started after us may have replaced the file.
-  struct stat info {};
-  if (!socket_path.empty() && lstat(socket_path.c_str(), &info) == 0 &&
-      info.st_dev == socket_device && info.st_ino == socket_inode)
-    unlink(socket_path.c_str());
-  if (lock_fd >= 0) {
-    // The lock file stays: unlinking it would let two later daemons lock two different files.
-    ::close(lock_fd);
-    lock_fd = -1;
-  }
+  if (endpoint) endpoint->release();
+  endpoint.reset();
 }
 
 // ---------------------------------------------------------------- Server
@@ -538,43 +498,28 @@ Server::~Server() {
 Status Server::listen(const std::string& socket_path) {
   if (impl_->listener || impl_->closing)
     return Error{UV_EINVAL, "the IPC server is already listening or closed"};
-  STACKIE_TRY(check_socket_path(socket_path));
-  const std::size_t slash = socket_path.find_last_of('/');
-  STACKIE_TRY(ensure_private_directory(slash == 0 ? "/" : socket_path.substr(0, slash)));
-  STACKIE_TRY_ASSIGN(lock_fd, lock_socket_path(socket_path));
-  auto fail = [&](Error error) -> Status {
-    ::close(lock_fd);
-    return error;
-  };
-  auto stale = remove_stale_socket(socket_path);
-  if (!stale) return fail(stale.take_error());
-  if (*stale)
-    impl_->log(LogLevel::info,
-               "ipc: replaced the stale socket " + socket_path + " (its daemon is gone)");
-  auto fd = bind_listening_socket(socket_path, kBacklog);
-  if (!fd) return fail(fd.take_error());
-  struct stat info {};
-  if (lstat(socket_path.c_str(), &info) != 0) {
-    const int error = errno;
-    ::close(*fd);
-    return fail(system_error(error, "cannot inspect " + socket_path));
-  }
-  if (auto started = impl_->start(*fd); !started) {
-    unlink(socket_path.c_str());
-    return fail(started.take_error());
+  STACKIE_TRY(impl_->start_listener());
+  auto endpoint = listen_endpoint(impl_->listener.get(), socket_path, on_connection_callback,
+                                  impl_->options.log);
+  if (!endpoint) {
+    impl_->listener.close();
+    return endpoint.take_error();
   }
   impl_->socket_path = socket_path;
-  impl_->socket_device = info.st_dev;
-  impl_->socket_inode = info.st_ino;
-  impl_->lock_fd = lock_fd;
+  impl_->endpoint = std::move(*endpoint);
   return {};
 }
 
 Status Server::listen_fd(int fd) {
   if (impl_->listener || impl_->closing)
     return Error{UV_EINVAL, "the IPC server is already listening or closed"};
-  STACKIE_TRY(check_listening_unix_socket(fd));
-  return impl_->start(fd);
+  STACKIE_TRY(impl_->start_listener());
+  if (auto adopted = adopt_listening_fd(impl_->listener.get(), fd, on_connection_callback);
+      !adopted) {
+    impl_->listener.close();  // closes fd too when uv_pipe_open took it
+    return adopted;
+  }
+  return {};
 }
 
 void Server::close(std::function<void()> on_closed) {

@@ -30,11 +30,24 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
     tail -n 40 "$work/wineboot.log"
     exit 1
   fi
+  # wineboot leaves services starting in the background; a test run on a prefix still
+  # settling is slow enough to miss its waits. Stop them all and start clean.
+  wineserver -k >/dev/null 2>&1 || true
+  wineserver -w >/dev/null 2>&1 || true
 fi
 echo "wine prefix ready in $(($(date +%s) - start)) s ($(wine --version 2>/dev/null))"
+# Z: is the host's / in every Wine prefix: an argument naming a host .exe is passed as a
+# Windows path, which Windows programs can hand to CreateProcess.
+windows_path() { local p; p=$(realpath "$1"); p=${p//\//\\}; printf 'Z:%s' "$p"; }
 rc=0
 case "$1" in
-  *.exe) timeout 120 wine "$@" || rc=$? ;;
+  *.exe)
+    args=("$1")
+    shift
+    for arg in "$@"; do
+      case "$arg" in *.exe) args+=("$(windows_path "$arg")") ;; *) args+=("$arg") ;; esac
+    done
+    timeout 300 wine "${args[@]}" || rc=$? ;;
   *) "$@" || rc=$? ;;
 esac
 echo "$name took $(($(date +%s) - start)) s"

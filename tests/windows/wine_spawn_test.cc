@@ -181,7 +181,7 @@ void test_job_kills_grandchild(const stackie::RestrictedTokenPlan& plan, const s
   if (!child.ok()) return;
 
   DWORD grandchild_pid = 0;
-  for (int i = 0; i < 200 && grandchild_pid == 0; ++i) {  // up to 10 s
+  for (int i = 0; i < 1200 && grandchild_pid == 0; ++i) {  // up to 60 s: Wine can be slow
     if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
       unsigned long pid = 0;
       if (std::fscanf(in, "%lu", &pid) == 1) grandchild_pid = pid;
