@@ -11,7 +11,7 @@ namespace stackie::lockbox {
 const char kUsage[] =
     "Usage: stackie-lockbox [OPTIONS] -- COMMAND [ARG...]\n"
     "       stackie-lockbox --join PID [--setenv NAME VALUE | --pass-env NAME]... [--chdir DIR]\n"
-    "                       -- COMMAND [ARG...]\n"
+    "                       [--name NAME] -- COMMAND [ARG...]\n"
     "\n"
     "Run COMMAND inside an unprivileged namespace sandbox built from a policy.\n"
     "\n"
@@ -26,7 +26,8 @@ const char kUsage[] =
     "  --pass-env NAME          add NAME with its value from this environment (if set), so a\n"
     "                           secret value need not appear on the command line\n"
     "  --chdir DIR              working directory inside (default /)\n"
-    "  --name NAME              sandbox name, the hostname inside (default stackie)\n"
+    "  --name NAME              sandbox name, the hostname inside (default stackie); with\n"
+    "                           --join, the name the joined sandbox must have\n"
     "  --pass-fd N              keep fd N open in COMMAND\n"
     "  --no-system-view         do not add the default read-only system view\n"
     "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
@@ -211,7 +212,8 @@ Status check_options(const Options& options) {
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
         !p.host_tmp_dir.empty() || !p.pass_fds.empty())
       return usage_error(
-          "--join enters an existing sandbox: only --setenv, --pass-env and --chdir apply");
+          "--join enters an existing sandbox: only --setenv, --pass-env, --chdir and --name "
+          "apply");
   }
   if (options.policy_fd < 0) {
     Status valid = validate(options.policy);
