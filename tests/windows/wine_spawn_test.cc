@@ -196,6 +196,16 @@ void test_job_kills_grandchild(const stackie::RestrictedTokenPlan& plan, const s
   check(grandchild != nullptr, "grandchild can be opened");
   if (!grandchild) return;
   check(WaitForSingleObject(grandchild, 0) == WAIT_TIMEOUT, "grandchild is running");
+  stackie::Result<uint32_t> ui = (*child)->ui_restrictions();
+  if (!ui.ok() && ui.error().code == -static_cast<int>(ERROR_INVALID_FUNCTION))
+    std::printf(
+        "skip the job's UI limits cannot be read back on this host (Wine does not "
+        "implement the JobObjectBasicUIRestrictions query; setting them succeeded)\n");
+  else
+    check(ui.ok() && *ui == stackie::expected_job_ui_restrictions(),
+          "the job carries the UI limits (no handles to the user's windows, no clipboard, no "
+          "global atoms, no settings, no logoff, no desktop switch): " +
+              (ui.ok() ? std::to_string(*ui) : ui.error().message));
   (*child)->close_job();
   check(WaitForSingleObject(grandchild, 10000) == WAIT_OBJECT_0,
         "closing the job killed the grandchild");
