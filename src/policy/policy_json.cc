@@ -78,6 +78,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   }
   cJSON_AddStringToObject(json, "working_dir", policy.working_dir.c_str());
   cJSON_AddStringToObject(json, "host_tmp_dir", policy.host_tmp_dir.c_str());
+  cJSON_AddStringToObject(json, "storage_root", policy.storage_root.c_str());
   cJSON* fds = cJSON_AddArrayToObject(json, "pass_fds");
   for (int fd : policy.pass_fds) cJSON_AddItemToArray(fds, cJSON_CreateNumber(fd));
 
@@ -141,6 +142,8 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.working_dir = std::move(working_dir);
   STACKIE_TRY_ASSIGN(host_tmp_dir, get_string(json, "host_tmp_dir", false));
   policy.host_tmp_dir = std::move(host_tmp_dir);
+  STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
+  policy.storage_root = std::move(storage_root);
   if (const cJSON* fds = cJSON_GetObjectItemCaseSensitive(json, "pass_fds")) {
     if (!cJSON_IsArray(fds)) return field_error("pass_fds", "an array of integers");
     const cJSON* item;

@@ -20,6 +20,8 @@ const char kUsage[] =
     "  --rw SRC[:DEST]          bind SRC read-write\n"
     "  --tmpfs DEST             mount a fresh tmpfs at DEST\n"
     "  --tmpdir DIR             back the private /tmp with host directory DIR\n"
+    "  --storage-root DIR       open bind sources and --tmpdir below DIR from DIR, refusing\n"
+    "                           any symlink on the way (a block may have planted one)\n"
     "  --net none|localhost|host  network namespace mode (default none)\n"
     "  --identity root|user     uid inside: 0 (default) or the caller's own\n"
     "  --setenv NAME VALUE      add a variable; nothing else of the environment passes\n"
@@ -130,6 +132,10 @@ Result<Options> parse_options(int argc, const char* const* argv) {
     } else if (arg == "--tmpdir") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       policy.host_tmp_dir = std::string(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--storage-root") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.storage_root = std::string(text);
       options.policy_flags_used = true;
     } else if (arg == "--net") {
       STACKIE_TRY_ASSIGN(text, value(arg));

@@ -257,6 +257,9 @@ void DaemonHandlers::up(Session session, const Json& params) {
   // shows the blocks still waiting for their dependencies too.
   Json planned = Json::array();
   for (const auto& row : daemon_.supervisor().ps(*stack_name)) planned.push_back(ps_row(row));
+  if (const StackRunner* runner = daemon_.supervisor().stack(*stack_name))
+    for (const auto& warning : runner->spec().warnings)
+      session.event("warning", Json::object({{"message", warning}}));
   session.event("stack", Json::object({{"stack", *stack_name}, {"blocks", planned}}));
   if (early->has_value()) answer(std::move(**early));
   if (!wait) {
