@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/safe_open.h"
+#include "stack/file_kind.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
 #include "stack/interpolate.h"
@@ -566,9 +567,7 @@ class BlockBuilder {
     for (const auto& candidate : candidates) {
       std::string path = normalize_path(candidate);
       auto below = path_below(project_dir_, path);
-      struct stat info {};
-      if (!below || below->empty() || ::lstat(path.c_str(), &info) != 0) continue;
-      if (!S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) continue;
+      if (!below || below->empty() || !is_file_or_directory_itself(path)) continue;
       if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
     }
     return out;
