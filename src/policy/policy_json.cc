@@ -54,6 +54,26 @@ Result<std::vector<BindMount>> get_binds(const cJSON* object, const char* field)
   return binds;
 }
 
+// An absent field is an empty list (older senders).
+Result<std::vector<int>> get_ints(const cJSON* object, const char* field) {
+  std::vector<int> out;
+  const cJSON* array = cJSON_GetObjectItemCaseSensitive(object, field);
+  if (!array) return out;
+  if (!cJSON_IsArray(array)) return field_error(field, "an array of integers");
+  const cJSON* item;
+  cJSON_ArrayForEach(item, array) {
+    if (!cJSON_IsNumber(item) || item->valuedouble != static_cast<double>(item->valueint))
+      return field_error(field, "an array of integers");
+    out.push_back(item->valueint);
+  }
+  return out;
+}
+
+void ints_to_json(cJSON* object, const char* field, const std::vector<int>& values) {
+  cJSON* array = cJSON_AddArrayToObject(object, field);
+  for (int value : values) cJSON_AddItemToArray(array, cJSON_CreateNumber(value));
+}
+
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
@@ -78,8 +98,9 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   }
   cJSON_AddStringToObject(json, "working_dir", policy.working_dir.c_str());
   cJSON_AddStringToObject(json, "host_tmp_dir", policy.host_tmp_dir.c_str());
-  cJSON* fds = cJSON_AddArrayToObject(json, "pass_fds");
-  for (int fd : policy.pass_fds) cJSON_AddItemToArray(fds, cJSON_CreateNumber(fd));
+  ints_to_json(json, "pass_fds", policy.pass_fds);
+  ints_to_json(json, "serve_ports", policy.serve_ports);
+  ints_to_json(json, "connect_ports", policy.connect_ports);
 
   char* text = cJSON_PrintUnformatted(json);
   std::string out = text ? text : "";
@@ -141,15 +162,12 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.working_dir = std::move(working_dir);
   STACKIE_TRY_ASSIGN(host_tmp_dir, get_string(json, "host_tmp_dir", false));
   policy.host_tmp_dir = std::move(host_tmp_dir);
-  if (const cJSON* fds = cJSON_GetObjectItemCaseSensitive(json, "pass_fds")) {
-    if (!cJSON_IsArray(fds)) return field_error("pass_fds", "an array of integers");
-    const cJSON* item;
-    cJSON_ArrayForEach(item, fds) {
-      if (!cJSON_IsNumber(item) || item->valuedouble != static_cast<double>(item->valueint))
-        return field_error("pass_fds", "an array of integers");
-      policy.pass_fds.push_back(item->valueint);
-    }
-  }
+  STACKIE_TRY_ASSIGN(pass_fds, get_ints(json, "pass_fds"));
+  policy.pass_fds = std::move(pass_fds);
+  STACKIE_TRY_ASSIGN(serve_ports, get_ints(json, "serve_ports"));
+  policy.serve_ports = std::move(serve_ports);
+  STACKIE_TRY_ASSIGN(connect_ports, get_ints(json, "connect_ports"));
+  policy.connect_ports = std::move(connect_ports);
   STACKIE_TRY(validate(policy));
   return policy;
 }

@@ -176,9 +176,17 @@ class BlockBuilder {
       block_.policy.network = *spec_.def->sandbox.network;
   }
 
-  // On the host's network: unsandboxed, or sandboxed with `network: host`.
+  // On the host's network: unsandboxed, sandboxed with `network: host`, or `network:
+  // localhost` where sandboxes have no network namespace of their own (every OS but Linux):
+  // such a block listens and connects on the host's loopback itself, so its ports are host
+  // ports, and its profile lets only those cross (SandboxPolicy::serve_ports).
   bool on_host_network() const {
-    return !block_.sandboxed || block_.policy.network == NetworkMode::host;
+    return !block_.sandboxed || block_.policy.network == NetworkMode::host ||
+           shares_host_loopback();
+  }
+  bool shares_host_loopback() const {
+    return block_.sandboxed && block_.policy.network == NetworkMode::localhost &&
+           options_.os != "linux";
   }
 
   // Host ports first (DESIGN.md §6): ${serves.X} of a block on the host's network and
@@ -203,7 +211,8 @@ class BlockBuilder {
       HostPortRequest request{stack_.name, block_.name, port.name,
                               port.host_port != 0 ? port.host_port : port.port,
                               stack_.strict_ports || on_host_network()};
-      if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
+      if (on_host_network() && !shares_host_loopback() && port.host_port != 0 &&
+          port.host_port != port.port)
         return error_at(spec_.serves[i].port_where,
                         "'serves." + port.name + "' of '" + block_.name +
                             "' runs on the host's network: host_port must equal port");
@@ -215,6 +224,10 @@ class BlockBuilder {
       if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
       port.host_port = *allocated;
     }
+    // Sharing the host's loopback, the block listens on its host port itself: that is its
+    // port, for ${serves.X}, its health check and its consumers alike.
+    if (shares_host_loopback())
+      for (auto& port : block_.serves) port.port = port.host_port;
     // A consumer on the host's network reaches a provider through its host port.
     if (on_host_network())
       for (auto& consume : block_.consumes)
@@ -359,7 +372,7 @@ class BlockBuilder {
     }
     if (ref.kind == "serves") {
       std::vector<std::string> known;
-      for (const auto& serve : spec_.serves) {
+      for (const auto& serve : block_.serves) {  // as allocated: see allocate_host_ports
         if (serve.name == name) return Expanded{std::to_string(serve.port), false};
         known.push_back(serve.name);
       }
@@ -484,7 +497,7 @@ class BlockBuilder {
       return {};
     }
     std::vector<std::string> known;
-    for (const auto& serve : spec_.serves) {
+    for (const auto& serve : block_.serves) {  // the ports as allocated (shared loopback)
       known.push_back(serve.name);
       if (serve.name == decl->port_name) health.port = serve.port;
     }
@@ -536,6 +549,11 @@ class BlockBuilder {
       for (const auto& path : ro) add(policy.read_only, path);
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
+    if (shares_host_loopback()) {
+      for (const auto& port : block_.serves) policy.serve_ports.push_back(port.host_port);
+      for (const auto& consume : block_.consumes)
+        policy.connect_ports.push_back(consume.local_port);
+    }
     return {};
   }
 
