@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sandbox/linux_net_control.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 #include "policy/policy.h"
 
 namespace stackie::linux_sandbox {

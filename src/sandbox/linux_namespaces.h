@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 #include "policy/policy.h"
 
 namespace stackie::linux_sandbox {

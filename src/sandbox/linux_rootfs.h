@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 #include "policy/policy.h"
 
 namespace stackie::linux_sandbox {

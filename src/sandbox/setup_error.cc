@@ -1,4 +1,4 @@
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace stackie::linux_sandbox {
+namespace stackie {
 namespace {
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -69,4 +69,4 @@ void report(const ErrorSink& sink, const SetupError& error) {
   }
 }
 
-}  // namespace stackie::linux_sandbox
+}  // namespace stackie
