@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/posix_io.h"
 #include "supervisor/daemon_loader.h"
 #include "ipc/server.h"
 #include "spawn/spawner.h"
@@ -91,7 +92,7 @@ std::string default_socket_path(const std::string& home) {
 // `stackie` starting a daemon learns the outcome.
 int daemonize(int* ready_fd) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  if (stackie::pipe_cloexec(fds) != 0) return -1;
   pid_t pid = ::fork();
   if (pid < 0) return -1;
   if (pid > 0) {

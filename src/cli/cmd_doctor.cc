@@ -1,20 +1,17 @@
 // `stackie doctor`: checks what the sandbox and the daemon need from this host, one line each,
 // OK or FAIL with the fix.
-#include <sched.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <optional>
 #include <span>
 #include <string>
 
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/doctor_checks.h"
 #include "stack/settings.h"
 
 namespace stackie::cli {
@@ -22,22 +19,13 @@ namespace stackie::cli {
 extern const char kDoctorUsage[] =
     "Usage: stackie doctor\n"
     "\n"
-    "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, the daemon socket, and that storage is writable. One line per check,\n"
-    "OK or FAIL with the fix.\n"
+    "Check the host: kernel version, what the sandbox needs (Linux: unprivileged user\n"
+    "namespaces, sysctls and a real unshare, and seccomp; macOS: Seatbelt), the daemon\n"
+    "socket, and that storage is writable. One line per check, OK or FAIL with the fix.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
 
 namespace {
-
-// The first line of a /proc file, or nullopt when the file does not exist.
-std::optional<std::string> read_line(const char* path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 struct Report {
   int failures = 0;
@@ -48,15 +36,6 @@ struct Report {
   }
 };
 
-bool can_unshare_user() {
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 }  // namespace
 
 int run_doctor(std::span<char*> argv) {
@@ -65,25 +44,8 @@ int run_doctor(std::span<char*> argv) {
   utsname uts{};
   uname(&uts);
   report.line(true, std::string("kernel ") + uts.sysname + " " + uts.release);
-  if (auto v = read_line("/proc/sys/kernel/unprivileged_userns_clone"))
-    report.line(*v != "0", "kernel.unprivileged_userns_clone = " + *v,
-                "run: sysctl -w kernel.unprivileged_userns_clone=1");
-  if (auto v = read_line("/proc/sys/user/max_user_namespaces"))
-    report.line(*v != "0", "user.max_user_namespaces = " + *v,
-                "run: sysctl -w user.max_user_namespaces=15000");
-  if (auto v = read_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
-    report.line(*v == "0", "kernel.apparmor_restrict_unprivileged_userns = " + *v,
-                "run: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor "
-                "profile for stackie-lockbox)");
-  report.line(can_unshare_user(), "unshare(CLONE_NEWUSER) works",
-              "enable unprivileged user namespaces, or run blocks with --no-sandbox");
-  std::string seccomp;
-  std::ifstream status("/proc/self/status");
-  for (std::string l; std::getline(status, l);)
-    if (l.rfind("Seccomp:", 0) == 0) seccomp = l;
-  report.line(!seccomp.empty(),
-              "seccomp available (" + (seccomp.empty() ? "no Seccomp field" : seccomp) + ")",
-              "a kernel built with CONFIG_SECCOMP_FILTER");
+  for (const DoctorLine& check : sandbox_host_checks())
+    report.line(check.ok, check.what, check.fix);
   auto socket = daemon_socket_path();
   if (!socket.ok()) {
     report.line(false, "socket path", socket.error().message);
