@@ -34,6 +34,10 @@ constexpr std::string_view kDevicesReadWrite[] = {
     "/dev/tty",
     "/dev/dtracehelper",
 };
+// A process's own descriptors by name (/dev/stdin is /dev/fd/0): opening one only duplicates
+// a descriptor the process already holds. initdb reads its password file from /dev/stdin.
+constexpr std::string_view kOwnDescriptors[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+constexpr std::string_view kOwnDescriptorDir = "/dev/fd";
 constexpr std::string_view kDevicesReadOnly[] = {
     "/dev/random",
     "/dev/urandom",
@@ -268,6 +272,8 @@ std::string seatbelt_profile(const SandboxPolicy& policy) {
     w.rule("allow", "file-read* file-map-executable", "subpath", strings(kSystemReadOnly));
     w.rule("allow", "file-read* file-write-data file-ioctl", "literal", strings(kDevicesReadWrite));
     w.rule("allow", "file-read*", "literal", strings(kDevicesReadOnly));
+    w.rule("allow", "file-read* file-write-data", "literal", strings(kOwnDescriptors));
+    w.rule("allow", "file-read* file-write-data", "subpath", {std::string(kOwnDescriptorDir)});
   }
   w.rule("allow", "file-read* file-map-executable", "subpath", read_only);
   w.rule("allow", "file-read* file-write* file-map-executable", "subpath", read_write);

@@ -421,6 +421,17 @@ TEST(SeatbeltProfile, SysctlReadsOnlyNamedSystemFacts) {
   }
 }
 
+// initdb reads its password from /dev/stdin (stackie.postgres): a process's own descriptors by
+// name, and no other device.
+TEST(SeatbeltProfile, OwnDescriptorsByNameButNotAllOfDev) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(minimal_policy()));
+  std::set<std::string> literals = values_for(grants, "allow", "file-read*", "literal");
+  EXPECT_TRUE(literals.count("/dev/stdin") && literals.count("/dev/null"));
+  std::set<std::string> subpaths = values_for(grants, "allow", "file-read*", "subpath");
+  EXPECT_TRUE(subpaths.count("/dev/fd"));
+  EXPECT_FALSE(subpaths.count("/dev")) << "disks and other devices stay denied";
+}
+
 TEST(SeatbeltProfile, PosixIpcNamesArePrefixedPerBlock) {
   std::vector<Grant> grants = checked_grants(seatbelt_profile(postgres_policy()));
   const std::string prefix = seatbelt_ipc_prefix("demo-postgres");
