@@ -331,6 +331,10 @@ std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path) {
   return std::make_unique<LockboxSpawner>(std::move(lockbox_path));
 }
 
+SandboxKind native_sandbox_kind() {
+  return spawn_detail::lockbox_kind();
+}
+
 Result<std::string> find_lockbox() {
   if (const char* env = std::getenv("STACKIE_LOCKBOX"); env != nullptr && *env != '\0') {
     if (::access(env, X_OK) != 0)
