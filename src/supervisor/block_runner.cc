@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/directories.h"
+#include "base/signal_name.h"
 #include "supervisor/init_script.h"
 
 namespace stackie {
@@ -126,11 +127,6 @@ void close_timer(uv_timer_t* timer) {
   uv_timer_stop(timer);
   uv_close(reinterpret_cast<uv_handle_t*>(timer),
            [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-}
-
-std::string signal_name(int signum) {
-  const char* abbrev = sigabbrev_np(signum);
-  return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
 }
 
 uint64_t wall_clock_ms() {

@@ -24,7 +24,11 @@ Error unsupported() {
 PortForward::PortForward(uv_loop_t* loop, UpstreamFor upstream)
     : loop_(loop), upstream_(std::move(upstream)) {}
 
-PortForward::~PortForward() = default;
+// Never listening here: no listener to close (the Linux fields stay unused on macOS).
+PortForward::~PortForward() {
+  (void)loop_;
+  (void)listener_;
+}
 
 Result<std::unique_ptr<PortForward>> PortForward::listen_host(uv_loop_t*, int, UpstreamFor) {
   return unsupported();
