@@ -4,6 +4,7 @@
 #include <sys/event.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
