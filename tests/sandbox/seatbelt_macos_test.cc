@@ -122,10 +122,7 @@ TEST_F(SeatbeltHostile, CannotReadDocuments) {
   if (!fs::is_directory(docs)) GTEST_SKIP() << "no ~/Documents on this Mac";
   const std::string bait = docs + "/.stackie-test-bait";
   write_file(bait, "private");
-  EXPECT_EQ(run_block(block_a(), "cat '" + a_ + "/../" + fs::path(a_).filename().string() +
-                                     "/tmp/../tmp' 2>/dev/null; true"),
-            0)
-      << "control: the block runs";
+  EXPECT_EQ(run_block(block_a(), "ls '" + a_ + "'"), 0) << "control: its own volume lists";
   EXPECT_NE(run_block(block_a(), "cat '" + bait + "'"), 0) << "read ~/Documents";
   EXPECT_NE(run_block(block_a(), "ls '" + docs + "'"), 0) << "listed ~/Documents";
   fs::remove(bait);
