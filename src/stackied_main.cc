@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
   int ready_fd = -1;
   if (!foreground) {
     std::string log_path = home + "/stackied.log";
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    int fd =
+        ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
       std::fprintf(stderr, "stackied: open %s: %s\n", log_path.c_str(), std::strerror(errno));
       return 1;
@@ -226,6 +227,7 @@ int main(int argc, char** argv) {
   options.supervisor.passthrough = passthrough.get();
   options.supervisor.sandboxed = lockbox_spawner.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
+  options.ephemeral_base = stackie::daemon_ephemeral_base(home);
   options.log = log_line;
   options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };
   int status = 0;

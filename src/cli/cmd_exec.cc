@@ -1,6 +1,7 @@
-// `stackie exec BLOCK -- CMD [ARG...]`: asks the daemon where the block runs, then becomes
-// `stackie-lockbox --join PID -- CMD` (or CMD itself for a passthrough block) so that CMD
-// keeps the caller's terminal and its exit status is ours.
+// `stackie exec BLOCK -- CMD [ARG...]`: asks the daemon where the block runs, then runs
+// `stackie-lockbox --join PID -- CMD` on a pty of its own (or pipes) and relays it
+// (exec_relay.h): the caller's terminal, fds and cwd never enter the sandbox. A passthrough
+// block has no sandbox to keep out: we become CMD itself, on the caller's terminal.
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/exec_relay.h"
 
 extern char** environ;  // POSIX names it; no standard header declares it
 
@@ -23,10 +25,12 @@ namespace stackie::cli {
 extern const char kExecUsage[] =
     "Usage: stackie exec BLOCK -- CMD [ARG...]\n"
     "\n"
-    "Run CMD inside the sandbox of a running block (its namespaces and policy), attached to\n"
-    "this terminal, in the block's working directory with the block's environment (not this\n"
-    "shell's; the caller's TERM is added). A passthrough (--no-sandbox) block runs CMD\n"
-    "directly.\n"
+    "Run CMD inside the sandbox of a running block (its namespaces and policy), in the block's\n"
+    "working directory with the block's environment (not this shell's; the caller's TERM is\n"
+    "added). CMD gets a terminal of its own when stdin is one (relayed to this one, which is\n"
+    "in raw mode meanwhile; its size follows), pipes otherwise: nothing of this terminal\n"
+    "enters the sandbox. Signals to stackie are forwarded to CMD. A passthrough (--no-sandbox)\n"
+    "block runs CMD directly.\n"
     "\n"
     "Exit status: CMD's; 1 the block is not running, 2 usage error, 3 no daemon, 127 CMD not\n"
     "found.\n";
@@ -48,8 +52,8 @@ int run_exec(std::span<char*> argv) {
   // The block's environment, plus the caller's TERM (an interactive psql or redis-cli edits
   // lines with it) unless the block sets its own; and the block's working directory.
   Json environment = r["environment"];
-  if (const char* term = std::getenv("TERM"); term && environment.is_object() &&
-                                              !environment.contains("TERM"))
+  if (const char* term = std::getenv("TERM");
+      term && environment.is_object() && !environment.contains("TERM"))
     environment.set("TERM", term);
   std::string cwd = r["cwd"].string_or("");
   std::vector<std::string> words;
@@ -62,27 +66,38 @@ int run_exec(std::span<char*> argv) {
         words.push_back(name);
       }
     if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
+    // The lockbox checks it joins this sandbox: the pid may have been recycled meanwhile.
+    if (std::string id = r["sandbox_id"].string_or(""); !id.empty())
+      words.insert(words.end(), {"--name", id});
     words.emplace_back("--");
   } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
   }
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
-  std::vector<char*> exec_argv;
-  for (auto& w : words) exec_argv.push_back(w.data());
-  exec_argv.push_back(nullptr);
   // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
   // PATH is the block's when execvp searches).
   std::vector<std::string> block_env;
-  std::vector<char*> block_envp;
-  if (environment.is_object()) {
+  if (environment.is_object())
     for (const auto& [name, value] : environment.as_object())
       block_env.push_back(name + "=" + value.string_or(""));
+  std::fflush(stdout);
+  if (r["lockbox"].is_string()) {
+    auto status = run_relayed(words, block_env);
+    if (!status.ok()) {
+      std::fprintf(stderr, "stackie: exec: %s\n", status.error().message.c_str());
+      return 127;
+    }
+    return *status;
+  }
+  std::vector<char*> exec_argv;
+  for (auto& w : words) exec_argv.push_back(w.data());
+  exec_argv.push_back(nullptr);
+  std::vector<char*> block_envp;
+  if (environment.is_object()) {
     for (auto& entry : block_env) block_envp.push_back(entry.data());
     block_envp.push_back(nullptr);
     environ = block_envp.data();
   }
-  std::fflush(stdout);
   execvp(exec_argv[0], exec_argv.data());
   std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));
   return 127;

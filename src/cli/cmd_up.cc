@@ -121,6 +121,10 @@ int run_up(std::span<char*> argv) {
     std::fflush(stdout);
   };
   auto on_event = [&](const ipc::Event& event) {
+    if (event.name == "warning") {  // sent before "stack": ahead of any live line
+      std::fprintf(stderr, "stackie: %s\n", event.data["message"].string_or("").c_str());
+      return;
+    }
     if (event.name == "stack")
       view.plan(event.data["blocks"], monotonic_ms());
     else if (event.name == "progress")

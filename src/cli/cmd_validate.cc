@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "stack/block_def.h"
 #include "cli/cli.h"
 #include "cli/cmd.h"
+#include "stack/block_def.h"
 #include "stack/loader.h"
 
 extern char** environ;
@@ -346,6 +346,7 @@ int run_validate(std::span<char*> argv) {
     std::fprintf(stderr, "%s\n", stack.error().message.c_str());
     return kExitFailed;
   }
+  for (const auto& warning : stack->warnings) std::fprintf(stderr, "%s\n", warning.c_str());
   if (json)
     print_json(*stack);
   else

@@ -47,6 +47,10 @@ struct SandboxPolicy {
   std::vector<std::pair<std::string, std::string>> environment;
   std::string working_dir;    // inside the sandbox; empty = "/"
   std::string host_tmp_dir;   // host dir backing the private temp dir; empty = a fresh tmpfs
+  // The storage root (issue 14): every bind source and the temp dir below it are opened from
+  // this directory with no symlink on the way (base/safe_open.h), since the block itself can
+  // write there. Empty = no such root (paths are bound as given).
+  std::string storage_root;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
   // `network: localhost` on a backend without a network namespace of its own (Seatbelt): the
   // block shares the host's loopback, so the profile itself lets only declared ports cross. It

@@ -98,6 +98,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   }
   cJSON_AddStringToObject(json, "working_dir", policy.working_dir.c_str());
   cJSON_AddStringToObject(json, "host_tmp_dir", policy.host_tmp_dir.c_str());
+  cJSON_AddStringToObject(json, "storage_root", policy.storage_root.c_str());
   ints_to_json(json, "pass_fds", policy.pass_fds);
   ints_to_json(json, "serve_ports", policy.serve_ports);
   ints_to_json(json, "connect_ports", policy.connect_ports);
@@ -162,6 +163,8 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.working_dir = std::move(working_dir);
   STACKIE_TRY_ASSIGN(host_tmp_dir, get_string(json, "host_tmp_dir", false));
   policy.host_tmp_dir = std::move(host_tmp_dir);
+  STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
+  policy.storage_root = std::move(storage_root);
   STACKIE_TRY_ASSIGN(pass_fds, get_ints(json, "pass_fds"));
   policy.pass_fds = std::move(pass_fds);
   STACKIE_TRY_ASSIGN(serve_ports, get_ints(json, "serve_ports"));

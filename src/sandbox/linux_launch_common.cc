@@ -91,6 +91,11 @@ SetupError describe_child_failure(const ChildFailure& failure, const std::string
                            : ": cannot be executed";
     return setup_error("exec", failure.errnum, command + what);
   }
+  if (std::strcmp(failure.step, kStepForeignTerminal) == 0)
+    return setup_error("join", failure.errnum,
+                       "a terminal on fd 0-2 is the caller's terminal (another session's), "
+                       "which CMD would keep inside the sandbox; run it through `stackie "
+                       "exec`, which gives CMD a terminal of its own");
   return setup_error(failure.step, failure.errnum, std::string("before exec: ") + failure.step);
 }
 

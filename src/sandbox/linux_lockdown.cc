@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,18 +50,28 @@ bool drop_capabilities(ChildFailure* failure) {
   return true;
 }
 
-// close_range around the fds passed on purpose; the error fd is among the closed ones.
+// close_range around the fds passed on purpose (and the report fd, which keeps its CLOEXEC);
+// the error fd is among the closed ones.
 bool close_other_fds(const ExecPlan& plan, ChildFailure* failure) {
   unsigned int from = 3;
-  for (int fd : plan.pass_fds) {
+  bool report_kept = plan.report_fd < 3;
+  auto keep = [&](int fd) {
     if (static_cast<unsigned int>(fd) > from) close_range(from, static_cast<unsigned>(fd) - 1, 0);
+    from = std::max(from, static_cast<unsigned int>(fd) + 1);
+  };
+  for (int fd : plan.pass_fds) {
+    if (!report_kept && plan.report_fd < fd) {
+      keep(plan.report_fd);
+      report_kept = true;
+    }
+    keep(fd);
     // A passed fd must survive execve even if the caller opened it O_CLOEXEC.
     if (fcntl(fd, F_SETFD, 0) != 0) {
       *failure = {"pass fd", errno};
       return false;
     }
-    from = static_cast<unsigned int>(fd) + 1;
   }
+  if (!report_kept) keep(plan.report_fd);
   if (close_range(from, ~0U, 0) != 0) {
     *failure = {"close fds", errno};
     return false;
@@ -87,6 +98,16 @@ void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
     *failure = {"setsid", errno};
     return;
   }
+  // A terminal made for CMD alone (stackie exec's pty) becomes its controlling terminal, so
+  // that ^C typed into it reaches CMD's foreground job. A terminal on fd 0-2 that cannot
+  // (another session's: the caller's own, even behind a `setsid`) is refused: CMD would keep
+  // the caller's terminal inside the sandbox.
+  for (int fd = 0; plan.controlling_tty && fd <= 2; ++fd) {
+    if (isatty(fd) && ioctl(fd, TIOCSCTTY, 0) != 0) {
+      *failure = {kStepForeignTerminal, errno};
+      return;
+    }
+  }
   if (!drop_capabilities(failure)) return;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     *failure = {"no_new_privs", errno};
@@ -100,6 +121,44 @@ void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
   }
   execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
   *failure = {"exec", errno};
+}
+
+pid_t fork_locked_down(ExecPlan& plan, ChildFailure* failure) {
+  *failure = {};
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return -errno;
+  plan.report_fd = report[1];
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(report[0]);
+    lockdown_and_exec(plan, failure);
+    // The step names are string literals: the same addresses in the parent, a copy of us.
+    ssize_t ignored = write(report[1], failure, sizeof *failure);
+    (void)ignored;
+    _exit(std::strcmp(failure->step, "exec") == 0 ? exec_failure_exit_code(failure->errnum) : 125);
+  }
+  int err = errno;
+  close(report[1]);
+  plan.report_fd = -1;
+  if (pid < 0) {
+    close(report[0]);
+    return -err;
+  }
+  // EOF: the child exec'ed (the pipe closed on execve); a whole record: it failed before.
+  ChildFailure sent;
+  ssize_t n;
+  do n = read(report[0], &sent, sizeof sent);
+  while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof sent)) *failure = sent;
+  return pid;
+}
+
+int drop_privileges() {
+  ChildFailure failure;
+  if (!drop_capabilities(&failure)) return failure.errnum;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  return 0;
 }
 
 namespace {

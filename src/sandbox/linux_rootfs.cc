@@ -9,6 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <optional>
+
+#include "base/safe_open.h"
 
 namespace stackie::linux_sandbox {
 
@@ -16,10 +20,11 @@ const std::vector<std::string>& system_view_paths() {
   static const std::vector<std::string> paths = {
       "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
       // the dynamic loader, name service, resolver, time zone, TLS roots, alternatives links
-      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
-      "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
-      "/etc/services", "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release",
-      "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates"};
+      // (/etc/passwd and /etc/group are not the host's: see write_accounts)
+      "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+      "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/services",
+      "/etc/protocols", "/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/alternatives",
+      "/etc/ssl", "/etc/ca-certificates"};
   return paths;
 }
 
@@ -165,6 +170,24 @@ class NewRoot {
     return Fd(open_in_root(target.substr(1), flags));
   }
 
+  // Writes a new file `target` with `text`, only on our own tmpfs and never over an existing
+  // file. Inside a directory the policy bound from the host, nothing is written (the host's
+  // file shows, as the policy asked).
+  MaybeError write_new_file(const std::string& target, const std::string& text) {
+    Fd parent;
+    std::string name;
+    LOCKBOX_TRY(open_parent(target, &parent, &name));
+    Fd dir(openat(parent.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0) return setup_error("write " + target, errno, "open the parent");
+    if (!on_our_tmpfs(dir.get())) return std::nullopt;
+    Fd file(openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   0644));
+    if (file.get() < 0) return setup_error("write " + target, errno, "create " + target);
+    if (write(file.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      return setup_error("write " + target, errno, "write " + target);
+    return std::nullopt;
+  }
+
  private:
   int open_in_root(const std::string& relative, int flags) {
     open_how how{};
@@ -231,8 +254,30 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
   return entries;
 }
 
-MaybeError clone_source(Entry& entry) {
-  entry.tree = clone_tree(entry.source.c_str(), true);
+// The storage root, opened once: a bind source below it (a volume, the block's temp dir, a
+// runtime dir) is opened from it with no symlink on the way and bound from that fd, because the
+// block itself may have left a link there (issue 14: /tmp/run -> ~/.ssh).
+struct Storage {
+  std::string root;
+  UniqueFd fd;
+};
+
+int clone_tree_at(int fd) {
+  return static_cast<int>(syscall(
+      SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+}
+
+MaybeError clone_source(Entry& entry, const Storage& storage) {
+  std::optional<std::string> below;
+  if (storage.fd.valid()) below = path_below(storage.root, entry.source);
+  if (below) {
+    auto opened = open_beneath(storage.fd.get(), *below, O_PATH, storage.root);
+    if (!opened.ok())
+      return setup_error("mount " + entry.target, -opened.error().code, opened.error().message);
+    entry.tree = clone_tree_at(opened->get());
+  } else {
+    entry.tree = clone_tree(entry.source.c_str(), true);
+  }
   if (entry.tree < 0) {
     if (entry.optional && errno == ENOENT) return std::nullopt;
     return setup_error("mount " + entry.target, errno, "bind " + entry.source);
@@ -388,6 +433,67 @@ MaybeError build_tmp(NewRoot& root, const SandboxPolicy& policy, Entry* host_tmp
   return std::nullopt;
 }
 
+// The first id of /proc/self/{uid,gid}_map's first line on the host's side ("0 1000 1": 1000).
+long outside_id(const char* map) {
+  char text[128] = {};
+  Fd fd(open(map, O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 || read(fd.get(), text, sizeof text - 1) <= 0) return -1;
+  long inside = -1, outside = -1;
+  return std::sscanf(text, "%ld %ld", &inside, &outside) == 2 ? outside : -1;
+}
+
+// The name of `id` in the host's /etc/passwd or /etc/group (field 3), empty when none: the
+// caller's own entry only, nobody else's.
+std::string host_name_of(const char* file, long id) {
+  FILE* in = std::fopen(file, "re");
+  if (in == nullptr || id < 0) {
+    if (in) std::fclose(in);
+    return "";
+  }
+  std::string found;
+  char line[1024];
+  while (found.empty() && std::fgets(line, sizeof line, in)) {
+    std::string entry(line);
+    size_t first = entry.find(':');
+    size_t second = first == std::string::npos ? first : entry.find(':', first + 1);
+    size_t third = second == std::string::npos ? second : entry.find(':', second + 1);
+    if (third == std::string::npos) continue;
+    if (entry.substr(second + 1, third - second - 1) == std::to_string(id))
+      found = entry.substr(0, first);
+  }
+  std::fclose(in);
+  return found;
+}
+
+// Every account name of the host would be visible through a bound /etc/passwd (issue 14); the
+// block gets a minimal one instead: root, the caller under its own name (tools such as
+// `id -un` and postgres's peer authentication look it up), nobody. Read from the host before
+// the pivot, so only the caller's own entry is taken.
+struct Accounts {
+  std::string passwd, group;
+};
+
+Accounts plan_accounts() {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  Accounts out;
+  out.passwd = "root:x:0:0:root:/root:/bin/sh\n";
+  out.group = "root:x:0:\n";
+  if (uid != 0) {
+    std::string name = host_name_of("/etc/passwd", outside_id("/proc/self/uid_map"));
+    if (name.empty() || name == "root" || name == "nobody") name = "stackie";
+    out.passwd += name + ":x:" + std::to_string(uid) + ":" + std::to_string(gid) + "::/:/bin/sh\n";
+  }
+  if (gid != 0) {
+    std::string name = host_name_of("/etc/group", outside_id("/proc/self/gid_map"));
+    if (name.empty() || name == "root" || name == "nogroup") name = "stackie";
+    out.group += name + ":x:" + std::to_string(gid) + ":\n";
+  }
+  out.passwd += "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+  out.group += "nogroup:x:65534:\n";
+  return out;
+}
+
 bool policy_mounts(const std::vector<Entry>& entries, const char* target) {
   return std::any_of(entries.begin(), entries.end(),
                      [&](const Entry& e) { return e.target == target; });
@@ -410,8 +516,14 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
         if (e.tree >= 0) close(e.tree);
     }
   } closer{entries};
+  Storage storage{policy.storage_root, UniqueFd()};
+  if (!storage.root.empty()) {
+    storage.fd = UniqueFd(open(storage.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!storage.fd.valid())
+      return setup_error("open storage", errno, "open storage root " + storage.root);
+  }
   for (auto& entry : entries) {
-    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry));
+    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry, storage));
   }
   bool own_tmp = !policy_mounts(entries, "/tmp");
   bool own_dev = !policy_mounts(entries, "/dev");
@@ -419,7 +531,7 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   Entry host_tmp{Entry::bind, policy.host_tmp_dir, "/tmp", false, false, -1};
   Fd host_tmp_owner;
   if (own_tmp && !policy.host_tmp_dir.empty()) {
-    LOCKBOX_TRY(clone_source(host_tmp));
+    LOCKBOX_TRY(clone_source(host_tmp, storage));
     host_tmp_owner = Fd(host_tmp.tree);
   }
   DeviceClones devices{};
@@ -433,6 +545,8 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   } dev_closer{devices};
   if (own_dev) LOCKBOX_TRY(clone_devices(&devices));
 
+  Accounts accounts = plan_accounts();  // the host's /etc is still in view here
+
   // 2. The root: a tmpfs over /tmp of this (private) mount namespace.
   NewRoot root;
   LOCKBOX_TRY(root.mount_at("/tmp"));
@@ -441,6 +555,12 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   for (auto& entry : entries) LOCKBOX_TRY(place(root, entry));
   if (own_dev) LOCKBOX_TRY(build_dev(root, devices));
   if (own_proc) LOCKBOX_TRY(build_proc(root));
+  if (policy.system_view) {
+    if (!policy_mounts(entries, "/etc/passwd"))
+      LOCKBOX_TRY(root.write_new_file("/etc/passwd", accounts.passwd));
+    if (!policy_mounts(entries, "/etc/group"))
+      LOCKBOX_TRY(root.write_new_file("/etc/group", accounts.group));
+  }
   // The root itself read-only: the block cannot plant files next to /usr.
   if (set_attrs(root.fd(), "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false))
     return setup_error("mount /", errno, "make the root read-only");

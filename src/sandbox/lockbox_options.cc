@@ -9,7 +9,7 @@ namespace stackie::lockbox {
 const char kUsage[] =
     "Usage: stackie-lockbox [OPTIONS] -- COMMAND [ARG...]\n"
     "       stackie-lockbox --join PID [--setenv NAME VALUE | --pass-env NAME]... [--chdir DIR]\n"
-    "                       -- COMMAND [ARG...]\n"
+    "                       [--name NAME] -- COMMAND [ARG...]\n"
     "\n"
     "Run COMMAND inside an unprivileged namespace sandbox built from a policy.\n"
     "\n"
@@ -18,6 +18,8 @@ const char kUsage[] =
     "  --rw SRC[:DEST]          bind SRC read-write\n"
     "  --tmpfs DEST             mount a fresh tmpfs at DEST\n"
     "  --tmpdir DIR             back the private /tmp with host directory DIR\n"
+    "  --storage-root DIR       open bind sources and --tmpdir below DIR from DIR, refusing\n"
+    "                           any symlink on the way (a block may have planted one)\n"
     "  --net none|localhost|host  network namespace mode (default none)\n"
     "  --serve PORT             macOS, --net localhost: may listen on 127.0.0.1:PORT\n"
     "  --connect PORT           macOS, --net localhost: may connect to 127.0.0.1:PORT\n"
@@ -26,7 +28,8 @@ const char kUsage[] =
     "  --pass-env NAME          add NAME with its value from this environment (if set), so a\n"
     "                           secret value need not appear on the command line\n"
     "  --chdir DIR              working directory inside (default /)\n"
-    "  --name NAME              sandbox name, the hostname inside (default stackie)\n"
+    "  --name NAME              sandbox name, the hostname inside (default stackie); with\n"
+    "                           --join, the name the joined sandbox must have\n"
     "  --pass-fd N              keep fd N open in COMMAND\n"
     "  --no-system-view         do not add the default read-only system view\n"
     "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
@@ -129,6 +132,10 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(text, value(arg));
       policy.host_tmp_dir = std::string(text);
       options.policy_flags_used = true;
+    } else if (arg == "--storage-root") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.storage_root = std::string(text);
+      options.policy_flags_used = true;
     } else if (arg == "--net") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(mode, parse_network_mode(text));
@@ -223,7 +230,8 @@ Status check_options(const Options& options) {
     if (!p.read_only.empty() || !p.read_write.empty() || !p.tmpfs.empty() ||
         !p.host_tmp_dir.empty() || !p.pass_fds.empty())
       return usage_error(
-          "--join enters an existing sandbox: only --setenv, --pass-env and --chdir apply");
+          "--join enters an existing sandbox: only --setenv, --pass-env, --chdir and --name "
+          "apply");
   }
   if (options.policy_fd < 0) {
     Status valid = validate(options.policy);

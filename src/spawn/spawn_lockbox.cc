@@ -156,6 +156,8 @@ class LockboxProcess final : public Process {
   }
   int pid() const override { return core_->pid(); }
   bool running() const override { return core_->running(); }
+  // Given to --join --name: the lockbox refuses a sandbox of another name (a recycled pid).
+  void set_sandbox_id(std::string id) { sandbox_id_ = std::move(id); }
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
   // Linux: SIGKILL of the monitor takes the whole pid namespace with it. macOS: a byte on the
@@ -172,6 +174,7 @@ class LockboxProcess final : public Process {
     if (!running()) return {};
     if (lifeline_.fd >= 0) return seatbelt_argv(command, pass_env);
     std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
+    if (!sandbox_id_.empty()) argv.insert(argv.end(), {"--name", sandbox_id_});
     for (const auto& name : pass_env) {
       argv.emplace_back("--pass-env");
       argv.push_back(name);
@@ -220,6 +223,7 @@ class LockboxProcess final : public Process {
     return {};
   }
   std::string lockbox_;
+  std::string sandbox_id_;
   ProcessCore* core_;
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
@@ -318,6 +322,7 @@ class LockboxSpawner final : public Spawner {
     auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net,
                                                     std::move(lifeline_ours), request.policy);
     *slot = process.get();
+    process->set_sandbox_id(request.policy.name);
     return std::unique_ptr<Process>(std::move(process));
   }
 

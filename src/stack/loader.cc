@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "base/safe_open.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
 #include "stack/interpolate.h"
@@ -162,6 +163,9 @@ class BlockBuilder {
         block_.secret_values.end());
     return std::move(block_);
   }
+
+  // What the loader warns about (a secret on a command line), "FILE:LINE:COL: warning: ...".
+  std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
  private:
   void decide_isolation() {
@@ -423,8 +427,12 @@ class BlockBuilder {
                                                bool substitute_program) {
     std::vector<std::string> out;
     for (const auto& arg : argv) {
-      STACKIE_TRY_ASSIGN(text, expand_text(arg));
-      out.push_back(std::move(text));
+      STACKIE_TRY_ASSIGN(expanded, expand(arg));
+      if (expanded.secret)
+        warnings_.push_back(format_location(arg.where) + ": warning: block '" + decl_.name +
+                            "' puts a secret on a command line, where every user's `ps` shows "
+                            "it; pass it through 'environment' instead");
+      out.push_back(std::move(expanded.text));
     }
     if (substitute_program && !out.empty())
       if (std::string path = program_path(out.front()); !path.empty()) out.front() = path;
@@ -532,6 +540,7 @@ class BlockBuilder {
     policy.name = spec_.sandbox_id;
     if (spec_.def && spec_.def->sandbox.identity) policy.identity = *spec_.def->sandbox.identity;
     policy.host_tmp_dir = tmp_dir(storage_, spec_.sandbox_id);
+    policy.storage_root = storage_;
     policy.working_dir = project_dir_.empty() ? "/" : project_dir_;
     std::set<std::string> targets;
     auto add = [&](std::vector<BindMount>& list, const std::string& path) {
@@ -539,7 +548,12 @@ class BlockBuilder {
     };
     // Read-write first, so a path both written and read is mounted writable once.
     for (const auto& [name, host] : paths_) add(policy.read_write, host);
-    if (!project_dir_.empty()) add(policy.read_write, project_dir_);
+    if (!project_dir_.empty()) {
+      add(policy.read_write, project_dir_);
+      // Bound on top, read-only: what decides how the next `up` runs (issue 14: a block that
+      // rewrites its stack file to `sandbox: false`, plants a secret or a git hook).
+      for (const auto& path : protected_project_paths()) add(policy.read_only, path);
+    }
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(rw,
                          expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write"));
@@ -557,6 +571,27 @@ class BlockBuilder {
     return {};
   }
 
+  // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
+  // block's directories: those that exist below the project directory as a file or directory
+  // (a symlink cannot be mounted over; it is left as it is).
+  std::vector<std::string> protected_project_paths() const {
+    std::vector<std::string> candidates = {stack_.file};
+    for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
+    for (const auto& dir : {stack_.dir, project_dir_})
+      for (const char* name : {".env", ".dev.vars", ".git"})
+        candidates.push_back(join_path(dir, name));
+    std::vector<std::string> out;
+    for (const auto& candidate : candidates) {
+      std::string path = normalize_path(candidate);
+      auto below = path_below(project_dir_, path);
+      struct stat info {};
+      if (!below || below->empty() || ::lstat(path.c_str(), &info) != 0) continue;
+      if (!S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) continue;
+      if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+    }
+    return out;
+  }
+
   const LoadOptions& options_;
   const StackFile& stack_;
   const std::string& storage_;
@@ -569,6 +604,7 @@ class BlockBuilder {
   std::string project_dir_;
   std::vector<std::string> program_dirs_;
   std::map<std::string, std::string> program_alias_;  // file name -> programs key
+  std::vector<std::string> warnings_;
   std::map<std::string, Expanded> expanded_vars_;
   std::set<std::string> expanding_vars_;
 };
@@ -656,7 +692,12 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
                          resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
+    for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
+  for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
+  for (const char* name : {"PATH", "HOME"})
+    if (options.env.count(name)) out.env_referenced.push_back(name);
+  for (const auto& name : secrets.names_found_in_env()) out.env_referenced.push_back(name);
   return out;
 }
 

@@ -59,9 +59,10 @@ std::string sandbox_id(const std::string& stack, const std::string& block) {
   return stack + "-" + short_name;
 }
 
-std::string ephemeral_base(const char* tmpdir, unsigned uid) {
-  std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
-  return base + "/stackie-" + std::to_string(uid);
+std::string ephemeral_base(const std::string& home, const std::string& private_runtime_dir) {
+  if (!private_runtime_dir.empty() && private_runtime_dir[0] == '/')
+    return join_path(normalize_path(private_runtime_dir), "stackie/ephemeral");
+  return join_path(home, "ephemeral");
 }
 
 std::vector<std::string> default_block_path(const Environment& env) {

@@ -32,9 +32,10 @@ std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_
 
 // "<stack>-<block>" with a leading "stackie." of the block dropped.
 std::string sandbox_id(const std::string& stack, const std::string& block);
-// Where --ephemeral stacks keep their storage: TMPDIR (default /tmp) + "/stackie-UID". Per
-// user, because /tmp is shared and the first user to create a common directory would own it.
-std::string ephemeral_base(const char* tmpdir, unsigned uid);
+// Where --ephemeral stacks keep their storage (issue 14): $XDG_RUNTIME_DIR/stackie/ephemeral
+// when the caller found that directory private (the login session's own, in memory), else
+// HOME/ephemeral. Never a predictable name in a shared /tmp, which another user could make first.
+std::string ephemeral_base(const std::string& home, const std::string& private_runtime_dir);
 
 // Block catalog search order: $STACKIE_BLOCK_PATH (colon-separated), then
 // <dir of the running executable>/../share/stackie/blocks (a build tree),

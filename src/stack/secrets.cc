@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
@@ -96,6 +98,14 @@ Status SecretStore::load(Source& source, bool yaml) {
   if (source.loaded) return {};
   source.loaded = true;
   if (!exists(source.path)) return {};
+  struct stat info {};
+  if (::stat(source.path.c_str(), &info) == 0 && (info.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    warnings_.push_back(source.path + ": warning: this secrets file has mode " + mode +
+                        ": other users of this machine may read it (chmod 600 " + source.path +
+                        ")");
+  }
   if (yaml) {
     STACKIE_TRY_ASSIGN(values, parse_companion(source.path));
     source.values = std::move(values);
@@ -108,7 +118,11 @@ Status SecretStore::load(Source& source, bool yaml) {
 }
 
 Result<std::optional<std::string>> SecretStore::lookup(const std::string& name) {
-  if (auto found = env_.find(name); found != env_.end()) return std::optional(found->second);
+  if (auto found = env_.find(name); found != env_.end()) {
+    if (std::find(found_in_env_.begin(), found_in_env_.end(), name) == found_in_env_.end())
+      found_in_env_.push_back(name);
+    return std::optional(found->second);
+  }
   STACKIE_TRY(load(companion_, true));
   if (auto found = companion_.values.find(name); found != companion_.values.end())
     return std::optional(found->second);
@@ -118,6 +132,13 @@ Result<std::optional<std::string>> SecretStore::lookup(const std::string& name) 
       return std::optional(found->second);
   }
   return std::optional<std::string>();
+}
+
+std::vector<std::string> SecretStore::existing_files() const {
+  std::vector<std::string> out;
+  for (const Source* source : {&companion_, &dot_env_, &dev_vars_})
+    if (exists(source->path)) out.push_back(source->path);
+  return out;
 }
 
 std::string SecretStore::sources_description() const {

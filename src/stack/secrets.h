@@ -24,6 +24,15 @@ class SecretStore {
   // For "missing secret" messages: "the environment, demo.secrets.yml, .env, .dev.vars".
   std::string sources_description() const;
 
+  // The names lookup() found in the environment: what a restore needs of it (state.json keeps
+  // these, not the whole environment of the `up`).
+  const std::vector<std::string>& names_found_in_env() const { return found_in_env_; }
+  // The secrets files that exist (companion, .env, .dev.vars), absolute: a first-party block's
+  // project bind shows them read-only.
+  std::vector<std::string> existing_files() const;
+  // "FILE: warning: ..." for each secrets file read that group or others may read.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
  private:
   struct Source {
     std::string path;
@@ -33,6 +42,8 @@ class SecretStore {
   Status load(Source& source, bool yaml);
 
   std::map<std::string, std::string> env_;
+  std::vector<std::string> found_in_env_;
+  std::vector<std::string> warnings_;
   Source companion_;
   Source dot_env_;
   Source dev_vars_;

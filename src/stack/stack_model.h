@@ -92,6 +92,12 @@ struct ResolvedStack {
   std::string file;                   // absolute path of the stack file
   std::string storage_root;           // absolute
   std::vector<ResolvedBlock> blocks;  // in start order (dependencies first)
+  // The variables of the caller's environment the load used (PATH, secrets found there): all
+  // a restore needs of it.
+  std::vector<std::string> env_referenced;
+  // Not errors, but worth the user's eye: "FILE:LINE:COL: warning: ..." (a secret on a
+  // command line, a secrets file others can read).
+  std::vector<std::string> warnings;
   bool operator==(const ResolvedStack&) const = default;
 };
 

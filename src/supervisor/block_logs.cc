@@ -1,6 +1,7 @@
 #include "supervisor/block_logs.h"
 
 #include "base/directories.h"
+#include "base/safe_open.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -40,7 +41,6 @@ int64_t now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
-
 
 }  // namespace
 
@@ -82,37 +82,57 @@ void LineSplitter::flush(const std::function<void(std::string_view)>& emit) {
   just_split_ = false;
 }
 
+RotatingFile::RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes,
+                           int count)
+    : dir_(dir),
+      dir_shown_(std::move(dir_shown)),
+      name_(std::move(name)),
+      path_(dir_shown_ + "/" + name_),
+      max_bytes_(max_bytes),
+      count_(count < 1 ? 1 : count) {}
+
 RotatingFile::RotatingFile(std::string path, uint64_t max_bytes, int count)
-    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {}
+    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {
+  size_t slash = path_.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+  dir_shown_ = dir;
+  name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  own_dir_ = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  dir_ = own_dir_.get();  // -1 when missing: open() reports it
+}
 
 RotatingFile::~RotatingFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
 Status RotatingFile::open() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) return system_error(errno, "open " + path_);
+  if (dir_ < 0) return system_error(ENOENT, "open " + path_);
+  STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
+  fd_ = opened.release();
   struct stat st;
   size_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   return {};
 }
 
 Status RotatingFile::rotate() {
+  if (count_ == 1) {
+    // The open file itself: truncating by name would follow a link put in its place.
+    if (::ftruncate(fd_, 0) != 0) return system_error(errno, "truncate " + path_);
+    size_ = 0;
+    return {};
+  }
   ::close(fd_);
   fd_ = -1;
-  if (count_ == 1) {
-    if (::truncate(path_.c_str(), 0) != 0) return system_error(errno, "truncate " + path_);
-    return open();
-  }
-  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off.
+  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. renameat moves
+  // names within the directory and follows nothing.
   for (int i = count_ - 2; i >= 1; --i) {
-    std::string from = path_ + "." + std::to_string(i);
-    std::string to = path_ + "." + std::to_string(i + 1);
-    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
-      return system_error(errno, "rename " + from);
+    std::string from = name_ + "." + std::to_string(i);
+    std::string to = name_ + "." + std::to_string(i + 1);
+    if (::renameat(dir_, from.c_str(), dir_, to.c_str()) != 0 && errno != ENOENT)
+      return system_error(errno, "rename " + path_ + "." + std::to_string(i));
   }
-  std::string first = path_ + ".1";
-  if (::rename(path_.c_str(), first.c_str()) != 0 && errno != ENOENT)
+  std::string first = name_ + ".1";
+  if (::renameat(dir_, name_.c_str(), dir_, first.c_str()) != 0 && errno != ENOENT)
     return system_error(errno, "rename " + path_);
   return open();
 }
@@ -161,13 +181,28 @@ BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings setti
       err_splitter_(settings.max_line) {}
 
 Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::string directory,
-                                                   LogSettings settings) {
-  if (!directory.empty()) STACKIE_TRY(make_directories(directory));
-  std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+                                                   LogSettings settings,
+                                                   const std::string& storage_root) {
+  UniqueFd dir;
   if (!directory.empty()) {
-    logs->out_file_ = std::make_unique<RotatingFile>(directory + "/stdout.log",
+    auto below = storage_root.empty() ? std::nullopt : path_below(storage_root, directory);
+    if (below) {
+      STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
+      STACKIE_TRY_ASSIGN(opened, make_directories_beneath(root.get(), *below, storage_root));
+      dir = std::move(opened);
+    } else {
+      STACKIE_TRY(make_directories(directory));
+      dir = UniqueFd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!dir.valid()) return system_error(errno, "open " + directory);
+    }
+  }
+  std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
+  if (dir.valid()) {
+    logs->directory_fd_ = std::move(dir);
+    int fd = logs->directory_fd_.get();
+    logs->out_file_ = std::make_unique<RotatingFile>(fd, directory, "stdout.log",
                                                      settings.file_max_bytes, settings.file_count);
-    logs->err_file_ = std::make_unique<RotatingFile>(directory + "/stderr.log",
+    logs->err_file_ = std::make_unique<RotatingFile>(fd, directory, "stderr.log",
                                                      settings.file_max_bytes, settings.file_count);
   }
   return logs;

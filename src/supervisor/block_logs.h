@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/safe_open.h"
 
 namespace stackie {
 
@@ -52,9 +53,14 @@ class LineSplitter {
   bool just_split_ = false;
 };
 
-// One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1).
+// One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
+// directory held open: every open, rename and truncation is relative to it and never follows a
+// symlink (issue 14: a log file replaced by a link to a file of the user's is refused).
 class RotatingFile {
  public:
+  // `dir` stays owned by the caller and open while this lives; `dir_shown` names it.
+  RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes, int count);
+  // Opens the directory of `path` itself.
   RotatingFile(std::string path, uint64_t max_bytes, int count);
   ~RotatingFile();
   RotatingFile(const RotatingFile&) = delete;
@@ -66,6 +72,10 @@ class RotatingFile {
   Status open();
   Status rotate();
   Status write_all(std::string_view text);
+  UniqueFd own_dir_;  // the constructor from a path opened it
+  int dir_ = -1;
+  std::string dir_shown_;
+  std::string name_;
   std::string path_;
   uint64_t max_bytes_;
   int count_;
@@ -84,8 +94,11 @@ class LogSink {
 class BlockLogs {
  public:
   // directory: <storage>/logs/<sandbox-id>; created when missing. Empty = no files (tests).
+  // With `storage_root` (which holds `directory`), the directory is made and opened below the
+  // verified root with no symlink on the way (base/safe_open.h), and held open.
   static Result<std::shared_ptr<BlockLogs>> open(std::string block, std::string directory,
-                                                 LogSettings settings);
+                                                 LogSettings settings,
+                                                 const std::string& storage_root = "");
 
   const std::string& block() const { return block_; }
   const std::string& directory() const { return directory_; }
@@ -123,6 +136,7 @@ class BlockLogs {
   std::string directory_;
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
+  UniqueFd directory_fd_;  // before the files: they use it until they are gone
   std::unique_ptr<RotatingFile> out_file_, err_file_;
   std::string out_batch_, err_batch_;  // records not yet written
   int64_t stamp_ms_ = -1;              // the last timestamp formatted, and its text

@@ -7,8 +7,8 @@
 #include <csignal>
 #include <cstring>
 
-#include "base/directories.h"
 #include "base/signal_name.h"
+#include "supervisor/block_storage.h"
 #include "supervisor/init_script.h"
 
 namespace stackie {
@@ -102,20 +102,6 @@ class OutputPipe {
 
 namespace {
 
-// The loader never touches the disk: a block's volumes and its temp directory are made here,
-// just before its sandbox is, so a fresh volume starts empty (and init runs on it). A path
-// that exists (a first-party block's own directory, a bound file) is left as it is.
-Status create_storage(const SandboxPolicy& policy) {
-  std::vector<std::string> paths;
-  for (const auto& bind : policy.read_write) paths.push_back(bind.source);
-  if (!policy.host_tmp_dir.empty()) paths.push_back(policy.host_tmp_dir);
-  for (const auto& path : paths) {
-    if (::access(path.c_str(), F_OK) == 0) continue;
-    STACKIE_TRY(make_directories(path));
-  }
-  return {};
-}
-
 uv_timer_t* new_timer(uv_loop_t* loop, void* data) {
   auto* timer = new uv_timer_t;
   uv_timer_init(loop, timer);
@@ -191,7 +177,9 @@ void BlockRunner::launch() {
   killed_after_timeout_ = false;
   probe_failures_ = 0;
   ready_seen_ = false;
-  if (Status created = create_storage(spec_.policy); !created.ok()) {
+  // The loader never touches the disk: volumes, temp and runtime dirs are made here, just
+  // before the sandbox is, so a fresh volume starts empty (and init runs on it).
+  if (Status created = prepare_block_storage(spec_.policy, logs_->directory()); !created.ok()) {
     move(BlockEvent::setup_failed, created.error().message);
     return;
   }

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   // The lock is the single-instance guarantee: the kernel drops it when we die, even by
   // SIGKILL, so a stale pid file never blocks a new daemon.
   std::string lock_path = daemon->options_.home + "/stackied.lock";
-  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (daemon->lock_fd_ < 0) return system_error(errno, "open " + lock_path);
   if (::flock(daemon->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     int saved = errno;
@@ -57,7 +57,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
 
   std::string pid_text = std::to_string(::getpid()) + "\n";
   std::string temp = daemon->pid_path() + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return system_error(errno, "open " + temp);
   bool written =
       ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
@@ -124,12 +124,13 @@ void Daemon::restore() {
   for (const auto& record : records) {
     log(DaemonLogLevel::info, "restoring stack " + record.name + " from " + record.request.file);
     std::string name = record.name;
-    auto started = up(record.request, nullptr, [this, name](Status status) {
-      if (!status.ok())
-        log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
-      else
-        log(DaemonLogLevel::info, "stack " + name + " restored");
-    });
+    auto started =
+        up_checked(record.request, &record.unsandboxed, nullptr, [this, name](Status status) {
+          if (!status.ok())
+            log(DaemonLogLevel::warning, "restore of " + name + ": " + status.error().message);
+          else
+            log(DaemonLogLevel::info, "stack " + name + " restored");
+        });
     // It stays in the state file: `down` is how the user lets go of a stack.
     if (!started.ok())
       log(DaemonLogLevel::warning, "restore of " + name + ": " + started.error().message);
@@ -138,15 +139,36 @@ void Daemon::restore() {
 
 Result<std::string> Daemon::up(UpRequest request, Supervisor::Progress progress,
                                Supervisor::Done done) {
+  return up_checked(std::move(request), nullptr, std::move(progress), std::move(done));
+}
+
+Result<std::string> Daemon::up_checked(UpRequest request,
+                                       const std::vector<std::string>* accepted_unsandboxed,
+                                       Supervisor::Progress progress, Supervisor::Done done) {
   if (stopping_) return Error{UV_ECANCELED, "the daemon is shutting down"};
   if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
   STACKIE_TRY_ASSIGN(stack, options_.loader(request));
-  if (request.no_sandbox)
-    for (auto& block : stack.blocks) block.sandboxed = false;
+  // --no-sandbox is the loader's to apply, to first-party blocks only (issue 14): the daemon
+  // never unsandboxes a block the loader sandboxed.
+  std::vector<std::string> unsandboxed;
+  for (const auto& block : stack.blocks)
+    if (!block.sandboxed) unsandboxed.push_back(block.name);
+  if (accepted_unsandboxed != nullptr) {
+    // A restore: nobody watches, so nothing may run with less isolation than the last
+    // interactive `up` showed and warned about (the stack file may have changed since).
+    for (const auto& block : unsandboxed)
+      if (std::find(accepted_unsandboxed->begin(), accepted_unsandboxed->end(), block) ==
+          accepted_unsandboxed->end())
+        return Error{UV_EPERM, "block '" + block +
+                                   "' would run without a sandbox, which the last `stackie up` "
+                                   "of this stack did not show; run `stackie up` to accept it"};
+  }
+  request.env = environment_to_keep(request.env, stack.env_referenced);
   std::string name = stack.name;
-  remember(name, request);
+  remember(name, request, unsandboxed);
   StackOptions options;
   options.ephemeral = request.ephemeral;
+  options.ephemeral_base = options_.ephemeral_base;
   supervisor_->up(std::move(stack), options, std::move(progress), std::move(done));
   return name;
 }
@@ -180,14 +202,16 @@ void Daemon::finish_stop() {
   if (on_stopped_) on_stopped_();
 }
 
-void Daemon::remember(const std::string& name, const UpRequest& request) {
+void Daemon::remember(const std::string& name, const UpRequest& request,
+                      const std::vector<std::string>& unsandboxed) {
   auto it = std::find_if(records_.begin(), records_.end(),
                          [&](const StackRecord& r) { return r.name == name; });
   if (it != records_.end()) {
-    if (it->request == request) return;
+    if (it->request == request && it->unsandboxed == unsandboxed) return;
     it->request = request;
+    it->unsandboxed = unsandboxed;
   } else {
-    records_.push_back({name, request});
+    records_.push_back({name, request, unsandboxed});
   }
   save();
 }

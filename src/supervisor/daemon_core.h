@@ -26,6 +26,9 @@ using StackLoader = std::function<Result<ResolvedStack>(const UpRequest&)>;
 struct DaemonOptions {
   std::string home;  // $STACKIE_HOME, created 0700 when missing
   StackLoader loader;
+  // Where the loader puts --ephemeral storage (daemon_loader.h daemon_ephemeral_base); a stack's
+  // storage right below it is removed when the stack goes down.
+  std::string ephemeral_base;
   SupervisorConfig supervisor;  // loop, spawners, tuning
   std::function<void(DaemonLogLevel, const std::string&)> log;
   bool handle_signals = true;         // SIGTERM and SIGINT stop the daemon
@@ -65,7 +68,13 @@ class Daemon {
  private:
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
-  void remember(const std::string& name, const UpRequest& request);
+  // `accepted_unsandboxed`: for a restore, the blocks its record allows without a sandbox (a
+  // load that unsandboxes any other is refused); null for an interactive `up`.
+  Result<std::string> up_checked(UpRequest request,
+                                 const std::vector<std::string>* accepted_unsandboxed,
+                                 Supervisor::Progress progress, Supervisor::Done done);
+  void remember(const std::string& name, const UpRequest& request,
+                const std::vector<std::string>& unsandboxed);
   void forget(const std::string& name);
   void save();
   void finish_stop();

@@ -257,6 +257,9 @@ void DaemonHandlers::up(Session session, const Json& params) {
   // shows the blocks still waiting for their dependencies too.
   Json planned = Json::array();
   for (const auto& row : daemon_.supervisor().ps(*stack_name)) planned.push_back(ps_row(row));
+  if (const StackRunner* runner = daemon_.supervisor().stack(*stack_name))
+    for (const auto& warning : runner->spec().warnings)
+      session.event("warning", Json::object({{"message", warning}}));
   session.event("stack", Json::object({{"stack", *stack_name}, {"blocks", planned}}));
   if (early->has_value()) answer(std::move(**early));
   if (!wait) {
@@ -401,17 +404,19 @@ void DaemonHandlers::exec(Session session, const Json& params) {
     // connect), and the CLI hands them on through the launcher's environment, never its
     // command line.
     Json environment = Json::object();
-    std::string cwd;
+    std::string cwd, sandbox_id;
     if (const StackRunner* stack = daemon_.supervisor().stack(target->stack))
       for (const BlockRunner* runner : stack->blocks())
         if (runner->spec().name == target->block) {
           cwd = runner->spec().policy.working_dir;
+          sandbox_id = runner->spec().policy.name;
           for (const auto& [name, value] : runner->spec().policy.environment)
             environment.set(name, value);
         }
     bool passthrough = row.sandbox == SandboxKind::passthrough;
     return session.reply(Json::object({{"lockbox", passthrough ? Json() : Json(lockbox_)},
                                        {"join_pid", row.pid},
+                                       {"sandbox_id", sandbox_id},
                                        {"sandbox", std::string(to_string(row.sandbox))},
                                        {"environment", environment},
                                        {"cwd", cwd}}));

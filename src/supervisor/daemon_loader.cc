@@ -1,10 +1,12 @@
 #include "supervisor/daemon_loader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <functional>
 
+#include "base/safe_open.h"
 #include "stack/loader.h"
 #include "stack/paths.h"
 #include "stack/settings.h"
@@ -37,11 +39,16 @@ StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator alloc
     options.settings = settings;
     options.no_sandbox = request.no_sandbox || settings.no_sandbox;
     if (request.ephemeral) {
-      // --ephemeral: storage under ephemeral_base(), removed when the stack goes down (the
-      // supervisor removes only paths of that shape). A stack file's own storage_root wins.
-      std::string base = ephemeral_base(std::getenv("TMPDIR"), ::getuid());
-      options.settings.storage_root =
+      // --ephemeral: storage in a directory of its own below daemon_ephemeral_base(), removed
+      // when the stack goes down (the supervisor removes only a directory right below that
+      // base). Both are made 0700, and refused when they exist but are not ours alone. A stack
+      // file's own storage_root wins.
+      std::string base = daemon_ephemeral_base(home);
+      std::string root =
           base + "/ephemeral-" + std::to_string(std::hash<std::string>{}(request.file));
+      STACKIE_TRY(open_storage_root(base, Privacy::private_));
+      STACKIE_TRY(open_storage_root(root, Privacy::private_));
+      options.settings.storage_root = root;
     }
     return load_stack(options);
   };
@@ -52,6 +59,19 @@ std::string daemon_socket_path(const std::string& home) {
   auto settings = load_user_settings(env);
   auto path = socket_path(env, settings.ok() ? *settings : Settings{});
   return path.ok() ? *path : std::string();
+}
+
+std::string daemon_ephemeral_base(const std::string& home) {
+  // XDG_RUNTIME_DIR is the session's private directory by its specification; a value pointing
+  // elsewhere (another user's directory, a shared /tmp) is not trusted with the storage.
+  std::string runtime;
+  if (const char* value = std::getenv("XDG_RUNTIME_DIR"); value && value[0] == '/') {
+    struct stat info {};
+    if (::stat(value, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid() &&
+        (info.st_mode & 077) == 0)
+      runtime = value;
+  }
+  return ephemeral_base(home, runtime);
 }
 
 LogSettings daemon_log_settings(const std::string& home) {

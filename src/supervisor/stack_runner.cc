@@ -1,11 +1,11 @@
 #include "supervisor/stack_runner.h"
 
-#include <ftw.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/safe_open.h"
 #include "stack/paths.h"
 
 namespace stackie {
@@ -96,7 +96,8 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
   if (!logs) {
     std::string directory;
     if (!spec_.storage_root.empty()) directory = spec_.storage_root + "/logs/" + block.sandbox_id;
-    STACKIE_TRY_ASSIGN(opened, BlockLogs::open(block.name, directory, config_.logs));
+    STACKIE_TRY_ASSIGN(opened,
+                       BlockLogs::open(block.name, directory, config_.logs, spec_.storage_root));
     logs = opened;
   }
   BlockEnvironment env;
@@ -293,20 +294,16 @@ Result<Upstream> StackRunner::consume_upstream(const ConsumedPort& consume) {
   return upstream_to(consume.provider, port->port);
 }
 
-// --ephemeral: storage lives under ephemeral_base() and goes with the stack. Only a path of
-// that shape is ever removed, so a wrong storage_root cannot wipe anything else.
+// --ephemeral: the storage goes with the stack. Only a directory right below the ephemeral
+// base is removed, from the base's fd and without following any link in it (base/safe_open.h).
 void StackRunner::remove_storage() {
-  std::string base = ephemeral_base(std::getenv("TMPDIR"), ::getuid()) + "/";
-  const std::string& root = spec_.storage_root;
-  if (root.size() <= base.size() || root.compare(0, base.size(), base) != 0 ||
-      root.find("/../") != std::string::npos)
-    return;
-  if (storage_removed_) return;
+  if (storage_removed_ || options_.ephemeral_base.empty()) return;
+  auto below = path_below(options_.ephemeral_base, spec_.storage_root);
+  if (!below || below->empty() || below->find('/') != std::string::npos) return;
   storage_removed_ = true;
-  ::nftw(
-      root.c_str(),
-      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
+  auto base = open_storage_root(options_.ephemeral_base, Privacy::private_);
+  if (!base.ok()) return;
+  (void)remove_tree_beneath(base->get(), *below, options_.ephemeral_base);
 }
 
 }  // namespace stackie

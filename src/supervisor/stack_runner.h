@@ -35,6 +35,9 @@ struct SupervisorConfig {
 
 struct StackOptions {
   bool ephemeral = false;  // storage_root is removed when the stack goes down
+  // --ephemeral: the directory the storage root must lie right below to be removed (a wrong
+  // storage_root can then never wipe anything else).
+  std::string ephemeral_base;
 };
 
 class StackRunner {

@@ -1,7 +1,8 @@
 // The daemon's JSON state file, $STACKIE_HOME/state.json: which stacks are up, with enough of
-// each `up` request to load them again (file, cwd, the client's environment subset, flags), so a
-// restarted daemon brings them back. Written atomically (temp file + rename), mode 0600: the
-// environment subset may hold secrets.
+// each `up` request to load them again (file, cwd, the part of the client's environment the
+// stack referenced, flags), so a restarted daemon brings them back. Written atomically (temp
+// file + rename) in the home directory, never through a symlink, mode 0600: the environment
+// kept may hold secrets.
 #pragma once
 
 #include <string>
@@ -24,8 +25,18 @@ struct UpRequest {
 struct StackRecord {
   std::string name;
   UpRequest request;
+  // The blocks the last interactive `up` ran without a sandbox (and warned about): a restore
+  // never runs any other block unsandboxed (issue 14).
+  std::vector<std::string> unsandboxed;
   bool operator==(const StackRecord&) const = default;
 };
+
+// What of the client's environment a restore needs, and so what state.json keeps (issue 14:
+// not every token of the user's shell): the variables the stack referenced (`referenced`: PATH,
+// the secrets it found in the environment, ...) and the STACKIE_* settings.
+std::vector<std::pair<std::string, std::string>> environment_to_keep(
+    const std::vector<std::pair<std::string, std::string>>& env,
+    const std::vector<std::string>& referenced);
 
 std::string state_to_json(const std::vector<StackRecord>& stacks);
 Result<std::vector<StackRecord>> state_from_json(const std::string& text);

@@ -1,6 +1,7 @@
 #include "stack/loader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -435,6 +436,67 @@ TEST(Loader, SecretsFromTheEnvironmentWinAndVarsMayHoldThem) {
   EXPECT_EQ(from_file->blocks[0].secret_names, (std::vector<std::string>{"AUTH"}));
   options.env["TOKEN"] = "from-env";
   EXPECT_EQ(env_value(load_stack(options)->blocks[0], "AUTH"), "Bearer from-env");
+}
+
+// Issue 14: what a restore needs of the environment, and what is worth a warning.
+TEST(Loader, RecordsTheEnvironmentItUsedAndWarnsAboutSecretsInArgvAndOpenSecretFiles) {
+  TempDir home;
+  std::string dotenv = home.write(".env", "FILE_TOKEN=from-dotenv\n");
+  ::chmod(dotenv.c_str(), 0644);
+  LoadOptions options = hermetic_options(home);
+  options.env["ENV_TOKEN"] = "from-env";
+  options.env["UNRELATED_TOKEN"] = "never-read";
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    a:\n"
+                            "      command: [sh, -c, 'x', '${secrets.ENV_TOKEN}']\n"
+                            "      environment: {F: '${secrets.FILE_TOKEN}'}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(stack->env_referenced, (std::vector<std::string>{"PATH", "HOME", "ENV_TOKEN"}));
+  ASSERT_EQ(stack->warnings.size(), 2u);
+  EXPECT_EQ(stack->warnings[0],
+            options.file +
+                ":4:30: warning: block 'a' puts a secret on a command line, where every user's "
+                "`ps` shows it; pass it through 'environment' instead");
+  EXPECT_EQ(stack->warnings[1], dotenv +
+                                    ": warning: this secrets file has mode 0644: other users of "
+                                    "this machine may read it (chmod 600 " +
+                                    dotenv + ")");
+  ::chmod(dotenv.c_str(), 0600);
+  auto quiet = load_stack(options);
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_EQ(quiet->warnings.size(), 1u) << "a private secrets file is no warning";
+}
+
+// Issue 14: a first-party block's own directory is writable, except what decides the next `up`.
+TEST(Loader, TheProjectBindShowsTheStackFileSecretsAndGitReadOnly) {
+  TempDir home;
+  home.write("app/.env", "A=1\n");
+  home.write("app/.dev.vars", "B=2\n");
+  home.write("app/.git/HEAD", "ref: refs/heads/main\n");
+  home.write("app/s.secrets.yml", "secrets: {C: three}\n");
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("app/s.yml",
+                            "demo:\n  blocks:\n    a:\n      path: .\n"
+                            "      command: [sh, -c, 'x']\n");
+  std::filesystem::create_symlink("/etc/hostname", home / "app/.gitconfig-link");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const auto& policy = stack->blocks[0].policy;
+  std::string app = home / "app";
+  EXPECT_TRUE(has_bind(policy.read_write, app));
+  for (const char* name : {"s.yml", "s.secrets.yml", ".env", ".dev.vars", ".git"})
+    EXPECT_TRUE(has_bind(policy.read_only, app + "/" + name)) << name;
+  EXPECT_EQ(policy.storage_root, home / "stackie/storage");
+
+  // A block elsewhere does not see the stack's directory: nothing to protect there.
+  options.file = home.write("s2.yml",
+                            "demo:\n  blocks:\n    a:\n      path: app\n"
+                            "      command: [sh, -c, 'x']\n");
+  auto other = load_stack(options);
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_FALSE(has_bind(other->blocks[0].policy.read_only, home / "s2.yml"));
+  EXPECT_TRUE(has_bind(other->blocks[0].policy.read_only, app + "/.env"));
 }
 
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {

@@ -34,6 +34,14 @@ TEST(Paths, StorageLayout) {
   EXPECT_EQ(pid_file("/h"), "/h/stackied.pid");
 }
 
+// Issue 14: never a predictable name in a shared /tmp.
+TEST(Paths, EphemeralStorageIsInThePrivateRuntimeDirElseTheHome) {
+  EXPECT_EQ(ephemeral_base("/home/u/.stackie", "/run/user/1000"),
+            "/run/user/1000/stackie/ephemeral");
+  EXPECT_EQ(ephemeral_base("/home/u/.stackie", ""), "/home/u/.stackie/ephemeral");
+  EXPECT_EQ(ephemeral_base("/home/u/.stackie", "relative"), "/home/u/.stackie/ephemeral");
+}
+
 TEST(Paths, SandboxIdsDropTheStackiePrefixOnly) {
   EXPECT_EQ(sandbox_id("shop", "stackie.postgres"), "shop-postgres");
   EXPECT_EQ(sandbox_id("shop", "api"), "shop-api");

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,7 +99,15 @@ TEST(ValidateCli, ThreeBlockStackText) {
   CliRun run = run_stackie({"validate", "-f", "stackie-stack.yml"}, validate_env(home, bin),
                            fixtures() + "/good/three_blocks");
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_EQ(run.err, "");
+  // Git keeps the fixture's secrets file 0644 (or as the checkout's umask made it): validate
+  // says so on stderr, one warning line, and nothing else.
+  std::string secrets = fixtures() + "/good/three_blocks/stackie-stack.secrets.yml";
+  struct stat info {};
+  ASSERT_EQ(::stat(secrets.c_str(), &info), 0);
+  if ((info.st_mode & 077) != 0) {
+    EXPECT_EQ(run.err.rfind(secrets + ": warning: this secrets file has mode ", 0), 0u) << run.err;
+  }
+  EXPECT_EQ(count_lines(run.err), (info.st_mode & 077) != 0 ? 1u : 0u) << run.err;
   const std::string& out = run.out;
   EXPECT_NE(out.find("stack shop (" + fixtures() + "/good/three_blocks/stackie-stack.yml)"),
             std::string::npos)

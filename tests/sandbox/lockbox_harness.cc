@@ -123,4 +123,61 @@ RunResult run_probe(const std::vector<std::string>& lockbox_args,
   return run(argv, options);
 }
 
+Background::Background(const std::vector<std::string>& probe_args,
+                       const std::vector<std::string>& flags) {
+  int out[2];
+  pipe2(out, O_CLOEXEC);
+  std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  argv.push_back("/probe");
+  argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  argv_ = argv;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  out_ = out[0];
+}
+
+Background::~Background() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  close(out_);
+}
+
+int Background::wait_exit() {
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool Background::read_until(const std::string& text, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (seen_.find(text) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) return false;
+    pollfd p{out_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buffer[512];
+    ssize_t n = read(out_, buffer, sizeof buffer);
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    seen_.append(buffer, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 }  // namespace stackie::testing

@@ -34,6 +34,34 @@ std::string trim(const std::string& text);
 std::string make_temp_dir();  // under /tmp, removed by remove_tree
 void remove_tree(const std::string& path);
 
+// A lockbox running the probe in the background with its stdout readable; killed (SIGKILL) in
+// the destructor.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& probe_args,
+                      const std::vector<std::string>& flags = {});
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  // Reads until `text` appears (true) or EOF/timeout (false).
+  bool wait_for(const std::string& text, int timeout_ms = 5000) {
+    return read_until(text, timeout_ms);
+  }
+  // True when stdout reaches EOF within the timeout: every holder of the pipe is gone.
+  bool eof_within(int timeout_ms) { return !read_until("\x01never", timeout_ms) && eof_; }
+  int wait_exit();
+  pid_t pid() const { return pid_; }
+  const std::string& output() const { return seen_; }
+
+ private:
+  bool read_until(const std::string& text, int timeout_ms);
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int out_ = -1;
+  bool eof_ = false;
+  std::string seen_;
+};
+
 }  // namespace stackie::testing
 
 // In every sandbox test's SetUp: a root run must never pass silently.

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -83,6 +84,28 @@ TEST_F(Lockbox, HostFileOutsideThePolicyIsInvisible) {
   EXPECT_EQ(probe({"exists", "/home"}), "ENOENT");
   EXPECT_EQ(probe({"exists", "/etc/shadow"}), "ENOENT");
   remove_tree(dir);
+}
+
+// The host's account list is not shown (issue 14): a minimal /etc/passwd and /etc/group with
+// root, the caller under its own name, and nobody.
+TEST_F(Lockbox, AccountsAreMinimalNotTheHosts) {
+  std::ifstream host("/etc/passwd");
+  std::string host_text((std::istreambuf_iterator<char>(host)), std::istreambuf_iterator<char>());
+  ASSERT_NE(host_text.find("\ndaemon:"), std::string::npos) << "this host has no 'daemon' account";
+  std::string passwd = probe({"read", "/etc/passwd"});
+  EXPECT_EQ(passwd.rfind("root:x:0:0:", 0), 0u) << passwd;
+  EXPECT_EQ(passwd.find("daemon:"), std::string::npos) << passwd;
+  EXPECT_NE(passwd.find("\nnobody:x:65534:"), std::string::npos) << passwd;
+  std::string group = probe({"read", "/etc/group"});
+  EXPECT_EQ(group.rfind("root:x:0:", 0), 0u) << group;
+  EXPECT_EQ(group.find("daemon:"), std::string::npos) << group;
+
+  // With identity user, the caller's own uid has its own name from the host.
+  std::string mine = probe({"read", "/etc/passwd"}, {"--identity", "user"});
+  std::string me = ":x:" + std::to_string(getuid()) + ":" + std::to_string(getgid()) + ":";
+  EXPECT_NE(mine.find(me), std::string::npos) << mine;
+  EXPECT_EQ(mine.find("daemon:"), std::string::npos) << mine;
+  EXPECT_EQ(probe({"write", "/etc/passwd"}), "EROFS");
 }
 
 TEST_F(Lockbox, SysIsNotMounted) {
@@ -314,6 +337,42 @@ TEST_F(Lockbox, HostTmpDirBacksTmp) {
   std::string dir = make_temp_dir();
   EXPECT_EQ(probe({"write", "/tmp/kept"}, {"--tmpdir", dir}), "ok");
   EXPECT_EQ(access((dir + "/kept").c_str(), F_OK), 0);
+  remove_tree(dir);
+}
+
+// Issue 14: a block swapped its runtime dir (in its own /tmp) for a link to the user's files. The
+// lockbox opens every source below --storage-root from the root, with no link on the way: the
+// setup fails naming the path and nothing of the link's target is shown. Without
+// --storage-root the same policy follows the link (what the daemon used to do).
+TEST_F(Lockbox, AStorageLinkIsRefusedNotFollowed) {
+  std::string dir = make_temp_dir();
+  std::string storage = dir + "/storage";
+  std::string tmp = storage + "/tmp/s-b";
+  ASSERT_EQ(system(("mkdir -p " + tmp + " " + dir + "/ssh").c_str()), 0);
+  std::ofstream(dir + "/ssh/id_ed25519") << "key";
+  ASSERT_EQ(symlink((dir + "/ssh").c_str(), (tmp + "/run").c_str()), 0);
+  RunOptions options;
+  options.with_error_fd = true;
+  RunResult refused = run_probe(
+      {"--error-fd", "3", "--storage-root", storage, "--tmpdir", tmp, "--rw", tmp + "/run:/run"},
+      {"read", "/run/id_ed25519"}, options);
+  EXPECT_EQ(refused.exit_code, 125) << refused.err;
+  EXPECT_NE(refused.error_fd.find(tmp + "/run: is a symbolic link"), std::string::npos)
+      << refused.error_fd;
+  EXPECT_EQ(refused.out.find("key"), std::string::npos);
+  // The link is the only way in: without the root the lockbox follows it.
+  EXPECT_EQ(
+      trim(
+          run_probe({"--tmpdir", tmp, "--rw", tmp + "/run:/run"}, {"read", "/run/id_ed25519"}).out),
+      "key");
+  // A link on the way to the temp dir itself is refused the same way.
+  ASSERT_EQ(symlink((dir + "/ssh").c_str(), (storage + "/tmp/linked").c_str()), 0);
+  RunResult via =
+      run_probe({"--error-fd", "3", "--storage-root", storage, "--tmpdir", storage + "/tmp/linked"},
+                {"exists", "/tmp/id_ed25519"}, options);
+  EXPECT_EQ(via.exit_code, 125) << via.err;
+  EXPECT_NE(via.error_fd.find(storage + "/tmp/linked: is a symbolic link"), std::string::npos)
+      << via.error_fd;
   remove_tree(dir);
 }
 

@@ -30,11 +30,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,7 +55,134 @@ long raw(long nr, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0) {
   return syscall(nr, a, b, c, d, e);
 }
 
+// Hostile block for the --join seam (issue 14): every process that enters this pid namespace
+// is raced for a writable /proc/N/mem while it still runs stackie-lockbox (a joiner's child
+// between dropping its capabilities and execve). Such a write reaches the joiner's memory. The
+// write puts back the byte it read, so a win proves the access without breaking the victim.
+// Prints "ready", "saw N" per process raced, "WON N" per successful write; runs until killed.
+// An fd of /proc/N/mem or /proc/N/maps stays bound to the mm of the moment it was opened, even
+// after execve replaces the process's mm.
+bool race_for_mem(long pid, const std::function<long()>& last_pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  int missing = 0;
+  for (int attempt = 0; attempt < 200000; ++attempt) {
+    int mem = open((proc + "/mem").c_str(), O_RDWR | O_CLOEXEC);
+    if (mem < 0) {
+      // Not there: not yet (the pid is counted before /proc shows it) or gone (a newer
+      // process exists: race that one instead).
+      if ((errno == ENOENT || errno == ESRCH) && (++missing > 500 || last_pid() != pid))
+        return false;
+      continue;  // else not (yet) ours to open
+    }
+    // Maps opened after mem and still showing the lockbox: both are the joiner's mm (an mm is
+    // only ever replaced by execve, never back).
+    int maps_fd = open((proc + "/maps").c_str(), O_RDONLY | O_CLOEXEC);
+    std::string maps;
+    char buffer[4096];
+    ssize_t n;
+    while (maps_fd >= 0 && (n = read(maps_fd, buffer, sizeof buffer)) > 0)
+      maps.append(buffer, static_cast<size_t>(n));
+    if (maps_fd >= 0) close(maps_fd);
+    bool won = false;
+    if (maps.find("stackie-lockbox") != std::string::npos) {
+      // The first writable mapping: read a byte and write it back.
+      size_t at = maps.find(" rw-p ");
+      size_t line = at == std::string::npos ? at : maps.rfind('\n', at);
+      unsigned long address = 0;
+      if (at != std::string::npos)
+        address =
+            std::strtoul(maps.c_str() + (line == std::string::npos ? 0 : line + 1), nullptr, 16);
+      char byte;
+      if (address && pread(mem, &byte, 1, static_cast<off_t>(address)) == 1 &&
+          pwrite(mem, &byte, 1, static_cast<off_t>(address)) == 1)
+        won = true;
+    }
+    close(mem);
+    return won;
+  }
+  return false;
+}
+
+int mem_racer() {
+  int last = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+  if (last < 0) {
+    std::printf("no ns_last_pid: %s\n", strerrorname_np(errno));
+    return 1;
+  }
+  std::function<long()> read_last = [last] {
+    char text[32] = {};
+    return pread(last, text, sizeof text - 1, 0) > 0 ? std::atol(text) : 0L;
+  };
+  long seen = read_last();
+  std::puts("ready");
+  std::fflush(stdout);
+  // Always the newest process: one that was missed while racing another is long past its
+  // window (and counted as seen).
+  for (;;) {
+    long now = read_last();
+    if (now == seen) continue;
+    bool won = now != getpid() && race_for_mem(now, read_last);
+    for (long pid = seen + 1; pid < now; ++pid) std::printf("saw %ld\n", pid);
+    std::printf(won ? "WON %ld\n" : "saw %ld\n", now);
+    std::fflush(stdout);
+    seen = now;
+  }
+}
+
+// Hostile block for the exec terminal seam (issue 14): scans every process's fds for a
+// terminal that is not a pty of this sandbox's own devpts (the caller's, if `stackie exec`
+// handed it in; or the pty exec made for CMD), and writes "HUNTER MAJ:MIN WAS HERE" to each.
+// Prints "ready", then "tty MAJ:MIN (hex, as stat -c %t:%T) LINK write ok|ERRNO" per terminal
+// found. Runs until killed, scanning every 20 ms; with MAX > 0 stops after MAX finds.
+int tty_hunter(int max) {
+  struct stat own_pts;
+  bool have_own = stat("/dev/pts/ptmx", &own_pts) == 0;
+  std::vector<std::string> reported;
+  std::puts("ready");
+  std::fflush(stdout);
+  for (;;) {
+    DIR* proc = opendir("/proc");
+    while (dirent* entry = proc ? readdir(proc) : nullptr) {
+      if (!std::isdigit(static_cast<unsigned char>(entry->d_name[0]))) continue;
+      if (std::atol(entry->d_name) == getpid()) continue;
+      std::string fds = std::string("/proc/") + entry->d_name + "/fd";
+      DIR* dir = opendir(fds.c_str());
+      while (dirent* fd = dir ? readdir(dir) : nullptr) {
+        if (fd->d_name[0] == '.') continue;
+        std::string path = fds + "/" + fd->d_name;
+        struct stat st;
+        if (stat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) continue;
+        if (have_own && major(st.st_rdev) == major(own_pts.st_rdev) && st.st_dev == own_pts.st_dev)
+          continue;  // a pty of this sandbox's own devpts
+        int tty = open(path.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (tty < 0 || !isatty(tty)) {
+          if (tty >= 0) close(tty);
+          continue;
+        }
+        char link[256] = {};
+        if (readlink(path.c_str(), link, sizeof link - 1) < 0) link[0] = '?';
+        char device[32];
+        std::snprintf(device, sizeof device, "%x:%x", major(st.st_rdev), minor(st.st_rdev));
+        if (std::find(reported.begin(), reported.end(), device) == reported.end()) {
+          reported.push_back(device);
+          std::string line = std::string("\r\nHUNTER ") + device + " WAS HERE\r\n";
+          bool wrote = write(tty, line.data(), line.size()) > 0;
+          std::printf("tty %s %s write %s\n", device, link, wrote ? "ok" : strerrorname_np(errno));
+          std::fflush(stdout);
+          if (max > 0 && static_cast<int>(reported.size()) >= max) return 0;
+        }
+        close(tty);
+      }
+      if (dir) closedir(dir);
+    }
+    if (proc) closedir(proc);
+    usleep(20000);
+  }
+}
+
 int probe(const std::string& what, char** args) {
+  if (what == "mem-racer") return mem_racer();
+  if (what == "tty-hunter") return tty_hunter(args[0] ? std::atoi(args[0]) : 0);
   if (what == "keyctl") return result(raw(__NR_keyctl, 0x7fff, 0, 0, 0, 0));
   if (what == "add_key") return result(raw(__NR_add_key, 0, 0, 0, 0, 0));
   if (what == "request_key") return result(raw(__NR_request_key, 0, 0, 0, 0));
@@ -215,8 +344,7 @@ int probe(const std::string& what, char** args) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) || listen(l, 4))
-      return result(-1);
+    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) || listen(l, 4)) return result(-1);
     int c = accept(l, nullptr, nullptr);
     if (c < 0 || write(c, "pong", 4) != 4) return result(-1);
     close(c);

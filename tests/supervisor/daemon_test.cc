@@ -2,6 +2,7 @@
 // handlers over a real socket.
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cstring>
@@ -126,6 +127,67 @@ TEST_F(DaemonTest, ARestartedDaemonRestoresTheStacksThatWereUp) {
   daemon_ = std::move(second).value();
 }
 
+// Issue 14: nobody watches a restore, so it never runs a block without a sandbox that the
+// last interactive `up` ran sandboxed (the stack file may have been edited since).
+TEST_F(DaemonTest, ARestoreNeverUnsandboxesABlockTheLastUpDidNot) {
+  stacks_["/proj/a.yml"] = stack("a", {block("web", {"wait"})});  // web: unsandboxed
+  ::mkdir(home_.c_str(), 0700);
+  UpRequest request{"/proj/a.yml", dir_, {}, false, false};
+  ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {}}}).ok());
+  auto refused = open_daemon();
+  ASSERT_TRUE(refused.ok());
+  (*refused)->restore();
+  EXPECT_FALSE((*refused)->supervisor().has_stack("a")) << "restored with less isolation";
+  std::string said;
+  for (const auto& line : log_) said += line + "\n";
+  EXPECT_NE(said.find("block 'web' would run without a sandbox, which the last `stackie up` of "
+                      "this stack did not show"),
+            std::string::npos)
+      << said;
+  refused->reset();
+
+  // What the last `up` showed (and warned about) is restored as it was.
+  ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {"web"}}}).ok());
+  auto accepted = open_daemon();
+  ASSERT_TRUE(accepted.ok());
+  (*accepted)->restore();
+  ASSERT_TRUE(run_until([&] { return pid_of(**accepted, "web") > 0; }));
+  daemon_ = std::move(accepted).value();
+}
+
+// Issue 14: state.json keeps of the client's environment only what the stack referenced and
+// the STACKIE_* variables, not every token of the user's shell; mode 0600.
+TEST_F(DaemonTest, TheStateFileKeepsOnlyTheReferencedEnvironment) {
+  auto s = stack("a", {block("web", {"wait"})});
+  s.env_referenced = {"PATH", "DB_PASSWORD"};
+  stacks_["/proj/a.yml"] = s;
+  auto daemon = open_daemon();
+  ASSERT_TRUE(daemon.ok());
+  std::optional<Status> result;
+  UpRequest request{"/proj/a.yml",
+                    dir_,
+                    {{"PATH", "/usr/bin:/bin"},
+                     {"DB_PASSWORD", "kept"},
+                     {"SECRET_TOKEN_XYZ", "hunter2"},
+                     {"STACKIE_BLOCK_PATH", "/blocks"}},
+                    false,
+                    false};
+  ASSERT_TRUE((*daemon)->up(request, nullptr, [&](Status st) { result = st; }).ok());
+  ASSERT_TRUE(run_until([&] { return result.has_value(); }));
+  auto records = read_state_file(home_ + "/state.json");
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(
+      (*records)[0].request.env,
+      (Env{{"PATH", "/usr/bin:/bin"}, {"DB_PASSWORD", "kept"}, {"STACKIE_BLOCK_PATH", "/blocks"}}));
+  EXPECT_EQ((*records)[0].unsandboxed, std::vector<std::string>{"web"});
+  struct stat info {};
+  ASSERT_EQ(::stat((home_ + "/state.json").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  daemon_ = std::move(daemon).value();
+}
+
 TEST_F(DaemonTest, SigtermStopsEveryStackGracefullyAndKeepsTheStateFile) {
   std::string bye = dir_ + "/bye";
   auto polite = block("polite", {"exit-on", "TERM", "0", "wait"});
@@ -155,9 +217,25 @@ TEST_F(DaemonTest, ACorruptStateFileIsSetAsideNotFatal) {
   EXPECT_TRUE((*daemon)->records().empty());
 }
 
+// Issue 14: a state.json.tmp planted as a link to a file of the user's is not written through.
+TEST_F(DaemonTest, TheStateFileIsNeverWrittenThroughALink) {
+  ::mkdir(home_.c_str(), 0700);
+  std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "mine\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (home_ + "/state.json.tmp").c_str()), 0);
+  UpRequest request{"/proj/a.yml", dir_, {}, false, false};
+  ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {}}}).ok());
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "mine\n");
+  auto records = read_state_file(home_ + "/state.json");
+  ASSERT_TRUE(records.ok()) << records.error().message;
+  EXPECT_EQ(records->size(), 1u);
+}
+
 TEST(StateFile, RoundTrips) {
-  std::vector<StackRecord> records{{"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false}},
-                                   {"b", {"/q/b.yml", "/q", {}, false, true}}};
+  std::vector<StackRecord> records{{"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false}, {}},
+                                   {"b", {"/q/b.yml", "/q", {}, false, true}, {"web", "worker"}}};
   auto back = state_from_json(state_to_json(records));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, records);

@@ -525,24 +525,17 @@ TEST_F(SupervisorTest, VolumesAndTempDirAreCreatedPrivateBeforeTheBlockStarts) {
 }
 
 TEST_F(SupervisorTest, EphemeralStorageIsRemovedOnDown) {
-  // Our own $TMPDIR, so the test never touches another run's storage.
-  const char* saved = std::getenv("TMPDIR");
-  std::string saved_tmpdir = saved ? saved : "";
-  ::setenv("TMPDIR", dir_.c_str(), 1);
-  std::string base = ephemeral_base(dir_.c_str(), ::getuid());
+  std::string base = ephemeral_base(dir_, "");
   ::mkdir(base.c_str(), 0700);
   auto s = stack("eph", {block("a", {"print", "hi", "wait"})});
   s.storage_root = base + "/eph-" + std::to_string(::getpid());
   StackOptions options;
   options.ephemeral = true;
+  options.ephemeral_base = base;
   ASSERT_TRUE(up(s, options).ok());
   EXPECT_EQ(::access((s.storage_root + "/logs/test-a").c_str(), F_OK), 0);
   ASSERT_TRUE(down("eph").ok());
   EXPECT_EQ(::access(s.storage_root.c_str(), F_OK), -1) << "ephemeral storage left behind";
-  if (saved)
-    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
-  else
-    ::unsetenv("TMPDIR");
 }
 
 TEST_F(SupervisorTest, PassthroughDownKillsTheWholeProcessGroup) {

@@ -9,6 +9,7 @@
 
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
+#include "supervisor/block_storage.h"
 #include "supervisor/init_script.h"
 #include "supervisor/restart_policy.h"
 
@@ -135,6 +136,70 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   EXPECT_EQ(size_of(dir_ + "/stdout.log.1"), 82);
   // 10 records of 41 bytes, 2 per file: the live file holds the last 2.
   EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
+}
+
+// Issue 14: a log file replaced by a link (to a file of the user's) is refused, not followed,
+// and rotation renames inside the log directory only.
+TEST_F(RotatingFileTest, NeverWritesThroughALink) {
+  std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "mine\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/stderr.log").c_str()), 0);
+  RotatingFile file(dir_ + "/stderr.log", 100, 3);
+  auto written = file.append("attacker-chosen\n");
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.error().message.find(dir_ + "/stderr.log: is a symbolic link"),
+            std::string::npos)
+      << written.error().message;
+  EXPECT_EQ(size_of(victim), 5);
+}
+
+// Issue 14: what prepare_block_storage makes of a block's storage before each start.
+using BlockStorageTest = TempDir;
+
+TEST_F(BlockStorageTest, RuntimeDirsAreMadeAfreshVolumesKeptLinksRefused) {
+  SandboxPolicy policy;
+  policy.storage_root = dir_ + "/storage";
+  policy.host_tmp_dir = policy.storage_root + "/tmp/s-b";
+  std::string run = policy.host_tmp_dir + "/run";
+  std::string data = policy.storage_root + "/volumes/s/b/data";
+  std::string logs = policy.storage_root + "/logs/s-b";
+  policy.read_write = {{data, ""}, {run, ""}};
+  ASSERT_TRUE(prepare_block_storage(policy, logs).ok());
+  for (const auto& path : {policy.host_tmp_dir, run, data, logs}) {
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    EXPECT_TRUE(S_ISDIR(st.st_mode)) << path;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << path;
+  }
+  std::ofstream(run + "/stale.sock") << "x";
+  std::ofstream(data + "/kept") << "x";
+  ASSERT_TRUE(prepare_block_storage(policy, logs).ok());
+  EXPECT_FALSE(exists(run + "/stale.sock")) << "a runtime dir is scratch: made afresh";
+  EXPECT_TRUE(exists(data + "/kept")) << "a volume persists";
+
+  std::string outside = dir_ + "/outside";
+  ASSERT_EQ(::mkdir(outside.c_str(), 0700), 0);
+  std::ofstream(outside + "/key") << "secret";
+  for (const auto& path : {run, data, logs}) {
+    std::string aside = path + ".real";
+    ASSERT_EQ(::rename(path.c_str(), aside.c_str()), 0);
+    ASSERT_EQ(::symlink(outside.c_str(), path.c_str()), 0);
+    auto prepared = prepare_block_storage(policy, logs);
+    ASSERT_FALSE(prepared.ok()) << path;
+    EXPECT_EQ(prepared.error().message.rfind(path + ": is a symbolic link", 0), 0u)
+        << prepared.error().message;
+    ASSERT_EQ(::unlink(path.c_str()), 0);
+    ASSERT_EQ(::rename(aside.c_str(), path.c_str()), 0);
+  }
+  EXPECT_TRUE(exists(outside + "/key"));
+  EXPECT_EQ(size_of(outside + "/key"), 6);
+  EXPECT_FALSE(exists(outside + "/stale.sock"));
+
+  // A storage root others may write to is not used at all.
+  ASSERT_EQ(::chmod(policy.storage_root.c_str(), 0777), 0);
+  auto open_root = prepare_block_storage(policy, logs);
+  ASSERT_FALSE(open_root.ok());
+  EXPECT_NE(open_root.error().message.find("mode 0777"), std::string::npos);
 }
 
 using BlockLogsTest = TempDir;

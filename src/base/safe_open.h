@@ -1,0 +1,89 @@
+// Opening, creating and removing paths below a directory we trust, without following anything
+// a block could have planted there (issue 14). A block writes into its own storage (its /tmp,
+// its volumes); if the daemon or the lockbox later followed a symlink it left there, the block
+// would read or write the user's files with the user's rights. So every path under a storage
+// root is resolved from the root's directory fd: no symlink anywhere on the way, no ".." out of
+// it. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it (Linux 5.6), else a
+// walk one component at a time with O_NOFOLLOW; a refusal names the offending path.
+#pragma once
+
+#include <fcntl.h>
+
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+
+namespace stackie {
+
+// Open for lookup only (O_PATH) where the system has it; a plain read-only open elsewhere.
+#ifdef O_PATH
+inline constexpr int kOpenPathOnly = O_PATH;
+#else
+inline constexpr int kOpenPathOnly = O_RDONLY;
+#endif
+
+// An owned file descriptor, closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// `path` relative to `root` when it lies strictly below it ("a/b" for root "/s" and path
+// "/s/a/b"), "" when they are equal, nullopt when it is elsewhere. Lexical: both are normalised
+// absolute paths (base/fs_path.h normalize_path).
+std::optional<std::string> path_below(const std::string& root, const std::string& path);
+
+// How private a storage root must be.
+enum class Privacy {
+  owned,    // owned by us, not writable by group or others (the persistent storage root)
+  private_  // owned by us, no access at all for group or others (ephemeral storage)
+};
+
+// The storage root `path` (chosen by the user's own settings, so its own path is trusted as
+// given), created 0700 with its parents when missing, opened as a directory and checked: owned
+// by the effective uid and private enough, else refused with a message naming it. Another
+// local user's pre-made directory never becomes our storage.
+Result<UniqueFd> open_storage_root(const std::string& path, Privacy privacy);
+
+// Opens `relative` below the directory `dir` with `flags` (O_CLOEXEC added): no component may
+// be a symlink, ".." or absolute. `dir_shown` is the path of `dir`, for messages (each names
+// the full path, down to the component refused).
+Result<UniqueFd> open_beneath(int dir, const std::string& relative, int flags,
+                              const std::string& dir_shown);
+
+// mkdir -p of `relative` below `dir`: missing directories are created 0700, every existing
+// component must be a real directory (a symlink is refused, naming it). Returns the last
+// directory, opened O_DIRECTORY.
+Result<UniqueFd> make_directories_beneath(int dir, const std::string& relative,
+                                          const std::string& dir_shown);
+
+// Removes `relative` below `dir` and everything under it, never following a symlink (a link
+// is removed, not what it points to), never leaving `dir`. Missing is not an error.
+Status remove_tree_beneath(int dir, const std::string& relative, const std::string& dir_shown);
+
+// Opens the regular file `name` directly in `dir` with `flags` (with O_CREAT: mode 0600), never
+// through a symlink: a log or state file replaced by a link (or a FIFO) is refused, not followed.
+Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
+                              const std::string& dir_shown);
+
+// Tests: true makes every lookup take the portable walk, as on a kernel without openat2.
+void force_walk_for_testing(bool walk);
+
+}  // namespace stackie
