@@ -342,6 +342,14 @@ std::vector<std::string> hog(const std::vector<std::string>& flags, int mib) {
   return argv;
 }
 
+// The sanitize run (scripts/test --sanitize) builds the lockbox with ASan too: its runtime
+// reserves terabytes of address space, which any RLIMIT_DATA (--memory) refuses.
+#ifdef __SANITIZE_ADDRESS__
+constexpr bool kLockboxUnderAsan = true;
+#else
+constexpr bool kLockboxUnderAsan = false;
+#endif
+
 // statfs of PATH inside, through stat(1): total bytes.
 uint64_t fs_bytes(const std::vector<std::string>& flags, const std::string& path) {
   std::vector<std::string> argv = {lockbox_path()};
@@ -356,6 +364,9 @@ uint64_t fs_bytes(const std::vector<std::string>& flags, const std::string& path
 // A memory bomb: private memory beyond --memory fails to allocate (RLIMIT_DATA), while an
 // allocation within it works. Checked failing without apply_rlimits.
 TEST_F(LockboxRun, MemoryBombFailsToAllocateBeyondTheMemoryLimit) {
+  if (kLockboxUnderAsan)
+    GTEST_SKIP() << "an ASan-built stackie-lockbox cannot run under RLIMIT_DATA (its shadow "
+                    "memory needs more); the normal build runs this test";
   EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 512)).out), "ENOMEM");
   EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 16)).out), "ok");
   // The default limits (no --memory, as a stack without `memory:`) set no RLIMIT_DATA.
@@ -366,6 +377,9 @@ TEST_F(LockboxRun, MemoryBombFailsToAllocateBeyondTheMemoryLimit) {
 // given; not half of the host's RAM (before: statfs said ~12GiB here). Writing past it is
 // ENOSPC. A fresh /tmp is bounded by --memory.
 TEST_F(LockboxRun, DevShmAndAFreshTmpAreSizedByTheLimits) {
+  if (kLockboxUnderAsan)
+    GTEST_SKIP() << "an ASan-built stackie-lockbox cannot run under RLIMIT_DATA (its shadow "
+                    "memory needs more); the normal build runs this test";
   EXPECT_EQ(trim(run_probe({}, {"fs-size", "/dev/shm"}).out), std::to_string(64 << 20));
   EXPECT_EQ(fs_bytes({"--memory", "32MiB"}, "/dev/shm"), 32u << 20);
   EXPECT_EQ(trim(run_probe({"--shm", "8MiB"}, {"fs-size", "/dev/shm"}).out),
@@ -378,6 +392,9 @@ TEST_F(LockboxRun, DevShmAndAFreshTmpAreSizedByTheLimits) {
 // the sandbox's limits as the block is. Checked failing without adopt_limits_of: the joined
 // bomb forked 100 and the 512MiB allocation worked.
 TEST_F(LockboxRun, JoinedCommandsAreHeldByTheSandboxsLimits) {
+  if (kLockboxUnderAsan)
+    GTEST_SKIP() << "an ASan-built stackie-lockbox cannot run under RLIMIT_DATA (its shadow "
+                    "memory needs more); the normal build runs this test";
   Background box({"-c", "echo ready; exec sleep 30"}, {"--pids", "16", "--memory", "64MiB"},
                  "/bin/sh");
   ASSERT_TRUE(box.wait_for("ready"));
