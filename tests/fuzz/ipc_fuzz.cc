@@ -12,6 +12,7 @@
 
 namespace {
 
+using namespace stackie;
 using namespace stackie::ipc;
 
 void check_line(std::string_view line) {
