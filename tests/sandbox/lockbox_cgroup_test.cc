@@ -21,6 +21,7 @@
 #include "base/cgroup_v2.h"
 #include "lockbox_harness.h"
 #include "spawn/cgroup_tree.h"
+#include "support/proc_file.h"
 #include "support/temp_dir.h"
 
 extern char** environ;
@@ -28,11 +29,9 @@ extern char** environ;
 namespace stackie::testing {
 namespace {
 
+// cgroup files are read like /proc files: with read(2), whole (support/proc_file.h).
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return testing_proc::read_proc_file(path);
 }
 
 // stackie-lockbox --cgroup-fd 3 [FLAGS] -- /probe ARGS, stdout readable; killed at the end.
