@@ -25,13 +25,17 @@ chmod 755 "$T"
 
 command -v node >/dev/null 2>&1 || skip_all "node is not installed (the MCP SDK client needs it)"
 command -v npm >/dev/null 2>&1 || skip_all "npm is not installed (to fetch the MCP SDK)"
-# The SDK, once per version and user, shared by later runs.
+# The SDK, once per version and user, shared by later runs. The system's CA bundle is added to
+# node's own (a proxy that re-signs TLS, as on a CI runner behind one, is trusted as curl does).
+if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 CACHE=${STACKIE_NPM_CACHE:-/var/tmp/stackie-npm-$(id -u)}/mcp-sdk-$SDK_VERSION
 if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
   mkdir -p "$(dirname "$CACHE")"
   staging=$(mktemp -d "$(dirname "$CACHE")/staging-XXXXXX")
   if ! timeout 300 npm install --prefix "$staging" --no-audit --no-fund --ignore-scripts \
-    --no-save --cache "$staging/.npm" "@modelcontextprotocol/sdk@$SDK_VERSION" >"$T/npm.log" 2>&1; then
+    --no-save --fetch-retries 1 --cache "$staging/.npm" "@modelcontextprotocol/sdk@$SDK_VERSION" >"$T/npm.log" 2>&1; then
     why=$(grep -m1 -i "err" "$T/npm.log")
     rm -rf "$staging"
     skip_all "npm cannot fetch @modelcontextprotocol/sdk@$SDK_VERSION (registry unreachable?): $why"
@@ -63,7 +67,7 @@ mcpdemo:
       command: [sh, -c, 'printf "bad \\377\\376 bytes\\n"; printf "%s\\n" "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":1,\\"result\\":{}}"; exec sleep 600']
 YML
 out=$(timeout 120 "$S" up 2>&1); check "up of the demo stack" 0 $?
-[ -n "$out" ] && note "$(printf '%s' "$out" | tail -3)"
+printf '%s\n' "$out" | tail -3 | sed 's/^/# /'
 sleep 1  # a few logger lines
 
 cp "$HERE/mcp_client.mjs" "$T/mcp_client.mjs"
@@ -81,9 +85,8 @@ while IFS= read -r line; do
   esac
 done <"$T/client.out"
 check "the client ran to its end" 0 "$rc"
-[ -s "$T/client.err" ] && note "client stderr: $(head -c 2000 "$T/client.err")"
+[ -s "$T/client.err" ] && head -c 2000 "$T/client.err" | sed 's/^/# client stderr: /'
 note "--- MCP transcript (-> client to server, <- server to client; long messages cut) ---"
-while IFS= read -r line; do
-  note "$(printf '%s' "$line" | cut -c1-400)"
-done <"$MCP_TRANSCRIPT"
+# printf, not note's echo: the JSON's escapes (\n) stay as they are.
+cut -c1-400 "$MCP_TRANSCRIPT" | while IFS= read -r line; do printf '# %s\n' "$line"; done
 done_testing
