@@ -28,10 +28,10 @@ std::string child(const std::string& where, const std::string& name) {
 
 Status check_schema(const Json& schema, const Json& value, const std::string& where) {
   const std::string type = schema["type"].string_or("");
-  if (!type.empty() && !has_type(value, type))
-    return at(
-        where,
-        std::string(type == "integer" || type == "array" ? "must be an " : "must be a ") + type);
+  if (!type.empty() && !has_type(value, type)) {
+    bool vowel = type == "object" || type == "integer" || type == "array";
+    return at(where, std::string(vowel ? "must be an " : "must be a ") + type);
+  }
   if (const Json* choices = schema.find("enum")) {
     bool found = false;
     std::string listed;
