@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "stack/compose_file.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
@@ -59,8 +60,19 @@ Result<std::vector<VolumeDecl>> parse_volumes(const YamlNode& node) {
     VolumeDecl volume;
     volume.name = key.text;
     volume.where = key.where;
-    if (!value.is_null()) {
-      STACKIE_TRY(expect_kind(value, YamlNode::Kind::scalar, "volumes." + key.text));
+    std::string what = "volumes." + key.text;
+    if (value.is_map()) {  // {host: DIR, read_only: true}
+      STACKIE_TRY(check_fields(value, {"host", "read_only"}, what));
+      const YamlNode* host = value.find("host");
+      if (host == nullptr) return error_at(value.where, "'" + what + "' needs 'host'");
+      STACKIE_TRY(expect_kind(*host, YamlNode::Kind::scalar, what + ".host"));
+      volume.host_path = *host;
+      if (const YamlNode* read_only = value.find("read_only")) {
+        STACKIE_TRY_ASSIGN(flag, read_bool(*read_only, what + ".read_only"));
+        volume.read_only = flag;
+      }
+    } else if (!value.is_null()) {
+      STACKIE_TRY(expect_kind(value, YamlNode::Kind::scalar, what));
       volume.host_path = value;
     }
     out.push_back(std::move(volume));
@@ -116,10 +128,15 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
   STACKIE_TRY(check_fields(body,
-                           {"vars", "serves", "consumes", "depends_on", "path", "command",
-                            "environment", "volumes", "restart", "health", "stop_signal",
+                           {"catalog", "vars", "serves", "consumes", "depends_on", "path",
+                            "command", "environment", "volumes", "restart", "health", "stop_signal",
                             "stop_timeout", "platforms", "limits", "network", "egress"},
                            context));
+  if (const YamlNode* v = body.find("catalog")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
+    STACKIE_TRY(check_name(*v, "catalog block name"));
+    block.catalog = *v;
+  }
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
     block.vars = std::move(vars);
@@ -222,14 +239,17 @@ const std::vector<std::string>& stack_file_names() {
 
 Result<std::string> find_stack_file(const std::string& file, const std::string& cwd) {
   if (!file.empty()) return file[0] == '/' ? file : cwd + "/" + file;
-  for (const auto& name : stack_file_names()) {
-    std::string candidate = cwd + "/" + name;
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0) return candidate;
-  }
+  // Stackie's own names first; a Compose file is read in compatibility mode (compose_file.h).
+  for (const auto* names : {&stack_file_names(), &compose_file_names()})
+    for (const auto& name : *names) {
+      std::string candidate = cwd + "/" + name;
+      struct stat info {};
+      if (::stat(candidate.c_str(), &info) == 0) return candidate;
+    }
   return Error{-2, cwd +
                        ": no stack file (looked for stackie-stack.yml, stackie-stack.yaml, "
-                       "stackie.yml, stackie.yaml; use -f FILE)"};
+                       "stackie.yml, stackie.yaml, compose.yaml, compose.yml, "
+                       "docker-compose.yaml, docker-compose.yml; use -f FILE)"};
 }
 
 Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& absolute_path) {
