@@ -288,6 +288,16 @@ class BlockBuilder {
         set_path(path.name, host);
       }
     for (const auto& volume : decl_.volumes) {
+      if (!volume.project_volume.empty()) {
+        set_path(volume.name,
+                 volume_dir(storage_, stack_.name, ".shared/" + volume.project_volume));
+        continue;
+      }
+      if (volume.host_path && volume.relative_host && volume.host_path->text[0] != '/') {
+        set_path(volume.name, normalize_path(stack_.dir + "/" + volume.host_path->text));
+        if (volume.read_only) read_only_paths_.insert(volume.name);
+        continue;
+      }
       if (!volume.host_path) {
         set_path(volume.name, volume_dir(storage_, stack_.name, owner + "/" + volume.name));
         continue;

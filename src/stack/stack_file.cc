@@ -51,9 +51,61 @@ Result<std::vector<ConsumeDecl>> parse_consumes(const YamlNode& node) {
   return out;
 }
 
+// `- SOURCE:TARGET[:ro]`, the form the docs showed first (the map form is preferred). The path
+// it provides is named after TARGET's last component, so `pgdata:/var/lib/postgresql/data`
+// replaces postgres's `data`; SOURCE is a project volume's name or a host directory.
+Result<VolumeDecl> parse_volume_item(const YamlNode& item) {
+  STACKIE_TRY(expect_kind(item, YamlNode::Kind::scalar, "volumes"));
+  const std::string& text = item.text;
+  size_t colon = text.find(':');
+  std::string source = text.substr(0, colon);
+  std::string target = colon == std::string::npos ? "" : text.substr(colon + 1);
+  bool read_only = false;
+  if (size_t second = target.find(':'); second != std::string::npos) {
+    std::string option = target.substr(second + 1);
+    if (option != "ro" && option != "rw")
+      return error_at(item.at_offset(colon + 1 + second + 1),
+                      "unknown volume option '" + option + "' (expected ro or rw)");
+    read_only = option == "ro";
+    target.resize(second);
+  }
+  if (source.empty() || target.empty() || target[0] != '/')
+    return error_at(item.where, "volume '" + text +
+                                    "' must be SOURCE:/TARGET (a volume name or a host "
+                                    "directory, then the path it serves)");
+  VolumeDecl volume;
+  volume.where = item.where;
+  volume.read_only = read_only;
+  YamlNode name = item;
+  name.text = target.substr(target.rfind('/') + 1);
+  STACKIE_TRY(check_name(name, "volume target's last component"));
+  volume.name = name.text;
+  if (source[0] == '/' || source[0] == '.') {
+    YamlNode host = item;
+    host.text = source;
+    volume.host_path = host;
+    volume.relative_host = true;
+  } else {
+    YamlNode shared = item;
+    shared.text = source;
+    STACKIE_TRY(check_name(shared, "volume name"));
+    volume.project_volume = source;
+    if (read_only)
+      return error_at(item.where, "a project volume is writable; ':ro' is for a host directory");
+  }
+  return volume;
+}
+
 Result<std::vector<VolumeDecl>> parse_volumes(const YamlNode& node) {
   std::vector<VolumeDecl> out;
   if (node.is_null()) return out;
+  if (node.is_sequence()) {
+    for (const auto& item : node.items) {
+      STACKIE_TRY_ASSIGN(volume, parse_volume_item(item));
+      out.push_back(std::move(volume));
+    }
+    return out;
+  }
   STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "volumes"));
   for (const auto& [key, value] : node.entries) {
     STACKIE_TRY(check_name(key, "volume name"));

@@ -30,6 +30,11 @@ struct VolumeDecl {
   std::string name;
   std::optional<YamlNode> host_path;
   bool read_only = false;  // `NAME: {host: DIR, read_only: true}`: a bind the block cannot write
+  // The compose-style list form (`- pgdata:/var/lib/postgresql/data`): a volume of the whole
+  // project (volumes/<stack>/.shared/NAME, one for every block naming it), and a relative
+  // host path is the stack directory's.
+  std::string project_volume;
+  bool relative_host = false;
   SourceLocation where;
 };
 

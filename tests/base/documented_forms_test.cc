@@ -2,6 +2,8 @@
 // `run: {binary, args}`, `append_file: {path, content}`, upper-case var names.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "stack/block_def.h"
 #include "stack/loader.h"
 #include "test_support.h"
@@ -76,6 +78,48 @@ TEST(DocumentedForms, UpperCaseVarNamesSetTheDefinitionsVars) {
   EXPECT_EQ(env["PGUSER"], "app");
   EXPECT_EQ(env["PGDATABASE"], "shop");
   EXPECT_EQ(env["POSTGRES_PASSWORD"], "pw");
+}
+
+TEST(DocumentedForms, AComposeStyleVolumeListIsTheProjects) {
+  TempDir home;
+  TempDir host;
+  for (const char* program : {"postgres", "initdb", "pg_isready"})
+    host.program(std::string("usr/lib/postgresql/16/bin/") + program);
+  home.write("conf/app.ini", "x=1\n");
+  home.write("stackie-stack.yml",
+             "shop:\n  blocks:\n    stackie.postgres:\n"
+             "      volumes:\n        - pgdata:/var/lib/postgresql/data\n"
+             "    backup:\n      command: [sh]\n"
+             "      volumes: [\"pgdata:/backup/data\", \"./conf:/etc/app:ro\"]\n");
+  LoadOptions options;
+  options.cwd = home.path();
+  options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
+  options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+  options.os = "linux";
+  options.program_root = host.path();
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  std::string shared = home / "s/storage/volumes/shop/.shared/pgdata";
+  std::map<std::string, std::string> env(stack->blocks[0].policy.environment.begin(),
+                                         stack->blocks[0].policy.environment.end());
+  EXPECT_EQ(env["PGDATA"], shared);  // replaces the definition's `data`
+  const SandboxPolicy& backup = stack->blocks[1].policy;
+  auto has = [](const std::vector<BindMount>& binds, const std::string& path) {
+    for (const auto& bind : binds)
+      if (bind.source == path) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(backup.read_write, shared));  // one volume for the project
+  EXPECT_TRUE(has(backup.read_only, home / "conf"));
+  EXPECT_FALSE(has(backup.read_write, home / "conf"));
+
+  home.write("stackie-stack.yml",
+             "shop:\n  blocks:\n    a:\n      command: [sh]\n"
+             "      volumes: [\"data:/x:rx\"]\n");
+  auto bad = load_stack(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            home / "stackie-stack.yml" + ":5:26: unknown volume option 'rx' (expected ro or rw)");
 }
 
 }  // namespace
