@@ -464,7 +464,11 @@ class Mapper {
     for (size_t i = 0; i < project_.services.size(); ++i) {
       const ComposeService& service = project_.services[i];
       StackBlockDecl& block = stack.blocks[i];
-      auto texts = texts_of(service);
+      // A catalog block's values are its server's settings (POSTGRES_USER: app), never the
+      // address of another service: it consumes only what it depends on.
+      bool catalog = block.catalog.has_value();
+      auto texts =
+          catalog ? std::vector<std::pair<std::string, SourceLocation>>{} : texts_of(service);
       for (const auto& provider : project_.services) {
         if (provider.name == service.name) continue;
         const auto& ports = served_ports_[provider.name];

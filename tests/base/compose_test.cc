@@ -228,7 +228,7 @@ TEST(ComposeCorpus, WorkerConditionsAndTheXStackieCommand) {
   EXPECT_EQ(stack->warnings,
             (std::vector<std::string>{
                 f + ":2:1: warning: 'version' is ignored (obsolete in the Compose Specification)",
-                f + ":36:7: warning: 'build.dockerfile' is not mapped (Stackie runs no image "
+                f + ":35:7: warning: 'build.dockerfile' is not mapped (Stackie runs no image "
                     "build; the block runs in the build context)",
                 f + ":5:12: warning: image tag '15' is not a version constraint: "
                     "stackie.postgres runs the newest postgres installed on this host",
@@ -264,6 +264,7 @@ TEST(ComposeCorpus, HealthchecksInEveryForm) {
 
 TEST(ComposeCorpus, EveryUnmappedKeyIsOneWarningAtItsLine) {
   Corpus corpus("unmapped");
+  corpus.options.env["POSTGRES_PASSWORD"] = "example";  // as the postgres image needs it too
   auto stack = load_stack(corpus.options);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   std::string f = corpus.file("compose.yml");
@@ -320,7 +321,7 @@ TEST(ComposeCorpus, DashFOnAComposeFileAndUnknownDependency) {
   auto stack = load_stack(corpus.options);
   ASSERT_FALSE(stack.ok());
   EXPECT_EQ(stack.error().message, dir / "docker-compose.yml" +
-                                       ":4:17: service 'a' depends on 'b', which is not a "
+                                       ":4:18: service 'a' depends on 'b', which is not a "
                                        "service here");
 }
 
@@ -362,6 +363,7 @@ class ComposeConvert : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ComposeConvert, TheStackFileLoadsToTheSameBlocks) {
   Corpus corpus("web");
+  corpus.options.env["POSTGRES_PASSWORD"] = "example";  // the unmapped corpus's db needs one
   TempDir copy;
   std::filesystem::copy(fixtures() + "/compose/" + GetParam(), copy.path(),
                         std::filesystem::copy_options::recursive);

@@ -88,6 +88,7 @@ TEST(DocumentedForms, AComposeStyleVolumeListIsTheProjects) {
   home.write("conf/app.ini", "x=1\n");
   home.write("stackie-stack.yml",
              "shop:\n  blocks:\n    stackie.postgres:\n"
+             "      vars: {password: pw}\n"
              "      volumes:\n        - pgdata:/var/lib/postgresql/data\n"
              "    backup:\n      command: [sh]\n"
              "      volumes: [\"pgdata:/backup/data\", \"./conf:/etc/app:ro\"]\n");

@@ -60,8 +60,18 @@ equals "the app reached db:5432 and cache:6379 by name" "$answer" "postgres ok, 
 hosts=$(cd "$T/web" && run exec app -- cat /etc/hosts 2>&1)
 contains "the app's /etc/hosts names db" "$hosts" "^127.0.0.1	db$"
 contains "the app's /etc/hosts names cache" "$hosts" "^127.0.0.1	cache$"
-contains "a block without consumes sees no such names" \
-  "$(cd "$T/web" && run exec db -- cat /etc/hosts 2>&1)" "localhost"
+db_hosts=$(cd "$T/web" && run exec db -- cat /etc/hosts 2>&1)
+contains "the db block can read an /etc/hosts" "$db_hosts" "localhost"
+printf '%s\n' "$db_hosts" | grep -q "cache"; check "the db, which consumes nothing, has no such names" 1 $?
+
+# convert: the stack file it prints loads (validate) to the same three blocks
+conv=$(cd "$T/web" && run convert 2>&1); check "convert" 0 $?
+contains "convert maps db onto the catalog" "$conv" "catalog: stackie.postgres"
+contains "convert comments what did not map, by line" "$conv" "^#   16: 'healthcheck' of 'db' is not mapped"
+printf '%s\n' "$conv" > "$T/web/stackie-stack.yml"
+out=$(cd "$T/web" && run validate 2>&1); check "the converted stack file validates" 0 $?
+contains "validate reads the converted file, not compose.yaml" "$out" "stackie-stack.yml"
+rm -f "$T/web/stackie-stack.yml"
 
 out=$(cd "$T/web" && timeout 120 "$S" down 2>&1); check "down" 0 $?
 
