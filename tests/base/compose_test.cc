@@ -275,16 +275,16 @@ TEST(ComposeCorpus, EveryUnmappedKeyIsOneWarningAtItsLine) {
       stack->warnings,
       (std::vector<std::string>{
           f + ":2:1: warning: 'version' is ignored (obsolete in the Compose Specification)",
-          f + ":25:1: warning: " + networks,
-          f + ":29:5: warning: 'volumes.appdata.driver' is not mapped (a Stackie volume is a "
+          f + ":26:1: warning: " + networks,
+          f + ":30:5: warning: 'volumes.appdata.driver' is not mapped (a Stackie volume is a "
               "directory under the storage root)",
-          f + ":30:1: warning: top-level 'secrets' is not mapped",
+          f + ":31:1: warning: top-level 'secrets' is not mapped",
           f + ":6:5: warning: 'container_name' is not mapped: the block's sandbox is named "
               "<stack>-db",
           f + ":12:5: warning: 'networks' of service 'db': " + networks,
-          f + ":17:9: warning: 'ports': udp port not mapped (Stackie forwards TCP only)",
-          f + ":21:5: warning: 'deploy' of service 'app' is not mapped",
-          f + ":23:5: warning: 'logging' of service 'app' is not mapped",
+          f + ":18:9: warning: 'ports': udp port not mapped (Stackie forwards TCP only)",
+          f + ":22:5: warning: 'deploy' of service 'app' is not mapped",
+          f + ":24:5: warning: 'logging' of service 'app' is not mapped",
           f + ":9:7: warning: environment 'PGDATA' of 'db' is not mapped onto stackie.postgres: "
               "the block keeps its cluster in its own data volume",
           f + ":7:14: warning: 'command' of 'db' is not mapped: stackie.postgres runs its own "
@@ -293,10 +293,10 @@ TEST(ComposeCorpus, EveryUnmappedKeyIsOneWarningAtItsLine) {
               "mapped: stackie.postgres keeps its data in its own volume ('data')",
           f + ":14:12: warning: image 'python:3.12' is not used: 'app' runs its command on this "
               "host",
-          f + ":16:9: warning: host address '0.0.0.0' is not mapped: Stackie publishes ports on "
+          f + ":17:9: warning: host address '0.0.0.0' is not mapped: Stackie publishes ports on "
               "127.0.0.1 only",
-          f + ":19:9: warning: anonymous volume '/var/cache' of 'app' is not mapped",
-          f + ":20:9: warning: volume 'appdata' of 'app' is a directory of the block's storage, "
+          f + ":20:9: warning: anonymous volume '/var/cache' of 'app' is not mapped",
+          f + ":21:9: warning: volume 'appdata' of 'app' is a directory of the block's storage, "
               "not mounted at '/srv/data': the block finds it as ${paths.appdata}",
       }));
 }
