@@ -12,6 +12,8 @@ namespace {
 const std::array kCommands = std::to_array<Command>({
     Command{"validate", "load and resolve a stack file without a daemon", kValidateUsage,
             run_validate},
+    Command{"convert", "print the stack file equivalent to a Compose file", kConvertUsage,
+            run_convert},
     Command{"up", "start a stack (starts the daemon if needed)", kUpUsage, run_up},
     Command{"down", "stop a stack", kDownUsage, run_down},
     Command{"ps", "list blocks", kPsUsage, run_ps},

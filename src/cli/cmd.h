@@ -8,6 +8,8 @@ namespace stackie::cli {
 
 int run_validate(std::span<char*> argv);
 extern const char kValidateUsage[];
+int run_convert(std::span<char*> argv);
+extern const char kConvertUsage[];
 int run_up(std::span<char*> argv);
 extern const char kUpUsage[];
 int run_down(std::span<char*> argv);

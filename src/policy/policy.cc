@@ -47,6 +47,12 @@ const std::vector<std::string>& system_view_paths() {
   return paths;
 }
 
+std::string hosts_file_text(const SandboxPolicy& policy) {
+  std::string text = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+  for (const auto& host : policy.host_names) text += "127.0.0.1\t" + host + "\n";
+  return text;
+}
+
 bool policy_shows(const SandboxPolicy& policy, std::string_view path) {
   auto under = [path](std::string_view root) {
     if (root == "/") return true;
@@ -117,6 +123,14 @@ Status validate(const SandboxPolicy& policy) {
     if (name.empty() || name.find('=') != std::string::npos ||
         name.find('\0') != std::string::npos || value.find('\0') != std::string::npos)
       return Error{0, "invalid environment variable name '" + name + "'"};
+  }
+  for (const auto& host : policy.host_names) {
+    // One line per name in /etc/hosts: a name with a space or newline would add entries.
+    bool ok = !host.empty() && host.size() <= 253 && host[0] != '-' && host[0] != '.';
+    for (char c : host)
+      ok = ok &&
+           ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_');
+    if (!ok) return Error{0, "invalid host name '" + host + "' (expected [a-z0-9._-])"};
   }
   for (int fd : policy.pass_fds) {
     if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};

@@ -52,6 +52,9 @@ struct SandboxPolicy {
   // this directory with no symlink on the way (base/safe_open.h), since the block itself can
   // write there. Empty = no such root (paths are bound as given).
   std::string storage_root;
+  // Names that resolve to the loopback inside (the sandbox's own /etc/hosts): the blocks this
+  // one consumes, whose ports are forwarded there, so `db:5432` works as in compose.
+  std::vector<std::string> host_names;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
   ResourceLimits limits;      // none by default; the stack loader fills the block's
 
@@ -66,6 +69,9 @@ const std::vector<std::string>& system_view_paths();
 // Whether the host path `path` (absolute, symlinks already resolved by the caller) is inside
 // what the policy shows: the system view, a read-only or a read-write bind's source.
 bool policy_shows(const SandboxPolicy& policy, std::string_view path);
+
+// The sandbox's /etc/hosts: localhost and every host name on the loopback.
+std::string hosts_file_text(const SandboxPolicy& policy);
 
 // Every path absolute and normalised-looking, names sane, no duplicate destinations.
 Status validate(const SandboxPolicy& policy);

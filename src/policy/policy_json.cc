@@ -70,6 +70,8 @@ std::string policy_to_json(const SandboxPolicy& policy) {
     environment.push_back(Json(Json::Array{name, value}));
   Json fds = Json::array();
   for (int fd : policy.pass_fds) fds.push_back(fd);
+  Json hosts = Json::array();
+  for (const auto& host : policy.host_names) hosts.push_back(host);
   return to_json(Json::object({
       {"v", 1},
       {"name", policy.name},
@@ -83,6 +85,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"working_dir", policy.working_dir},
       {"host_tmp_dir", policy.host_tmp_dir},
       {"storage_root", policy.storage_root},
+      {"host_names", std::move(hosts)},
       {"pass_fds", std::move(fds)},
       {"limits", Json::object({
                      {"memory", static_cast<std::int64_t>(policy.limits.memory_bytes)},
@@ -144,6 +147,13 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.host_tmp_dir = std::move(host_tmp_dir);
   STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
   policy.storage_root = std::move(storage_root);
+  if (const Json* hosts = json.find("host_names")) {
+    if (!hosts->is_array()) return field_error("host_names", "an array of strings");
+    for (const Json& item : hosts->as_array()) {
+      if (!item.is_string()) return field_error("host_names", "an array of strings");
+      policy.host_names.push_back(item.as_string());
+    }
+  }
   if (const Json* fds = json.find("pass_fds")) {
     if (!fds->is_array()) return field_error("pass_fds", "an array of integers");
     for (const Json& item : fds->as_array()) {

@@ -231,6 +231,8 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
   if (policy.system_view) {
     for (const auto& path : system_view_paths()) {
       if (overridden(path)) continue;
+      // The block's own /etc/hosts is written below (names of the blocks it consumes).
+      if (path == "/etc/hosts" && !policy.host_names.empty()) continue;
       struct stat st;
       if (lstat(path.c_str(), &st) != 0) continue;  // not on this host
       if (S_ISLNK(st.st_mode)) {
@@ -569,6 +571,8 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
       LOCKBOX_TRY(root.write_new_file("/etc/passwd", accounts.passwd));
     if (!policy_mounts(entries, "/etc/group"))
       LOCKBOX_TRY(root.write_new_file("/etc/group", accounts.group));
+    if (!policy.host_names.empty() && !policy_mounts(entries, "/etc/hosts"))
+      LOCKBOX_TRY(root.write_new_file("/etc/hosts", hosts_file_text(policy)));
   }
   // The root itself read-only: the block cannot plant files next to /usr.
   if (set_attrs(root.fd(), "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false))

@@ -43,6 +43,26 @@ Result<Identity> read_identity(const YamlNode& node) {
 
 Result<std::vector<InitDecl>> parse_init(const YamlNode& node, std::string_view context);
 
+// `run: [argv]`, or the older map form `run: {binary: PROGRAM, args: [ARGS]}` (the list is
+// preferred).
+Result<std::vector<YamlNode>> read_run(const YamlNode& value) {
+  if (value.is_map()) {
+    STACKIE_TRY(check_fields(value, {"binary", "args"}, "run"));
+    const YamlNode* binary = value.find("binary");
+    if (!binary) return error_at(value.where, "'run' in the map form needs 'binary'");
+    STACKIE_TRY(expect_kind(*binary, YamlNode::Kind::scalar, "run.binary"));
+    std::vector<YamlNode> argv = {*binary};
+    if (const YamlNode* args = value.find("args")) {
+      STACKIE_TRY_ASSIGN(rest, read_scalar_list(*args, "run.args"));
+      for (auto& arg : rest) argv.push_back(std::move(arg));
+    }
+    return argv;
+  }
+  STACKIE_TRY_ASSIGN(argv, read_scalar_list(value, "run"));
+  if (argv.empty()) return error_at(value.where, "empty 'run' in an init step");
+  return argv;
+}
+
 Result<InitDecl> parse_init_step(const YamlNode& node, std::string_view context) {
   InitDecl step;
   step.where = node.where;
@@ -53,14 +73,17 @@ Result<InitDecl> parse_init_step(const YamlNode& node, std::string_view context)
     return error_at(node.where, "an init step has exactly one of 'if', 'run', 'append_file'");
   const auto& [key, value] = node.entries.front();
   if (key.text == "run") {
-    STACKIE_TRY_ASSIGN(argv, read_scalar_list(value, "run"));
-    if (argv.empty()) return error_at(value.where, "empty 'run' in an init step");
+    STACKIE_TRY_ASSIGN(argv, read_run(value));
     step.run = std::move(argv);
   } else if (key.text == "append_file") {
     STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, "append_file"));
-    STACKIE_TRY(check_fields(value, {"path", "text"}, "append_file"));
+    STACKIE_TRY(check_fields(value, {"path", "text", "content"}, "append_file"));
     const YamlNode* path = value.find("path");
-    const YamlNode* text = value.find("text");
+    // `content` is the older spelling of `text`; both are read, `text` is preferred.
+    const YamlNode* text = value.find("text") ? value.find("text") : value.find("content");
+    if (value.find("text") && value.find("content"))
+      return error_at(value.find("content")->where,
+                      "'append_file' has both 'text' and 'content' (the same field)");
     if (!path || !text) return error_at(value.where, "'append_file' needs both 'path' and 'text'");
     STACKIE_TRY(expect_kind(*path, YamlNode::Kind::scalar, "append_file.path"));
     STACKIE_TRY(expect_kind(*text, YamlNode::Kind::scalar, "append_file.text"));
@@ -255,6 +278,8 @@ Result<std::vector<ServeDecl>> parse_serves(const YamlNode& node, std::string_vi
 Result<HealthDecl> parse_health(const YamlNode& node, std::string_view context) {
   HealthDecl health;
   health.where = node.where;
+  // `health: none`: no check (a stack turning off its definition's; compose's test: NONE).
+  if (node.is_scalar() && node.text == "none") return health;
   STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "health"));
   STACKIE_TRY(
       check_fields(node, {"tcp", "http", "exec", "interval", "timeout", "retries", "start_period"},

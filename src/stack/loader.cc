@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "stack/block_def.h"
 #include "stack/catalog.h"
 #include "stack/command_check.h"
+#include "stack/compose_file.h"
 #include "stack/interpolate.h"
 #include "stack/programs.h"
 #include "stack/resolve.h"
@@ -57,9 +59,13 @@ Status merge_vars(BlockSpec& spec) {
   for (const auto& [name, value] : spec.vars) known.push_back(name);
   for (size_t i = 0; i < decl.vars.size(); ++i) {
     const auto& [name, value] = decl.vars[i];
-    auto found =
-        std::find_if(spec.vars.begin(), spec.vars.end(),
-                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    // Names compare case-insensitively (`USER: app` sets `user`): the docs once wrote them in
+    // upper case; lower case is preferred.
+    auto found = std::find_if(spec.vars.begin(), spec.vars.end(), [&wanted = name](const auto& e) {
+      return std::equal(
+          e.first.begin(), e.first.end(), wanted.begin(), wanted.end(),
+          [](unsigned char a, unsigned char b) { return std::tolower(a) == std::tolower(b); });
+    });
     if (found == spec.vars.end()) {
       std::string declared;
       for (const auto& known_name : known) declared += (declared.empty() ? "" : ", ") + known_name;
@@ -282,6 +288,16 @@ class BlockBuilder {
         set_path(path.name, host);
       }
     for (const auto& volume : decl_.volumes) {
+      if (!volume.project_volume.empty()) {
+        set_path(volume.name,
+                 volume_dir(storage_, stack_.name, ".shared/" + volume.project_volume));
+        continue;
+      }
+      if (volume.host_path && volume.relative_host && volume.host_path->text[0] != '/') {
+        set_path(volume.name, normalize_path(stack_.dir + "/" + volume.host_path->text));
+        if (volume.read_only) read_only_paths_.insert(volume.name);
+        continue;
+      }
       if (!volume.host_path) {
         set_path(volume.name, volume_dir(storage_, stack_.name, owner + "/" + volume.name));
         continue;
@@ -292,6 +308,7 @@ class BlockBuilder {
             volume.host_path->where,
             "volume '" + volume.name + "' must be an absolute host path, got '" + host + "'");
       set_path(volume.name, normalize_path(host));
+      if (volume.read_only) read_only_paths_.insert(volume.name);
     }
     if (decl_.path) {
       const std::string& text = decl_.path->text;
@@ -531,6 +548,7 @@ class BlockBuilder {
     if (!decl) return {};
     HealthCheck& health = block_.health;
     health.kind = decl->kind;
+    if (decl->kind == HealthCheck::Kind::none) return {};  // `health: none`
     health.interval = Milliseconds(decl->interval_ms);
     health.timeout = Milliseconds(decl->timeout_ms);
     health.retries = decl->retries;
@@ -584,7 +602,16 @@ class BlockBuilder {
       if (targets.insert(path).second) list.push_back({path, ""});
     };
     // Read-write first, so a path both written and read is mounted writable once.
-    for (const auto& [name, host] : paths_) add(policy.read_write, host);
+    for (const auto& [name, host] : paths_)
+      if (read_only_paths_.count(name) == 0) add(policy.read_write, host);
+    for (const auto& [name, host] : paths_)
+      if (read_only_paths_.count(name) != 0) add(policy.read_only, host);
+    // A provider's block name resolves to the loopback inside, where its port is forwarded:
+    // `db:5432` as in compose (the lockbox writes the sandbox's /etc/hosts).
+    for (const auto& consume : block_.consumes)
+      if (std::find(policy.host_names.begin(), policy.host_names.end(), consume.provider) ==
+          policy.host_names.end())
+        policy.host_names.push_back(consume.provider);
     if (!project_dir_.empty()) {
       add(policy.read_write, project_dir_);
       // Bound on top, read-only: what decides how the next `up` runs (issue 14: a block that
@@ -685,6 +712,7 @@ class BlockBuilder {
   const std::vector<ResolvedBlock>& built_;  // the blocks before this one (its providers)
   ResolvedBlock block_;
   std::vector<std::pair<std::string, std::string>> paths_;  // name -> host path
+  std::set<std::string> read_only_paths_;                   // volumes bound read-only
   std::string project_dir_;
   std::vector<std::string> program_dirs_;
   std::map<std::string, std::string> program_alias_;  // file name -> programs key
@@ -712,11 +740,25 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
   spec.decl = &decl;
   spec.sandbox_id = sandbox_id(stack.name, decl.name);
   bool own = decl.path.has_value() || decl.command.present;
-  std::string file = decl.path ? "" : find_block_file(decl.name, block_path);
+  if (decl.catalog) {
+    // `catalog: stackie.postgres`: an instance of that definition under this block's name.
+    std::string file = find_block_file(decl.catalog->text, block_path);
+    if (file.empty())
+      return error_at(decl.catalog->where,
+                      "unknown catalog block '" + decl.catalog->text + "'" +
+                          did_you_mean(decl.catalog->text, catalog_names(block_path)));
+    if (own)
+      return error_at(decl.where, "block '" + decl.name +
+                                      "' has a 'catalog' block and a 'path' or 'command' of its "
+                                      "own; it is one or the other");
+    STACKIE_TRY_ASSIGN(def, load_block_def(file, decl.catalog->text));
+    spec.def = std::move(def);
+  }
+  std::string file = decl.path || decl.catalog ? "" : find_block_file(decl.name, block_path);
   if (!file.empty()) {
     STACKIE_TRY_ASSIGN(def, load_block_def(file, decl.name));
     spec.def = std::move(def);
-  } else if (!own) {
+  } else if (!own && !spec.def) {
     return error_at(decl.where, "unknown block '" + decl.name +
                                     "': not in the block catalog and no 'command' of its own" +
                                     did_you_mean(decl.name, catalog_names(block_path)));
@@ -741,7 +783,12 @@ Result<Settings> load_user_settings(const Environment& env) {
 Result<ResolvedStack> load_stack(const LoadOptions& options) {
   STACKIE_TRY_ASSIGN(found, find_stack_file(options.file, options.cwd));
   std::string file = normalize_path(found);
-  STACKIE_TRY_ASSIGN(stack, load_stack_file(file));
+  std::vector<std::string> block_path;
+  for (const auto& dir :
+       options.block_path.empty() ? default_block_path(options.env) : options.block_path)
+    block_path.push_back(normalize_path(dir[0] == '/' ? dir : options.cwd + "/" + dir));
+  std::vector<std::string> compose_warnings;
+  STACKIE_TRY_ASSIGN(stack, load_any_stack_file(file, options.env, block_path, compose_warnings));
   if (!options.project_name.empty()) {
     // -p NAME (compose's habit): a second checkout of a project runs as a stack of its own.
     YamlNode name;
@@ -752,10 +799,6 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     stack.name = options.project_name;
   }
   STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
-  std::vector<std::string> block_path;
-  for (const auto& dir :
-       options.block_path.empty() ? default_block_path(options.env) : options.block_path)
-    block_path.push_back(normalize_path(dir[0] == '/' ? dir : options.cwd + "/" + dir));
 
   std::vector<BlockSpec> specs;
   std::vector<GraphBlock> graph;
@@ -777,6 +820,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
 
   SecretStore secrets(options.env, file);
   ResolvedStack out;
+  out.warnings = std::move(compose_warnings);
   out.name = stack.name;
   out.file = file;
   out.storage_root = storage;

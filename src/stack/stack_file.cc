@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "stack/compose_file.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
@@ -50,17 +51,80 @@ Result<std::vector<ConsumeDecl>> parse_consumes(const YamlNode& node) {
   return out;
 }
 
+// `- SOURCE:TARGET[:ro]`, the form the docs showed first (the map form is preferred). The path
+// it provides is named after TARGET's last component, so `pgdata:/var/lib/postgresql/data`
+// replaces postgres's `data`; SOURCE is a project volume's name or a host directory.
+Result<VolumeDecl> parse_volume_item(const YamlNode& item) {
+  STACKIE_TRY(expect_kind(item, YamlNode::Kind::scalar, "volumes"));
+  const std::string& text = item.text;
+  size_t colon = text.find(':');
+  std::string source = text.substr(0, colon);
+  std::string target = colon == std::string::npos ? "" : text.substr(colon + 1);
+  bool read_only = false;
+  if (size_t second = target.find(':'); second != std::string::npos) {
+    std::string option = target.substr(second + 1);
+    if (option != "ro" && option != "rw")
+      return error_at(item.at_offset(colon + 1 + second + 1),
+                      "unknown volume option '" + option + "' (expected ro or rw)");
+    read_only = option == "ro";
+    target.resize(second);
+  }
+  if (source.empty() || target.empty() || target[0] != '/')
+    return error_at(item.where, "volume '" + text +
+                                    "' must be SOURCE:/TARGET (a volume name or a host "
+                                    "directory, then the path it serves)");
+  VolumeDecl volume;
+  volume.where = item.where;
+  volume.read_only = read_only;
+  YamlNode name = item;
+  name.text = target.substr(target.rfind('/') + 1);
+  STACKIE_TRY(check_name(name, "volume target's last component"));
+  volume.name = name.text;
+  if (source[0] == '/' || source[0] == '.') {
+    YamlNode host = item;
+    host.text = source;
+    volume.host_path = host;
+    volume.relative_host = true;
+  } else {
+    YamlNode shared = item;
+    shared.text = source;
+    STACKIE_TRY(check_name(shared, "volume name"));
+    volume.project_volume = source;
+    if (read_only)
+      return error_at(item.where, "a project volume is writable; ':ro' is for a host directory");
+  }
+  return volume;
+}
+
 Result<std::vector<VolumeDecl>> parse_volumes(const YamlNode& node) {
   std::vector<VolumeDecl> out;
   if (node.is_null()) return out;
+  if (node.is_sequence()) {
+    for (const auto& item : node.items) {
+      STACKIE_TRY_ASSIGN(volume, parse_volume_item(item));
+      out.push_back(std::move(volume));
+    }
+    return out;
+  }
   STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "volumes"));
   for (const auto& [key, value] : node.entries) {
     STACKIE_TRY(check_name(key, "volume name"));
     VolumeDecl volume;
     volume.name = key.text;
     volume.where = key.where;
-    if (!value.is_null()) {
-      STACKIE_TRY(expect_kind(value, YamlNode::Kind::scalar, "volumes." + key.text));
+    std::string what = "volumes." + key.text;
+    if (value.is_map()) {  // {host: DIR, read_only: true}
+      STACKIE_TRY(check_fields(value, {"host", "read_only"}, what));
+      const YamlNode* host = value.find("host");
+      if (host == nullptr) return error_at(value.where, "'" + what + "' needs 'host'");
+      STACKIE_TRY(expect_kind(*host, YamlNode::Kind::scalar, what + ".host"));
+      volume.host_path = *host;
+      if (const YamlNode* read_only = value.find("read_only")) {
+        STACKIE_TRY_ASSIGN(flag, read_bool(*read_only, what + ".read_only"));
+        volume.read_only = flag;
+      }
+    } else if (!value.is_null()) {
+      STACKIE_TRY(expect_kind(value, YamlNode::Kind::scalar, what));
       volume.host_path = value;
     }
     out.push_back(std::move(volume));
@@ -116,10 +180,15 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
   STACKIE_TRY(check_fields(body,
-                           {"vars", "serves", "consumes", "depends_on", "path", "command",
-                            "environment", "volumes", "restart", "health", "stop_signal",
+                           {"catalog", "vars", "serves", "consumes", "depends_on", "path",
+                            "command", "environment", "volumes", "restart", "health", "stop_signal",
                             "stop_timeout", "platforms", "limits", "network", "egress"},
                            context));
+  if (const YamlNode* v = body.find("catalog")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
+    STACKIE_TRY(check_name(*v, "catalog block name"));
+    block.catalog = *v;
+  }
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
     block.vars = std::move(vars);
@@ -222,14 +291,17 @@ const std::vector<std::string>& stack_file_names() {
 
 Result<std::string> find_stack_file(const std::string& file, const std::string& cwd) {
   if (!file.empty()) return file[0] == '/' ? file : cwd + "/" + file;
-  for (const auto& name : stack_file_names()) {
-    std::string candidate = cwd + "/" + name;
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0) return candidate;
-  }
+  // Stackie's own names first; a Compose file is read in compatibility mode (compose_file.h).
+  for (const auto* names : {&stack_file_names(), &compose_file_names()})
+    for (const auto& name : *names) {
+      std::string candidate = cwd + "/" + name;
+      struct stat info {};
+      if (::stat(candidate.c_str(), &info) == 0) return candidate;
+    }
   return Error{-2, cwd +
                        ": no stack file (looked for stackie-stack.yml, stackie-stack.yaml, "
-                       "stackie.yml, stackie.yaml; use -f FILE)"};
+                       "stackie.yml, stackie.yaml, compose.yaml, compose.yml, "
+                       "docker-compose.yaml, docker-compose.yml; use -f FILE)"};
 }
 
 Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& absolute_path) {

@@ -29,12 +29,21 @@ struct ConsumeDecl {
 struct VolumeDecl {
   std::string name;
   std::optional<YamlNode> host_path;
+  bool read_only = false;  // `NAME: {host: DIR, read_only: true}`: a bind the block cannot write
+  // The compose-style list form (`- pgdata:/var/lib/postgresql/data`): a volume of the whole
+  // project (volumes/<stack>/.shared/NAME, one for every block naming it), and a relative
+  // host path is the stack directory's.
+  std::string project_volume;
+  bool relative_host = false;
   SourceLocation where;
 };
 
 struct StackBlockDecl {
   std::string name;
   SourceLocation where;
+  // `catalog: stackie.postgres`: this block is an instance of that catalog definition under a
+  // name of its own (a compose service `db`); empty = the block's name is the definition's.
+  std::optional<YamlNode> catalog;
   NamedScalars vars;
   std::vector<SourceLocation> var_where;  // parallel to vars: the key positions
   std::vector<ServeDecl> serves;          // a definition's ports may be overridden

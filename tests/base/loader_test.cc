@@ -140,7 +140,8 @@ TEST(LoaderBadInput, NoStackFileInTheDirectory) {
   EXPECT_EQ(stack.error().message,
             home.path() +
                 ": no stack file (looked for stackie-stack.yml, stackie-stack.yaml, "
-                "stackie.yml, stackie.yaml; use -f FILE)");
+                "stackie.yml, stackie.yaml, compose.yaml, compose.yml, "
+                "docker-compose.yaml, docker-compose.yml; use -f FILE)");
 }
 
 // ---- good input -------------------------------------------------------------------------------

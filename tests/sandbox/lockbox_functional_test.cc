@@ -194,6 +194,29 @@ TEST_F(LockboxRun, PolicyFdRoundTrip) {
   EXPECT_FALSE(back->system_view);
 }
 
+// The names of consumed blocks resolve inside (compose's `db:5432`, issue 22): the sandbox gets
+// an /etc/hosts of its own instead of the host's, and it is read-only like the rest of /etc.
+TEST_F(LockboxRun, HostNamesAreTheSandboxsOwnEtcHosts) {
+  SandboxPolicy policy;
+  policy.name = "hosts-policy";
+  policy.host_names = {"db", "cache"};
+  std::string json = policy_to_json(policy);
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  ASSERT_EQ(write(p[1], json.data(), json.size()), static_cast<ssize_t>(json.size()));
+  close(p[1]);
+  RunOptions options;
+  options.leak_fd = p[0];
+  RunResult r = run({lockbox_path(), "--policy-fd", std::to_string(p[0]), "--", "/bin/sh", "-c",
+                     "cat /etc/hosts; getent hosts db; echo x >> /etc/hosts || echo read-only"},
+                    options);
+  close(p[0]);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            "127.0.0.1\tdb\n127.0.0.1\tcache\n127.0.0.1       db\nread-only\n");
+}
+
 TEST_F(LockboxRun, SetupFailureIsOneJsonLineAnd125) {
   RunOptions options;
   options.with_error_fd = true;

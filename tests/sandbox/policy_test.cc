@@ -17,6 +17,7 @@ SandboxPolicy sample_policy() {
   policy.working_dir = "/var/lib/postgresql";
   policy.host_tmp_dir = "/home/u/.stackie/storage/tmp/demo-postgres";
   policy.pass_fds = {3, 7};
+  policy.host_names = {"db", "cache"};
   policy.limits = {512ull << 20, 100, 1500, 8ull << 20, true};
   return policy;
 }
@@ -135,6 +136,20 @@ TEST(PolicyValidate, RefusesDuplicateDestinationsBadNamesAndLowFds) {
   SandboxPolicy env;
   env.environment = {{"A=B", "c"}};
   EXPECT_FALSE(validate(env).ok());
+
+  // A host name is one word of the sandbox's /etc/hosts: a newline or a space would add lines
+  // or aliases of its own choosing.
+  for (const char* bad : {"db\n10.0.0.1 evil", "db evil", "", "-db", "DB", "db/x"}) {
+    SandboxPolicy hosts;
+    hosts.host_names = {bad};
+    EXPECT_FALSE(validate(hosts).ok()) << bad;
+  }
+  SandboxPolicy hosts;
+  hosts.host_names = {"db", "stackie.redis", "my_cache-2"};
+  EXPECT_TRUE(validate(hosts).ok());
+  EXPECT_EQ(hosts_file_text(hosts),
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            "127.0.0.1\tdb\n127.0.0.1\tstackie.redis\n127.0.0.1\tmy_cache-2\n");
 }
 
 }  // namespace
