@@ -15,6 +15,9 @@ struct ProgramSearch {
   std::vector<std::string> path;   // PATH entries, in order
   std::string root;                // prefix put before every glob (tests: a fake tree); "" = /
   std::vector<std::string> usual;  // tried last, under `root` too: usual_program_dirs(os)
+  // Non-empty: only directories a glob's '*' matched with this version ("15" takes 15 and
+  // 15.4, not 150); PATH and `usual` are not tried (their version is unknown).
+  std::string version;
 };
 
 struct FoundProgram {
@@ -31,6 +34,13 @@ struct FoundProgram {
 // newest versioned directory keeps initdb, postgres and pg_isready the same major version.
 // Returns an empty path when nothing matches.
 FoundProgram find_program(const ProgramSearch& search);
+
+// The versions (what each glob's '*' matched) under which one of `search.names` is installed,
+// highest first, without duplicates; `search.version` is ignored.
+std::vector<std::string> installed_versions(const ProgramSearch& search);
+
+// Whether `found` (what a '*' matched: "15", "15.4", "postgresql15") is version `wanted`.
+bool version_matches(const std::string& found, const std::string& wanted);
 
 // The usual places of installed programs on `os`, after the block's own globs and PATH: a daemon
 // started by systemd or launchd has a short PATH (launchd's lacks Homebrew entirely), and the

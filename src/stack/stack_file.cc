@@ -118,7 +118,7 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   STACKIE_TRY(check_fields(body,
                            {"vars", "serves", "consumes", "depends_on", "path", "command",
                             "environment", "volumes", "restart", "health", "stop_signal",
-                            "stop_timeout", "platforms", "limits", "network", "egress"},
+                            "stop_timeout", "platforms", "limits", "network", "egress", "version"},
                            context));
   if (const YamlNode* v = body.find("vars")) {
     STACKIE_TRY_ASSIGN(vars, read_scalar_map(*v, "vars"));
@@ -140,6 +140,13 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
       STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
       for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
     }
+  }
+  if (const YamlNode* v = body.find("version")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "version"));
+    if (v->text.empty() || v->text.find_first_of("*/?[") != std::string::npos)
+      return error_at(v->where,
+                      "'version' is a version number such as \"15\", got '" + v->text + "'");
+    block.version = *v;
   }
   if (const YamlNode* v = body.find("network")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "network"));
