@@ -29,9 +29,7 @@ ProgramSearch search_of(const ProgramDecl& program, const ProgramHost& host) {
 
 FoundProgram find_block_program(const ProgramDecl& program, const ProgramHost& host,
                                 const std::string& version) {
-  ProgramSearch search = search_of(program, host);
-  search.version = version;
-  return find_program(search);
+  return find_program(search_of(program, host), version);
 }
 
 std::vector<std::string> installed_block_versions(const ProgramDecl& program,

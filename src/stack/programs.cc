@@ -136,14 +136,13 @@ std::vector<std::string> installed_versions(const ProgramSearch& search) {
   return out;
 }
 
-FoundProgram find_program(const ProgramSearch& search) {
+FoundProgram find_program(const ProgramSearch& search, const std::string& version) {
   std::vector<std::string> dirs;
   for (const auto& pattern : search.globs)
     for (auto& dir : expand_glob(search.root + pattern))
-      if (search.version.empty() ||
-          version_matches(glob_capture(search.root + pattern, dir), search.version))
+      if (version.empty() || version_matches(glob_capture(search.root + pattern, dir), version))
         dirs.push_back(std::move(dir));
-  if (search.version.empty()) {
+  if (version.empty()) {
     for (const auto& dir : search.path)
       if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
     for (const auto& dir : search.usual) dirs.push_back(search.root + dir);

@@ -15,9 +15,6 @@ struct ProgramSearch {
   std::vector<std::string> path;   // PATH entries, in order
   std::string root;                // prefix put before every glob (tests: a fake tree); "" = /
   std::vector<std::string> usual;  // tried last, under `root` too: usual_program_dirs(os)
-  // Non-empty: only directories a glob's '*' matched with this version ("15" takes 15 and
-  // 15.4, not 150); PATH and `usual` are not tried (their version is unknown).
-  std::string version;
 };
 
 struct FoundProgram {
@@ -33,10 +30,12 @@ struct FoundProgram {
 // version-dispatching wrappers in /usr/bin; taking every program of a block from the same
 // newest versioned directory keeps initdb, postgres and pg_isready the same major version.
 // Returns an empty path when nothing matches.
-FoundProgram find_program(const ProgramSearch& search);
+// With a `version`, only directories a glob's '*' matched with that version count ("15" takes 15
+// and 15.4, not 150); PATH and `usual` are not tried then (their version is unknown).
+FoundProgram find_program(const ProgramSearch& search, const std::string& version = "");
 
 // The versions (what each glob's '*' matched) under which one of `search.names` is installed,
-// highest first, without duplicates; `search.version` is ignored.
+// highest first, without duplicates.
 std::vector<std::string> installed_versions(const ProgramSearch& search);
 
 // Whether `found` (what a '*' matched: "15", "15.4", "postgresql15") is version `wanted`.
