@@ -38,5 +38,7 @@ int run_search(std::span<char*> argv);
 extern const char kSearchUsage[];
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
+int run_mcp(std::span<char*> argv);
+extern const char kMcpUsage[];
 
 }  // namespace stackie::cli
