@@ -23,6 +23,8 @@ const std::array kCommands = std::to_array<Command>({
     Command{"restart", "restart one block", kRestartUsage, run_restart},
     Command{"stop", "stop one block", kStopUsage, run_stop},
     Command{"start", "start a stopped block", kStartUsage, run_start},
+    Command{"blocks", "list the block catalog, or show one block", kBlocksUsage, run_blocks},
+    Command{"search", "search the block catalog", kSearchUsage, run_search},
     Command{"volume", "list or remove stacks' volumes", kVolumeUsage, run_volume},
     Command{"daemon", "start, stop, query or install stackied as a service", kDaemonUsage,
             run_daemon},

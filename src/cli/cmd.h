@@ -34,6 +34,10 @@ int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
 int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"
 int run_daemon_uninstall(std::span<char*> argv);
+int run_blocks(std::span<char*> argv);
+extern const char kBlocksUsage[];
+int run_search(std::span<char*> argv);
+extern const char kSearchUsage[];
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
 int run_mcp(std::span<char*> argv);

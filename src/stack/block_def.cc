@@ -148,7 +148,7 @@ Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node) {
     std::string what = "programs." + key.text;
     if (!value.is_null()) {
       STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, what));
-      STACKIE_TRY(check_fields(value, {"names", "search", "packages"}, what));
+      STACKIE_TRY(check_fields(value, {"names", "search", "packages", "version_packages"}, what));
       if (const YamlNode* names = value.find("names")) {
         STACKIE_TRY_ASSIGN(list, read_string_list(*names, what + ".names", true));
         program.names = std::move(list);
@@ -161,6 +161,11 @@ Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node) {
         STACKIE_TRY(check_fields(*packages, {"apt", "brew", "winget"}, what + ".packages"));
         STACKIE_TRY_ASSIGN(map, read_scalar_map(*packages, what + ".packages"));
         for (auto& [manager, package] : map) program.packages[manager] = package.text;
+      }
+      if (const YamlNode* packages = value.find("version_packages")) {
+        STACKIE_TRY(check_fields(*packages, {"apt", "brew", "winget"}, what + ".version_packages"));
+        STACKIE_TRY_ASSIGN(map, read_scalar_map(*packages, what + ".version_packages"));
+        for (auto& [manager, package] : map) program.version_packages[manager] = package.text;
       }
     }
     if (program.names.empty()) program.names.push_back(program.name);
@@ -493,6 +498,14 @@ Result<BlockDef> parse_block_def(const YamlNode& root, const std::string& path,
   def.where = key.where;
   std::string context = "block '" + def.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, def.name));
+  if (const YamlNode* v = body.is_null() ? nullptr : body.find("alias")) {
+    STACKIE_TRY(check_fields(body, {"alias"}, context + " (an alias holds nothing else)"));
+    STACKIE_TRY(check_name(*v, "alias"));
+    if (v->text == def.name)
+      return error_at(v->where, "block '" + def.name + "' is an alias of itself");
+    def.alias = v->text;
+    return def;
+  }
   STACKIE_TRY(
       check_fields(body,
                    {"description", "vars", "serves", "paths", "programs", "environment", "init",

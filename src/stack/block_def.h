@@ -69,6 +69,8 @@ struct ProgramDecl {
   std::vector<std::string> names;               // file names to look for (default: the key)
   std::vector<std::string> search;              // extra globs, newest version first
   std::map<std::string, std::string> packages;  // apt / brew / winget -> package
+  // The same for one version: '*' stands for it ("postgresql-*" -> postgresql-15).
+  std::map<std::string, std::string> version_packages;
   SourceLocation where;
 };
 
@@ -100,6 +102,9 @@ struct BlockDef {
   std::string name;
   std::string file;
   SourceLocation where;
+  // `alias: stackie.mariadb`: this name is another name of that definition (stackie.mysql);
+  // an alias file holds nothing else (catalog_entry.h follows it).
+  std::string alias;
   std::string description;
   NamedScalars vars;
   std::vector<ServeDecl> serves;

@@ -12,6 +12,7 @@
 #include "base/safe_open.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
+#include "stack/catalog_entry.h"
 #include "stack/command_check.h"
 #include "stack/compose_file.h"
 #include "stack/interpolate.h"
@@ -330,14 +331,39 @@ class BlockBuilder {
   }
 
   Status find_programs() {
+    if (decl_.version && !spec_.def)
+      return error_at(decl_.version->where,
+                      "'version' is for catalog blocks; '" + decl_.name + "' is first-party");
     std::vector<std::string> path_dirs;
     if (auto found = options_.env.find("PATH"); found != options_.env.end())
       path_dirs = split_search_path(found->second);
     if (spec_.def)
       for (const auto& program : spec_.def->programs) {
-        ProgramSearch search{program.names, globs_for_os(program.search, options_.os), path_dirs,
-                             options_.program_root, usual_program_dirs(options_.os)};
-        FoundProgram found = find_program(search);
+        ProgramHost host{path_dirs, options_.os, options_.program_root};
+        if (decl_.version) {
+          if (!has_versioned_programs(*spec_.def))
+            return error_at(decl_.version->where,
+                            decl_.name +
+                                " cannot choose a version: its programs are not found "
+                                "in versioned directories");
+          const std::string& wanted = decl_.version->text;
+          FoundProgram found = find_block_program(program, host, wanted);
+          if (found.path.empty()) {
+            std::string installed;
+            for (const auto& version : installed_block_versions(program, host))
+              installed += (installed.empty() ? "" : ", ") + version;
+            std::string hint = version_install_hint(program, wanted, options_.os);
+            return error_at(
+                decl_.version->where,
+                decl_.name + ": version " + wanted + " of '" + program.names.front() +
+                    "' not found (installed: " + (installed.empty() ? "none" : installed) + ")" +
+                    (hint.empty() ? "" : "; install it with: " + hint));
+          }
+          add_program(program.name, found);
+          for (const auto& name : program.names) program_alias_[name] = program.name;
+          continue;
+        }
+        FoundProgram found = find_block_program(program, host);
         if (found.path.empty()) {
           std::string hint = install_hint(program.packages, options_.os);
           return error_at(decl_.where, decl_.name + ": program '" + program.names.front() +
@@ -756,7 +782,7 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
   }
   std::string file = decl.path || decl.catalog ? "" : find_block_file(decl.name, block_path);
   if (!file.empty()) {
-    STACKIE_TRY_ASSIGN(def, load_block_def(file, decl.name));
+    STACKIE_TRY_ASSIGN(def, load_catalog_def(decl.name, block_path));
     spec.def = std::move(def);
   } else if (!own && !spec.def) {
     return error_at(decl.where, "unknown block '" + decl.name +

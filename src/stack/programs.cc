@@ -95,13 +95,58 @@ std::vector<std::string> split_search_path(const std::string& value) {
   return out;
 }
 
-FoundProgram find_program(const ProgramSearch& search) {
+namespace {
+
+// What the one '*' of `pattern` matched in `path` ("" for a pattern without one).
+std::string glob_capture(const std::string& pattern, const std::string& path) {
+  size_t star = pattern.find('*');
+  if (star == std::string::npos || pattern.find('*', star + 1) != std::string::npos) return "";
+  size_t suffix = pattern.size() - star - 1;
+  if (path.size() < star + suffix) return "";
+  return path.substr(star, path.size() - star - suffix);
+}
+
+}  // namespace
+
+bool version_matches(const std::string& found, const std::string& wanted) {
+  // Digits in `found` start where the version does: "postgresql15" (MacPorts) is 15.
+  size_t digits = found.find_first_of("0123456789");
+  if (digits == std::string::npos) return false;
+  std::string version = found.substr(digits);
+  return version == wanted ||
+         (version.size() > wanted.size() && version.compare(0, wanted.size(), wanted) == 0 &&
+          version[wanted.size()] == '.');
+}
+
+std::vector<std::string> installed_versions(const ProgramSearch& search) {
+  std::vector<std::string> out;
+  for (const auto& pattern : search.globs)
+    for (const auto& dir : expand_glob(search.root + pattern)) {
+      std::string version = glob_capture(search.root + pattern, dir);
+      size_t digits = version.find_first_of("0123456789");
+      if (digits == std::string::npos) continue;
+      version = version.substr(digits);
+      bool has = std::any_of(search.names.begin(), search.names.end(), [&](const auto& name) {
+        return is_executable_file(dir + "/" + name);
+      });
+      if (has && std::find(out.begin(), out.end(), version) == out.end()) out.push_back(version);
+    }
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return version_less(b, a); });
+  return out;
+}
+
+FoundProgram find_program(const ProgramSearch& search, const std::string& version) {
   std::vector<std::string> dirs;
   for (const auto& pattern : search.globs)
-    for (auto& dir : expand_glob(search.root + pattern)) dirs.push_back(std::move(dir));
-  for (const auto& dir : search.path)
-    if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
-  for (const auto& dir : search.usual) dirs.push_back(search.root + dir);
+    for (auto& dir : expand_glob(search.root + pattern))
+      if (version.empty() || version_matches(glob_capture(search.root + pattern, dir), version))
+        dirs.push_back(std::move(dir));
+  if (version.empty()) {
+    for (const auto& dir : search.path)
+      if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
+    for (const auto& dir : search.usual) dirs.push_back(search.root + dir);
+  }
   for (const auto& dir : dirs)
     for (const auto& name : search.names) {
       std::string candidate = dir + "/" + name;

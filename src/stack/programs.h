@@ -30,7 +30,16 @@ struct FoundProgram {
 // version-dispatching wrappers in /usr/bin; taking every program of a block from the same
 // newest versioned directory keeps initdb, postgres and pg_isready the same major version.
 // Returns an empty path when nothing matches.
-FoundProgram find_program(const ProgramSearch& search);
+// With a `version`, only directories a glob's '*' matched with that version count ("15" takes 15
+// and 15.4, not 150); PATH and `usual` are not tried then (their version is unknown).
+FoundProgram find_program(const ProgramSearch& search, const std::string& version = "");
+
+// The versions (what each glob's '*' matched) under which one of `search.names` is installed,
+// highest first, without duplicates.
+std::vector<std::string> installed_versions(const ProgramSearch& search);
+
+// Whether `found` (what a '*' matched: "15", "15.4", "postgresql15") is version `wanted`.
+bool version_matches(const std::string& found, const std::string& wanted);
 
 // The usual places of installed programs on `os`, after the block's own globs and PATH: a daemon
 // started by systemd or launchd has a short PATH (launchd's lacks Homebrew entirely), and the

@@ -182,7 +182,7 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   STACKIE_TRY(check_fields(body,
                            {"catalog", "vars", "serves", "consumes", "depends_on", "path",
                             "command", "environment", "volumes", "restart", "health", "stop_signal",
-                            "stop_timeout", "platforms", "limits", "network", "egress"},
+                            "stop_timeout", "platforms", "limits", "network", "egress", "version"},
                            context));
   if (const YamlNode* v = body.find("catalog")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
@@ -209,6 +209,13 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
       STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "depends_on"));
       for (const auto& name : names) block.depends_on.emplace_back(name.text, name.where);
     }
+  }
+  if (const YamlNode* v = body.find("version")) {
+    STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "version"));
+    if (v->text.empty() || v->text.find_first_of("*/?[") != std::string::npos)
+      return error_at(v->where,
+                      "'version' is a version number such as \"15\", got '" + v->text + "'");
+    block.version = *v;
   }
   if (const YamlNode* v = body.find("network")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "network"));

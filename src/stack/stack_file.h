@@ -60,6 +60,7 @@ struct StackBlockDecl {
   std::optional<long long> stop_timeout_ms;
   std::map<std::string, bool> platform_sandbox;  // linux|macos|windows -> sandbox
   LimitsDecl limits;
+  std::optional<YamlNode> version;  // catalog block: the major version wanted ("15")
   std::optional<YamlNode> network;  // first-party: localhost (default) or outbound
   std::vector<YamlNode> egress;     // outbound: allowed host:port patterns (empty = any)
 };
