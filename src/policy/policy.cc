@@ -118,6 +118,10 @@ Status validate(const SandboxPolicy& policy) {
         name.find('\0') != std::string::npos || value.find('\0') != std::string::npos)
       return Error{0, "invalid environment variable name '" + name + "'"};
   }
+  for (const auto* ports : {&policy.tcp_bind, &policy.tcp_connect})
+    for (int port : *ports)
+      if (port < 1 || port > 65535)
+        return Error{0, "TCP port " + std::to_string(port) + " is out of range (1-65535)"};
   for (int fd : policy.pass_fds) {
     if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};
   }
