@@ -389,6 +389,7 @@ int probe(const std::string& what, char** args) {
   if (what == "unlink") return result(unlink(args[0]));
   if (what == "abstract-socket") {
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) return result(-1);  // the landlock backend refuses unix sockets
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path + 1, args[0], sizeof addr.sun_path - 2);
