@@ -9,7 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/sandbox_probe.h"
 #include "base/version.h"
+#include "sandbox/linux_landlock.h"
 #include "sandbox/linux_launch.h"
 #include "sandbox/lockbox_options.h"
 
@@ -77,6 +79,14 @@ int main(int argc, char** argv) {
     std::printf("%s\n", stackie::version_line("stackie-lockbox").c_str());
     return 0;
   }
+  if (options.print_backend) {
+    stackie::BackendChoice choice = stackie::choose_linux_backend();
+    std::printf("%s\n", std::string(stackie::to_string(choice.backend)).c_str());
+    std::printf("landlock ABI %d (%s)\n", choice.landlock_abi,
+                stackie::linux_sandbox::landlock_features(choice.landlock_abi).c_str());
+    if (!choice.reason.empty()) std::printf("why: %s\n", choice.reason.c_str());
+    return 0;
+  }
   if (options.error_fd >= 0) {
     if (fcntl(options.error_fd, F_SETFD, FD_CLOEXEC) != 0)
       return fail(ErrorSink{}, "options", errno,
@@ -113,5 +123,10 @@ int main(int argc, char** argv) {
                                                 {options.net_fd, std::move(options.listen_ports)},
                                                 options.cgroup_fd};
   if (options.join_pid != 0) return stackie::linux_sandbox::join_sandbox(options.join_pid, request);
+  // auto: the namespace lockbox where this host allows it (one probe fork), else landlock.
+  bool landlock = options.backend == "landlock" ||
+                  (options.backend == "auto" &&
+                   stackie::choose_linux_backend().backend == stackie::LinuxBackend::landlock);
+  if (landlock) return stackie::linux_sandbox::run_landlocked(request);
   return stackie::linux_sandbox::run_sandboxed(request);
 }

@@ -19,6 +19,9 @@
 #include <string_view>
 
 #include "base/directories.h"
+#ifdef __linux__
+#include "base/sandbox_probe.h"
+#endif
 #include "base/version.h"
 #include "ipc/server.h"
 #include "spawn/passthrough_monitor.h"
@@ -204,9 +207,32 @@ struct Spawners {
   std::unique_ptr<stackie::Spawner> passthrough;
   std::unique_ptr<stackie::Spawner> lockbox;
   std::string lockbox_path;
+  bool landlock = false;  // the lockbox runs its landlock backend: ports are the host's
 };
 
-Spawners make_spawners() {
+// The Linux backend, decided once for the daemon's life ([sandbox] backend in config.toml;
+// auto = the namespace lockbox where this host allows it, probed now, else landlock).
+bool choose_landlock(const std::string& home) {
+#ifndef __linux__
+  (void)home;
+  return false;
+#else
+  std::string setting = stackie::daemon_sandbox_backend(home);
+  if (setting == "namespaces") return false;
+  if (setting == "landlock") {
+    log_line(stackie::DaemonLogLevel::info, "sandbox backend: landlock (config.toml)");
+    return true;
+  }
+  stackie::BackendChoice choice = stackie::choose_linux_backend();
+  if (choice.backend == stackie::LinuxBackend::landlock)
+    log_line(stackie::DaemonLogLevel::warning,
+             "sandbox backend: landlock (Landlock ABI " + std::to_string(choice.landlock_abi) +
+                 "), weaker than the namespace lockbox: " + choice.reason);
+  return choice.backend == stackie::LinuxBackend::landlock;
+#endif
+}
+
+Spawners make_spawners(const std::string& home) {
   Spawners spawners;
   // Passthrough blocks run behind a monitor that is this very program (see its header).
   char self[4096];
@@ -229,8 +255,9 @@ Spawners make_spawners() {
     } else {
       no_cgroup = delegated.error().message;
     }
-    spawners.lockbox =
-        stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups), no_cgroup);
+    spawners.landlock = choose_landlock(home);
+    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups),
+                                                     no_cgroup, spawners.landlock);
     log_line(stackie::DaemonLogLevel::info,
              "block limits: " + spawners.lockbox->limits_enforcement());
   } else {
@@ -246,12 +273,14 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
   options.home = home;
   // The allocator asks the running daemon which host ports its blocks hold, and what each
   // stack's ports were given before.
-  options.loader =
-      stackie::daemon_stack_loader(home, [running](const stackie::HostPortRequest& request) {
+  options.loader = stackie::daemon_stack_loader(
+      home,
+      [running](const stackie::HostPortRequest& request) {
         return stackie::choose_host_port(
             request, *running ? (*running)->supervisor().ps() : std::vector<stackie::BlockStatus>{},
             *running ? &(*running)->port_memory() : nullptr);
-      });
+      },
+      spawners.landlock);
   options.supervisor.loop = loop;
   options.supervisor.passthrough = spawners.passthrough.get();
   options.supervisor.sandboxed = spawners.lockbox.get();
@@ -330,7 +359,7 @@ int main(int argc, char** argv) {
   raise_fd_limit();
   uv_loop_t loop;
   uv_loop_init(&loop);
-  const Spawners spawners = make_spawners();  // outlive the loop: processes refer to them
+  const Spawners spawners = make_spawners(*home);  // outlive the loop: processes refer to them
   const int status = serve(&loop, spawners, *home, *activated_fd, &ready_fd);
   // Every handle is closed by now; let the close callbacks run, then the loop must close.
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -222,6 +222,10 @@ int run_status(std::span<char*> argv) {
   std::printf("  ports:      %s\n", format_ports(b["ports"]).c_str());
   std::printf("  sandbox:    %s (%s)\n", text_of(b["sandbox"]).c_str(),
               text_of(b["sandbox_id"]).c_str());
+  if (text_of(b["sandbox"]) == "linux-landlock")
+    std::printf(
+        "              weaker than linux-namespaces: host pids, hostname, uid and UDP\n"
+        "              visible; served ports bound on all host addresses\n");
   std::printf("  restart:    %s\n", text_of(b["restart"]).c_str());
   print_limits(b["limits"]);
   const auto& exit = b["last_exit"];

@@ -131,6 +131,14 @@ UpProgressView::Options view_options(const std::string& color) {
   return options;
 }
 
+// What the landlock backend cannot hold that the namespace lockbox does (stackie-lockbox(1)
+// BACKENDS), said once per `up`.
+const char kLandlockWeaker[] =
+    "blocks run under the landlock sandbox (this host denies the namespace lockbox; `stackie "
+    "doctor` says why and how to lift it): they see the host's processes (but cannot signal or "
+    "trace them), hostname, uid and account names, may send UDP anywhere, and bind their "
+    "served ports on every address of the host";
+
 }  // namespace
 
 int run_up(std::span<char*> argv) {
@@ -224,11 +232,15 @@ int run_up(std::span<char*> argv) {
   // Said once per block and per `up`, on stderr: running without isolation is a choice the
   // user must see (DESIGN.md §5: never silently without a sandbox).
   const auto& blocks = reply->result()["blocks"];
+  bool landlock = false;
   if (blocks.is_array())
-    for (const auto& row : blocks.as_array())
+    for (const auto& row : blocks.as_array()) {
       if (row["sandbox"].string_or("") == "passthrough")
         std::fprintf(stderr, "stackie: warning: block %s runs without a sandbox\n",
                      row["name"].string_or("?").c_str());
+      landlock = landlock || row["sandbox"].string_or("") == "linux-landlock";
+    }
+  if (landlock) std::fprintf(stderr, "stackie: warning: %s\n", kLandlockWeaker);
   print_moved_ports(blocks);
   std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
   print_endpoints(blocks);

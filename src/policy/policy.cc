@@ -132,6 +132,10 @@ Status validate(const SandboxPolicy& policy) {
            ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_');
     if (!ok) return Error{0, "invalid host name '" + host + "' (expected [a-z0-9._-])"};
   }
+  for (const auto* ports : {&policy.tcp_bind, &policy.tcp_connect})
+    for (int port : *ports)
+      if (port < 1 || port > 65535)
+        return Error{0, "TCP port " + std::to_string(port) + " is out of range (1-65535)"};
   for (int fd : policy.pass_fds) {
     if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};
   }

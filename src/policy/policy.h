@@ -56,7 +56,13 @@ struct SandboxPolicy {
   // one consumes, whose ports are forwarded there, so `db:5432` works as in compose.
   std::vector<std::string> host_names;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
-  ResourceLimits limits;      // none by default; the stack loader fills the block's
+  // TCP ports of the host's network a block with no network namespace of its own (the landlock
+  // backend, `network: localhost`) may bind (its served host ports) and connect to (the host
+  // ports of what it consumes); every other port stays closed. The namespace backend ignores
+  // them: its own network namespace holds only `lo`, and the daemon forwards declared ports.
+  std::vector<int> tcp_bind;
+  std::vector<int> tcp_connect;
+  ResourceLimits limits;  // none by default; the stack loader fills the block's
 
   bool operator==(const SandboxPolicy&) const = default;
 };

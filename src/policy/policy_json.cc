@@ -60,6 +60,20 @@ Result<uint64_t> get_count(const Json& object, const char* field) {
   return static_cast<uint64_t>(item->as_int());
 }
 
+// TCP ports (absent = none).
+Result<std::vector<int>> get_ports(const Json& object, const char* field) {
+  std::vector<int> ports;
+  const Json* array = object.find(field);
+  if (!array) return ports;
+  if (!array->is_array()) return field_error(field, "an array of ports");
+  for (const Json& item : array->as_array()) {
+    if (!item.is_int() || item.as_int() < 1 || item.as_int() > 65535)
+      return field_error(field, "an array of ports (1-65535)");
+    ports.push_back(static_cast<int>(item.as_int()));
+  }
+  return ports;
+}
+
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
@@ -72,6 +86,10 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   for (int fd : policy.pass_fds) fds.push_back(fd);
   Json hosts = Json::array();
   for (const auto& host : policy.host_names) hosts.push_back(host);
+  Json bind = Json::array();
+  for (int port : policy.tcp_bind) bind.push_back(port);
+  Json connect = Json::array();
+  for (int port : policy.tcp_connect) connect.push_back(port);
   return to_json(Json::object({
       {"v", 1},
       {"name", policy.name},
@@ -87,6 +105,8 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"storage_root", policy.storage_root},
       {"host_names", std::move(hosts)},
       {"pass_fds", std::move(fds)},
+      {"tcp_bind", std::move(bind)},
+      {"tcp_connect", std::move(connect)},
       {"limits", Json::object({
                      {"memory", static_cast<std::int64_t>(policy.limits.memory_bytes)},
                      {"pids", policy.limits.pids},
@@ -154,6 +174,10 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
       policy.host_names.push_back(item.as_string());
     }
   }
+  STACKIE_TRY_ASSIGN(tcp_bind, get_ports(json, "tcp_bind"));
+  policy.tcp_bind = std::move(tcp_bind);
+  STACKIE_TRY_ASSIGN(tcp_connect, get_ports(json, "tcp_connect"));
+  policy.tcp_connect = std::move(tcp_connect);
   if (const Json* fds = json.find("pass_fds")) {
     if (!fds->is_array()) return field_error("pass_fds", "an array of integers");
     for (const Json& item : fds->as_array()) {

@@ -189,6 +189,9 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
     return kExitSetupFailed;
   }
 
+  // A landlock monitor has no namespace to enter: its policy is rebuilt as a ruleset instead.
+  if (std::optional<int> code = join_landlocked(pid, request)) return *code;
+
   Target target;
   if (auto error = resolve_target(pid, &target)) {
     report(request.sink, *error);

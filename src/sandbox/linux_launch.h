@@ -3,7 +3,10 @@
 // sandbox's own processes never return from here.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
+
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -28,6 +31,18 @@ struct LaunchRequest {
 // outside the pid namespace), forks pid 1 of the new pid namespace, which builds the root, then
 // starts the block with clone(CLONE_VM|CLONE_VFORK).
 int run_sandboxed(const LaunchRequest& request);
+
+// The landlock backend (linux_launch_landlock.cc): the monitor is this process, a subreaper;
+// the block is its landlocked child. No namespace is made.
+int run_landlocked(const LaunchRequest& request);
+
+// `--join PID` of a landlock monitor (one that keeps its policy for joiners): the exit code,
+// or nullopt when PID is not one (then it is joined as a namespace sandbox).
+std::optional<int> join_landlocked(pid_t pid, const LaunchRequest& request);
+
+// Sent to a landlock monitor (and its parent-death signal): kill the block's whole tree, then
+// exit. Not one of the forwarded signals.
+inline constexpr int kTreeKillSignal = SIGPWR;
 
 // `--join PID`: PID is a monitor (its child, the sandbox's pid 1, is the target) or any process
 // inside a sandbox. Only the policy's environment and working directory are used.

@@ -118,10 +118,10 @@ bool nproc_counted_per_user_namespace() {
   return major > 5 || (major == 5 && minor >= 14);
 }
 
-std::optional<SetupError> apply_rlimits(const ResourceLimits& limits) {
+std::optional<SetupError> apply_rlimits(const ResourceLimits& limits, bool own_user_namespace) {
   if (limits.pids > 0) {
     rlim_t nproc = static_cast<rlim_t>(limits.pids);
-    if (!nproc_counted_per_user_namespace()) {
+    if (!own_user_namespace || !nproc_counted_per_user_namespace()) {
       long user_processes = count_processes_of(getuid());
       if (user_processes < 0) return setup_error("limits", errno, "count the user's processes");
       nproc += static_cast<rlim_t>(user_processes);

@@ -28,7 +28,10 @@ std::optional<SetupError> join_cgroup(int cgroup_fd);
 // limit becomes (the user's processes now) + pids: a bomb is still bounded, by a looser count.
 // RLIMIT_DATA bounds each process's private writable memory (brk, malloc, anonymous maps):
 // per process, not per block, and shared memory is bounded by the /dev/shm size instead.
-std::optional<SetupError> apply_rlimits(const ResourceLimits& limits);
+// `own_user_namespace` false (the landlock backend: no namespace at all): RLIMIT_NPROC counts
+// every process of the user, so the limit is (the user's processes now) + pids.
+std::optional<SetupError> apply_rlimits(const ResourceLimits& limits,
+                                        bool own_user_namespace = true);
 
 // `--join`: what runs inside a sandbox is bound by its limits too (an exec health check may
 // run the block's own code). Takes `target`'s RLIMIT_NPROC and RLIMIT_DATA (lowering only),

@@ -33,6 +33,10 @@ bool drop_capabilities(ChildFailure* failure) {
   for (int cap = 0; cap <= 63; ++cap) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
       if (errno == EINVAL) break;  // past the kernel's last capability
+      // Without CAP_SETPCAP (the landlock backend: an ordinary process of the host's user
+      // namespace) the bounding set cannot shrink; no_new_privs, set next, keeps execve from
+      // granting anything it holds.
+      if (errno == EPERM) break;
       *failure = {"drop bounding capabilities", errno};
       return false;
     }
@@ -113,11 +117,22 @@ void lockdown_and_exec(const ExecPlan& plan, ChildFailure* failure) {
     *failure = {"no_new_privs", errno};
     return;
   }
+  // Landlock needs no_new_privs (an unprivileged process), and the ruleset fd still open.
+  if (plan.landlock_fd >= 0 && syscall(SYS_landlock_restrict_self, plan.landlock_fd, 0) != 0) {
+    *failure = {"landlock", errno};
+    return;
+  }
   if (!close_other_fds(plan, failure)) return;
   // Seccomp last: everything above uses calls the filter refuses or would have to allow.
   if (int err = load_seccomp_filter()) {
     *failure = {"seccomp", err};
     return;
+  }
+  if (plan.deny_unix_sockets) {
+    if (int err = load_unix_socket_filter()) {
+      *failure = {"seccomp", err};
+      return;
+    }
   }
   execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
   *failure = {"exec", errno};

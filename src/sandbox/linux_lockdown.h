@@ -24,6 +24,11 @@ struct ExecPlan {
   bool parent_death_signal = false;  // --join: CMD dies with the joining lockbox
   bool controlling_tty = false;      // --join: a terminal on fd 0-2 becomes CMD's, or is refused
   int report_fd = -1;  // fork_locked_down's failure pipe: survives until execve (CLOEXEC)
+  // The landlock backend (linux_landlock.h): the ruleset to restrict the child with, after
+  // no_new_privs (-1: none), and the second seccomp filter that refuses unix sockets other than
+  // socketpair (Landlock does not mediate connect(2) to a socket file on the host).
+  int landlock_fd = -1;
+  bool deny_unix_sockets = false;
   // Pointer arrays into args/env; filled by finish().
   std::vector<char*> argv;
   std::vector<char*> envp;
@@ -59,6 +64,8 @@ int drop_privileges();
 
 // Load the build-time compiled filter into the calling thread; 0 or an errno.
 int load_seccomp_filter();
+// The landlock backend's second filter (seccomp_gen.cc): socket(AF_UNIX) refused; 0 or errno.
+int load_unix_socket_filter();
 
 // PATH lookup inside the sandbox (the policy's PATH, else /usr/local/bin:/usr/bin:/bin).
 std::string resolve_command(const std::string& name, const SandboxPolicy& policy);

@@ -35,9 +35,17 @@ const char kUsage[] =
     "  --pids N                 at most N processes in the sandbox (RLIMIT_NPROC, counted\n"
     "                           in the sandbox's own user namespace)\n"
     "  --shm SIZE               size of /dev/shm (default: --memory, at most 64MiB)\n"
+    "  --allow-bind PORT        the landlock backend: the block may bind TCP PORT of the host\n"
+    "                           (with --net localhost; every other port stays closed)\n"
+    "  --allow-connect PORT     the landlock backend: the block may connect to TCP PORT\n"
     "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
     "\n"
     "Other:\n"
+    "  --backend auto|namespaces|landlock\n"
+    "                           the sandbox: namespaces (the full lockbox), landlock (for hosts\n"
+    "                           that deny user namespaces; weaker, see BACKENDS), or auto\n"
+    "                           (default: namespaces when this host allows them)\n"
+    "  --print-backend          print the backend auto would choose, and why, then exit\n"
     "  --error-fd N             report a setup failure as one JSON line on fd N\n"
     "  --cgroup-fd N            join the cgroup v2 directory N (limited by the caller)\n"
     "                           before creating the namespaces; no rlimits then\n"
@@ -115,6 +123,10 @@ Result<Options> parse_options(int argc, const char* const* argv) {
     }
     if (arg == "--print-policy") {
       options.print_policy = true;
+      continue;
+    }
+    if (arg == "--print-backend") {
+      options.print_backend = true;
       continue;
     }
     if (arg == "--no-system-view") {
@@ -200,6 +212,19 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
       if (port > 65535) return usage_error("--listen: port " + std::string(text) + " out of range");
       options.listen_ports.push_back(port);
+    } else if (arg == "--allow-bind" || arg == "--allow-connect") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
+      if (port > 65535)
+        return usage_error(std::string(arg) + ": port " + std::string(text) + " out of range");
+      (arg == "--allow-bind" ? policy.tcp_bind : policy.tcp_connect).push_back(port);
+      options.policy_flags_used = true;
+    } else if (arg == "--backend") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      if (text != "auto" && text != "namespaces" && text != "landlock")
+        return usage_error("--backend: '" + std::string(text) +
+                           "' is not auto, namespaces or landlock");
+      options.backend = std::string(text);
     } else if (arg == "--join") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(pid, parse_int(arg, text, 1));
@@ -209,7 +234,7 @@ Result<Options> parse_options(int argc, const char* const* argv) {
     }
   }
   for (; i < argc; ++i) options.command.emplace_back(argv[i]);
-  if (!options.print_policy) {
+  if (!options.print_policy && !options.print_backend) {
     if (!saw_separator) return usage_error("missing '--' before COMMAND (see --help)");
     if (options.command.empty()) return usage_error("missing COMMAND after '--'");
   }

@@ -22,6 +22,8 @@ struct Options {
   int cgroup_fd = -1;             // the block's cgroup v2 directory, made by the daemon
   std::vector<int> listen_ports;  // listeners made inside and sent on the net channel
   pid_t join_pid = 0;
+  std::string backend = "auto";  // --backend: auto, namespaces or landlock
+  bool print_backend = false;    // --print-backend
   bool print_policy = false;
   bool help = false;
   bool version = false;

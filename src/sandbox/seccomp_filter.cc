@@ -18,4 +18,12 @@ int load_seccomp_filter() {
   return 0;
 }
 
+int load_unix_socket_filter() {
+  sock_fprog program{static_cast<unsigned short>(sizeof kUnixSocketSeccompProgram /
+                                                 sizeof kUnixSocketSeccompProgram[0]),
+                     const_cast<sock_filter*>(kUnixSocketSeccompProgram)};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) return errno;
+  return 0;
+}
+
 }  // namespace stackie::linux_sandbox

@@ -10,6 +10,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,13 +97,8 @@ int fail(const char* what, int rc) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: seccomp-gen OUTPUT.h\n");
-    return 2;
-  }
+// A filter with the architectures set up: default allow, foreign architectures killed.
+int new_filter(scmp_filter_ctx* out) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return fail("seccomp_init", -ENOMEM);
   int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -118,7 +114,12 @@ int main(int argc, char** argv) {
     if (rc < 0 && rc != -EEXIST) return fail("seccomp_arch_add", rc);
   }
 #endif
+  *out = ctx;
+  return 0;
+}
 
+int add_lockbox_rules(scmp_filter_ctx ctx) {
+  int rc;
   for (const Rule& rule : kDenied) {
     int nr = seccomp_syscall_resolve_name(rule.syscall);
     if (nr == __NR_SCMP_ERROR) continue;  // unknown to this libseccomp: nothing to refuse
@@ -137,33 +138,75 @@ int main(int argc, char** argv) {
                           SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
     if (rc < 0) return fail("clone rule", rc);
   }
+  return 0;
+}
 
+// The landlock backend's second filter: Landlock does not mediate connect(2) to a socket file,
+// so a block on the host's file system could reach the user's session bus or stackied's own
+// socket by path. socket(AF_UNIX) is refused (socketpair stays: it reaches nobody); the i386
+// socketcall multiplexer, whose arguments a filter cannot read, is refused whole.
+int add_unix_socket_rules(scmp_filter_ctx ctx) {
+  int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                            SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, AF_UNIX));
+  if (rc < 0) return fail("socket rule", rc);
+  int nr = seccomp_syscall_resolve_name("socketcall");
+  if (nr != __NR_SCMP_ERROR) {
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+    if (rc < 0 && rc != -EDOM) return fail("socketcall rule", rc);
+  }
+  return 0;
+}
+
+// The compiled program as a C array named `name`.
+int export_array(scmp_filter_ctx ctx, const char* name, std::string* out) {
   int memfd = memfd_create("seccomp-bpf", 0);
   if (memfd < 0) return fail("memfd_create", -errno);
-  rc = seccomp_export_bpf(ctx, memfd);
+  int rc = seccomp_export_bpf(ctx, memfd);
   if (rc < 0) return fail("seccomp_export_bpf", rc);
-  seccomp_release(ctx);
   std::vector<unsigned char> bpf;
   lseek(memfd, 0, SEEK_SET);
   unsigned char buffer[4096];
   ssize_t got;
   while ((got = read(memfd, buffer, sizeof buffer)) > 0)
     bpf.insert(bpf.end(), buffer, buffer + got);
+  close(memfd);
   if (bpf.empty() || bpf.size() % 8 != 0) return fail("export produced no program", -EINVAL);
-
-  std::string out =
-      "// Generated at build time by src/sandbox/seccomp_gen.cc. Do not edit.\n"
-      "#pragma once\n#include <linux/filter.h>\n\n"
-      "static const struct sock_filter kLockboxSeccompProgram[] = {\n";
+  *out += std::string("static const struct sock_filter ") + name + "[] = {\n";
   char line[96];
   for (size_t i = 0; i < bpf.size(); i += 8) {
     sock_filter insn;
     std::memcpy(&insn, bpf.data() + i, sizeof insn);
     std::snprintf(line, sizeof line, "    {0x%04x, %u, %u, 0x%08x},\n", insn.code, insn.jt, insn.jf,
                   insn.k);
-    out += line;
+    *out += line;
   }
-  out += "};\n";
+  *out += "};\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: seccomp-gen OUTPUT.h\n");
+    return 2;
+  }
+  std::string out =
+      "// Generated at build time by src/sandbox/seccomp_gen.cc. Do not edit.\n"
+      "#pragma once\n#include <linux/filter.h>\n\n";
+  struct Program {
+    const char* name;
+    int (*rules)(scmp_filter_ctx);
+  };
+  for (const Program& program : {Program{"kLockboxSeccompProgram", add_lockbox_rules},
+                                 Program{"kUnixSocketSeccompProgram", add_unix_socket_rules}}) {
+    scmp_filter_ctx ctx = nullptr;
+    if (new_filter(&ctx) != 0) return 1;
+    int rc = program.rules(ctx);
+    if (rc == 0) rc = export_array(ctx, program.name, &out);
+    seccomp_release(ctx);
+    if (rc != 0) return 1;
+  }
   FILE* file = std::fopen(argv[1], "w");
   if (!file || std::fwrite(out.data(), 1, out.size(), file) != out.size() || std::fclose(file))
     return fail(argv[1], -errno);

@@ -30,6 +30,13 @@ constexpr int kErrorFd = 4;
 constexpr int kNetFd = 5;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
+#ifdef SIGPWR
+// A landlock monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's
+// whole tree, then exits; SIGKILL would leave the block's orphans behind (no pid namespace).
+constexpr int kTreeKillSignal = SIGPWR;
+#else
+constexpr int kTreeKillSignal = SIGKILL;
+#endif
 
 struct Fd {
   int fd = -1;
@@ -135,19 +142,21 @@ class ErrorPipe {
 class LockboxProcess final : public Process {
  public:
   LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
-                 spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup)
+                 spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup,
+                 int kill_signal)
       : lockbox_(std::move(lockbox)),
         core_(core),
         error_pipe_(error_pipe),
         net_(net),
-        cgroup_(std::move(cgroup)) {}
+        cgroup_(std::move(cgroup)),
+        kill_signal_(kill_signal) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
     int pid = core_->pid();
-    core_->orphan([pid, cgroup = cgroup_] {
+    core_->orphan([pid, cgroup = cgroup_, signum = kill_signal_] {
       if (cgroup) (void)cgroup->kill_all();
-      ::kill(pid, SIGKILL);
+      ::kill(pid, signum);
     });
   }
   std::optional<CgroupUsage> usage() const override {
@@ -162,11 +171,12 @@ class LockboxProcess final : public Process {
   void set_sandbox_id(std::string id) { sandbox_id_ = std::move(id); }
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
-  // SIGKILL of the monitor takes the whole pid namespace with it; the cgroup's kill also
-  // reaches a process that is on its way into the sandbox.
+  // SIGKILL of the monitor takes the whole pid namespace with it; a landlock monitor, which
+  // has no pid namespace, kills the block's tree itself on its tree kill signal. The cgroup's
+  // kill also reaches a process that is on its way into the sandbox.
   Status kill_all() override {
     if (cgroup_ && core_->running()) (void)cgroup_->kill_all();
-    return send(SIGKILL);
+    return send(kill_signal_);
   }
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
@@ -205,6 +215,7 @@ class LockboxProcess final : public Process {
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
   std::shared_ptr<BlockCgroup> cgroup_;
+  int kill_signal_;
 };
 
 // Both ends close-on-exec; uv_spawn dups ours into the child's fd 5 without the flag.
@@ -235,11 +246,14 @@ Result<Fd> policy_pipe(const std::string& json) {
 class LockboxSpawner final : public Spawner {
  public:
   LockboxSpawner(std::string lockbox, std::unique_ptr<CgroupTree> cgroups,
-                 std::string no_cgroup_reason)
+                 std::string no_cgroup_reason, bool landlock)
       : lockbox_(std::move(lockbox)),
         cgroups_(std::move(cgroups)),
-        no_cgroup_reason_(std::move(no_cgroup_reason)) {}
-  SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
+        no_cgroup_reason_(std::move(no_cgroup_reason)),
+        landlock_(landlock) {}
+  SandboxKind kind() const override {
+    return landlock_ ? SandboxKind::linux_landlock : SandboxKind::linux_namespaces;
+  }
   std::string limits_enforcement() const override {
     if (cgroups_)
       return "cgroup v2 (" + cgroups_->dir() +
@@ -256,13 +270,20 @@ class LockboxSpawner final : public Spawner {
     Fd error_read(err[0]), error_write(err[1]);
 
     spawn_detail::SpawnPlan plan;
-    plan.argv = {
-        lockbox_, "--policy-fd", std::to_string(kPolicyFd), "--error-fd", std::to_string(kErrorFd),
-        "--"};
+    plan.argv = {lockbox_,
+                 "--backend",
+                 landlock_ ? "landlock" : "namespaces",
+                 "--policy-fd",
+                 std::to_string(kPolicyFd),
+                 "--error-fd",
+                 std::to_string(kErrorFd),
+                 "--"};
     // The lockbox itself starts with an empty environment; the block's comes from the policy.
     plan.extra_fds = {policy_fd.fd, error_write.fd};
     static_assert(kPolicyFd == 3 && kErrorFd == 4 && kNetFd == 5, "extra fds start at 3");
     Fd net_ours, net_theirs;
+    if (request.net_channel && landlock_)
+      return Error{UV_ENOTSUP, "the landlock backend has no network namespace to make sockets in"};
     if (request.net_channel) {
       STACKIE_TRY_ASSIGN(pair, net_channel_pair());
       net_ours = std::move(pair.first);
@@ -320,7 +341,8 @@ class LockboxSpawner final : public Spawner {
       if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup);
+    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup,
+                                                    landlock_ ? kTreeKillSignal : SIGKILL);
     *slot = process.get();
     process->set_sandbox_id(request.policy.name);
     return std::unique_ptr<Process>(std::move(process));
@@ -330,15 +352,16 @@ class LockboxSpawner final : public Spawner {
   std::string lockbox_;
   std::unique_ptr<CgroupTree> cgroups_;
   std::string no_cgroup_reason_;
+  bool landlock_;
 };
 
 }  // namespace
 
 std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
                                               std::unique_ptr<CgroupTree> cgroups,
-                                              std::string no_cgroup_reason) {
+                                              std::string no_cgroup_reason, bool landlock) {
   return std::make_unique<LockboxSpawner>(std::move(lockbox_path), std::move(cgroups),
-                                          std::move(no_cgroup_reason));
+                                          std::move(no_cgroup_reason), landlock);
 }
 
 Result<std::string> find_lockbox() {

@@ -20,7 +20,16 @@
 
 namespace stackie {
 
-enum class SandboxKind { linux_namespaces, seatbelt, restricted_token, passthrough };
+// linux_landlock: the Linux lockbox without namespaces, for hosts that deny them
+// (stackie-lockbox(1) BACKENDS): blocks share the host's network (their ports are bound there
+// directly) and pid space.
+enum class SandboxKind {
+  linux_namespaces,
+  linux_landlock,
+  seatbelt,
+  restricted_token,
+  passthrough
+};
 
 // The one table of names, shared by IPC, logs and `ps`.
 std::string_view to_string(SandboxKind kind);
@@ -109,9 +118,11 @@ std::unique_ptr<Spawner> make_passthrough_spawner(std::string monitor = {});
 // an inherited pipe (no temp file), setup failures come back on the error pipe. With `cgroups`,
 // each block gets a cgroup of its own holding its limits (--cgroup-fd); without, the lockbox
 // applies them as rlimits and `no_cgroup_reason` says why (stackie doctor, status).
+// `landlock`: the lockbox runs with --backend landlock (else --backend namespaces).
 std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
                                               std::unique_ptr<CgroupTree> cgroups = nullptr,
-                                              std::string no_cgroup_reason = "");
+                                              std::string no_cgroup_reason = "",
+                                              bool landlock = false);
 
 // Where stackie-lockbox is: $STACKIE_LOCKBOX, else next to the running executable (an
 // uninstalled build has both in build/src/), else STACKIE_LIBEXECDIR.

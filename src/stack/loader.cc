@@ -217,6 +217,21 @@ class BlockBuilder {
     return {};
   }
 
+  // A sandbox with no network namespace (LoadOptions::ports_on_host): the block's ports are
+  // the host's, but Landlock keeps every other port closed.
+  bool ports_on_host() const {
+    return options_.ports_on_host && block_.sandboxed &&
+           block_.policy.network == NetworkMode::localhost;
+  }
+
+  // The port `name` the block listens on: the declared one, or its host port when the block
+  // binds that itself (ports_on_host).
+  std::optional<int> served_port(const std::string& name) const {
+    for (const auto& serve : block_.serves)
+      if (serve.name == name) return serve.port;
+    return std::nullopt;
+  }
+
   // On the host's network: unsandboxed, or sandboxed with `network: host`.
   bool on_host_network() const {
     return !block_.sandboxed || block_.policy.network == NetworkMode::host;
@@ -260,9 +275,10 @@ class BlockBuilder {
       port.host_port = allocated->port;
       if (allocated->port != request.wanted)
         block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
+      if (ports_on_host()) port.port = port.host_port;
     }
     // A consumer on the host's network reaches a provider through its host port.
-    if (on_host_network())
+    if (on_host_network() || ports_on_host())
       for (auto& consume : block_.consumes)
         if (const ServedPort* port = provider_port(consume)) consume.local_port = port->host_port;
     return {};
@@ -442,7 +458,7 @@ class BlockBuilder {
     if (ref.kind == "serves") {
       std::vector<std::string> known;
       for (const auto& serve : spec_.serves) {
-        if (serve.name == name) return Expanded{std::to_string(serve.port), false};
+        if (serve.name == name) return Expanded{std::to_string(*served_port(name)), false};
         known.push_back(serve.name);
       }
       return unknown(known);
@@ -587,7 +603,7 @@ class BlockBuilder {
     std::vector<std::string> known;
     for (const auto& serve : spec_.serves) {
       known.push_back(serve.name);
-      if (serve.name == decl->port_name) health.port = serve.port;
+      if (serve.name == decl->port_name) health.port = *served_port(serve.name);
     }
     if (!health.port)
       return error_at(decl->port_where, "health check port '" + decl->port_name +
@@ -653,6 +669,10 @@ class BlockBuilder {
       for (const auto& path : ro) add(policy.read_only, path);
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
+    if (ports_on_host()) {
+      for (const auto& serve : block_.serves) policy.tcp_bind.push_back(serve.port);
+      for (const auto& consume : block_.consumes) policy.tcp_connect.push_back(consume.local_port);
+    }
     return {};
   }
 

@@ -45,6 +45,11 @@ struct LoadOptions {
   std::string program_root;              // tests: prefix of every program search glob
   HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
   std::string project_name;              // -p NAME: the stack's name instead of the file's
+  // The sandbox has no network namespace (the landlock backend): a sandboxed `network:
+  // localhost` block binds its host port itself (the declared one or the next free, which
+  // ${serves.X} then names), reaches what it consumes at the provider's host port, and its
+  // policy opens exactly those TCP ports (SandboxPolicy::tcp_bind, tcp_connect).
+  bool ports_on_host = false;
 };
 
 Result<ResolvedStack> load_stack(const LoadOptions& options);

@@ -93,8 +93,9 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
         "TOML syntax error: " + std::string(error.description()));
   }
   Settings settings;
-  STACKIE_TRY(check_keys(root, {"storage_root", "socket_path", "no_sandbox", "restart", "logs"},
-                         "config.toml", path));
+  STACKIE_TRY(
+      check_keys(root, {"storage_root", "socket_path", "no_sandbox", "restart", "logs", "sandbox"},
+                 "config.toml", path));
   if (const toml::node* node = root.get("storage_root"))
     STACKIE_TRY(get_absolute_path(*node, "storage_root", path, settings.storage_root));
   if (const toml::node* node = root.get("socket_path"))
@@ -115,6 +116,18 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
     else
       return error_at(where_of(*node, path),
                       "unknown restart policy '" + value + "' (expected no, on-failure or always)");
+  }
+  if (const toml::node* node = root.get("sandbox")) {
+    const toml::table* sandbox = node->as_table();
+    if (!sandbox) return error_at(where_of(*node, path), "'sandbox' must be a table ([sandbox])");
+    STACKIE_TRY(check_keys(*sandbox, {"backend"}, "[sandbox]", path));
+    if (const toml::node* backend = sandbox->get("backend")) {
+      std::string value = backend->value<std::string>().value_or("");
+      if (value != "auto" && value != "namespaces" && value != "landlock")
+        return error_at(where_of(*backend, path), "unknown sandbox backend '" + value +
+                                                      "' (expected auto, namespaces or landlock)");
+      settings.sandbox_backend = value;
+    }
   }
   if (const toml::node* node = root.get("logs")) {
     const toml::table* logs = node->as_table();

@@ -17,6 +17,9 @@ struct Settings {
   int log_max_files = 5;                             // rotated files kept per stream
   RestartPolicy default_restart = RestartPolicy::on_failure;
   bool no_sandbox = false;  // run every block unsandboxed (as --no-sandbox)
+  // [sandbox] backend (Linux): "auto" (namespaces where the host allows them, else landlock),
+  // "namespaces" or "landlock" (stackie-lockbox(1) BACKENDS).
+  std::string sandbox_backend = "auto";
   bool operator==(const Settings&) const = default;
 };
 

@@ -26,10 +26,12 @@ Environment daemon_environment(const std::string& home) {
 
 }  // namespace
 
-StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate) {
-  return [home, allocate](const UpRequest& request) -> Result<ResolvedStack> {
+StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate,
+                                bool ports_on_host) {
+  return [home, allocate, ports_on_host](const UpRequest& request) -> Result<ResolvedStack> {
     LoadOptions options;
     options.allocate_host_port = allocate;
+    options.ports_on_host = ports_on_host;
     options.file = request.file;
     options.cwd = request.cwd;
     options.project_name = request.project_name;
@@ -72,6 +74,11 @@ std::string daemon_ephemeral_base(const std::string& home) {
       runtime = value;
   }
   return ephemeral_base(home, runtime);
+}
+
+std::string daemon_sandbox_backend(const std::string& home) {
+  auto settings = load_user_settings(daemon_environment(home));
+  return settings.ok() ? settings->sandbox_backend : "auto";
 }
 
 LogSettings daemon_log_settings(const std::string& home) {

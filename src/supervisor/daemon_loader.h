@@ -11,7 +11,13 @@
 namespace stackie {
 
 // `allocate` picks the host ports of the stack's served ports (supervisor/host_ports.h).
-StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate);
+// `ports_on_host`: the sandbox has no network namespace (the landlock backend), so a
+// `network: localhost` block binds its host port itself (stack/loader.h LoadOptions).
+StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate,
+                                bool ports_on_host = false);
+// [sandbox] backend of the user's settings: "auto" (also when unreadable), "namespaces" or
+// "landlock".
+std::string daemon_sandbox_backend(const std::string& home);
 // The socket: the user's settings, else the default of DESIGN.md §4 (stack/paths.h).
 Result<std::string> daemon_socket_path(const std::string& home);
 LogSettings daemon_log_settings(const std::string& home);

@@ -23,6 +23,42 @@ std::string probe_path() {
   return STACKIE_PROBE_PATH;
 }
 
+namespace {
+
+std::string& backend_slot() {
+  // STACKIE_TEST_LOCKBOX_BACKEND=landlock runs a whole suite under the landlock backend.
+  static std::string backend = [] {
+    const char* env = std::getenv("STACKIE_TEST_LOCKBOX_BACKEND");
+    return std::string(env ? env : "");
+  }();
+  return backend;
+}
+
+// The lockbox and the probe's bind: the landlock backend shows the probe at its own path.
+std::vector<std::string> lockbox_prefix() {
+  std::vector<std::string> argv = {lockbox_path()};
+  const std::string& backend = backend_slot();
+  if (!backend.empty()) argv.insert(argv.end(), {"--backend", backend});
+  if (backend == "landlock")
+    argv.insert(argv.end(), {"--ro", probe_path()});
+  else
+    argv.insert(argv.end(), {"--ro", probe_path() + ":/probe"});
+  return argv;
+}
+
+std::string probe_inside() {
+  return backend_slot() == "landlock" ? probe_path() : "/probe";
+}
+
+}  // namespace
+
+void use_backend(const std::string& backend) {
+  backend_slot() = backend;
+}
+const std::string& current_backend() {
+  return backend_slot();
+}
+
 std::string trim(const std::string& text) {
   size_t end = text.find_last_not_of(" \n");
   return end == std::string::npos ? "" : text.substr(0, end + 1);
@@ -104,10 +140,10 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
 
 RunResult run_probe(const std::vector<std::string>& lockbox_args,
                     const std::vector<std::string>& probe_args, const RunOptions& options) {
-  std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
+  std::vector<std::string> argv = lockbox_prefix();
   argv.insert(argv.end(), lockbox_args.begin(), lockbox_args.end());
   argv.push_back("--");
-  argv.push_back("/probe");
+  argv.push_back(probe_inside());
   argv.insert(argv.end(), probe_args.begin(), probe_args.end());
   return run(argv, options);
 }
@@ -116,10 +152,10 @@ Background::Background(const std::vector<std::string>& probe_args,
                        const std::vector<std::string>& flags, const std::string& program) {
   int out[2];
   pipe2(out, O_CLOEXEC);
-  std::vector<std::string> argv = {lockbox_path(), "--ro", probe_path() + ":/probe"};
+  std::vector<std::string> argv = lockbox_prefix();
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--");
-  argv.push_back(program);
+  argv.push_back(program == "/probe" ? probe_inside() : program);
   argv.insert(argv.end(), probe_args.begin(), probe_args.end());
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());

@@ -27,6 +27,10 @@ struct RunOptions {
 };
 
 std::string lockbox_path();
+// The backend run_probe and Background ask for (--backend): "" (the lockbox's choice, or
+// $STACKIE_TEST_LOCKBOX_BACKEND), "namespaces" or "landlock" (the probe at its own path).
+void use_backend(const std::string& backend);
+const std::string& current_backend();
 std::string probe_path();
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 // lockbox --ro PROBE:/probe EXTRA... -- /probe ARGS...

@@ -364,8 +364,32 @@ int probe(const std::string& what, char** args) {
     int c = socket(AF_INET, SOCK_STREAM, 0);
     return result(connect(c, reinterpret_cast<sockaddr*>(&addr), len));
   }
+  if (what == "bind-port") {  // bind 127.0.0.1:PORT and listen: "ok" or the errno
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(args[0])));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return result(-1);
+    return result(listen(l, 1));
+  }
+  if (what == "unix-connect") {  // connect to the socket file PATH
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) return result(-1);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, args[0], sizeof addr.sun_path - 1);
+    return result(connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
+  }
+  if (what == "parent-environ") {  // the environment of whoever started me (the monitor)
+    return result(open(("/proc/" + std::to_string(getppid()) + "/environ").c_str(), O_RDONLY));
+  }
+  if (what == "unlink") return result(unlink(args[0]));
   if (what == "abstract-socket") {
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) return result(-1);  // the landlock backend refuses unix sockets
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path + 1, args[0], sizeof addr.sun_path - 2);

@@ -1,0 +1,251 @@
+#include "sandbox/linux_landlock.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+
+namespace stackie::linux_sandbox {
+namespace {
+
+// The kernel's ABI is stable and only grows; the build host's <linux/landlock.h> may predate
+// ABI 4 (Debian 12 ships the 6.1 header), so the wider structures and the newer rights are
+// spelled here as the kernel defines them.
+struct RulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;  // ABI 4
+  uint64_t scoped;              // ABI 6
+};
+struct NetPortAttr {
+  uint64_t allowed_access;
+  uint64_t port;
+};
+constexpr int kRuleNetPort = 2;  // LANDLOCK_RULE_NET_PORT
+constexpr uint64_t kFsTruncate = 1ULL << 14;
+constexpr uint64_t kFsIoctlDev = 1ULL << 15;
+constexpr uint64_t kNetBindTcp = 1ULL << 0;
+constexpr uint64_t kNetConnectTcp = 1ULL << 1;
+constexpr uint64_t kScopeAbstractUnix = 1ULL << 0;
+constexpr uint64_t kScopeSignal = 1ULL << 1;
+
+constexpr uint64_t kFsRead =
+    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+constexpr uint64_t kFsMake = LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                             LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                             LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                             LANDLOCK_ACCESS_FS_MAKE_SYM;
+constexpr uint64_t kFsWriteAbi1 = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                                  LANDLOCK_ACCESS_FS_REMOVE_FILE | kFsMake;
+// The rights that apply to a file (not a directory): add_rule refuses the others on a file.
+constexpr uint64_t kFsFileRights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                                   LANDLOCK_ACCESS_FS_READ_FILE | kFsTruncate | kFsIoctlDev;
+
+// The device nodes every program may open (the namespace lockbox binds the same into its /dev).
+constexpr const char* kDevices[] = {"/dev/null",   "/dev/zero",    "/dev/full",
+                                    "/dev/random", "/dev/urandom", "/dev/tty"};
+
+uint64_t handled_fs(int abi) {
+  uint64_t fs = kFsRead | kFsWriteAbi1;
+  if (abi >= 2) fs |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) fs |= kFsTruncate;
+  if (abi >= 5) fs |= kFsIoctlDev;
+  return fs;
+}
+
+bool under(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+class Ruleset {
+ public:
+  explicit Ruleset(int fd, int abi) : fd_(fd), fs_(handled_fs(abi)) {}
+  ~Ruleset() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  // Rights on `path` and everything beneath it; absent paths are skipped when optional.
+  std::optional<SetupError> allow_path(const std::string& path, uint64_t rights, bool optional) {
+    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+      if (optional && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
+      return setup_error("landlock", errno, "open " + path + " for its rule");
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      int err = errno;
+      close(fd);
+      return setup_error("landlock", err, "stat " + path);
+    }
+    if (!S_ISDIR(st.st_mode)) rights &= kFsFileRights;
+    landlock_path_beneath_attr attr{};
+    attr.allowed_access = rights & fs_;
+    attr.parent_fd = fd;
+    long rc = attr.allowed_access == 0
+                  ? 0
+                  : syscall(SYS_landlock_add_rule, fd_, LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return setup_error("landlock", err, "rule for " + path);
+    return std::nullopt;
+  }
+  std::optional<SetupError> allow_port(int port, uint64_t rights) {
+    NetPortAttr attr{rights, static_cast<uint64_t>(port)};
+    if (syscall(SYS_landlock_add_rule, fd_, kRuleNetPort, &attr, 0) != 0)
+      return setup_error("landlock", errno, "rule for TCP port " + std::to_string(port));
+    return std::nullopt;
+  }
+  uint64_t fs() const { return fs_; }
+
+ private:
+  int fd_;
+  uint64_t fs_;
+};
+
+uint64_t read_write_rights(uint64_t fs) {
+  return fs;  // everything handled, beneath this path
+}
+
+// A read-write directory `dir` with read-only paths somewhere below it: Landlock only adds
+// rights along a path, so `dir` itself cannot be writable. Instead each directory on the way
+// to a protected path gets read and create rights (no write, truncate, remove or rename: the
+// protected entry can neither be rewritten nor replaced), and every other entry of those
+// directories gets the full read-write rights. An entry made later directly in such a
+// directory can be created but not written: the one behaviour the namespace lockbox does not
+// share (stackie-lockbox(1) BACKENDS).
+std::optional<SetupError> allow_read_write_around(Ruleset& rules, const std::string& dir,
+                                                  const std::vector<std::string>& protected_paths) {
+  std::vector<std::string> inside;
+  for (const auto& path : protected_paths)
+    if (path != dir && under(path, dir)) inside.push_back(path);
+  if (inside.empty()) return rules.allow_path(dir, read_write_rights(rules.fs()), false);
+  if (auto error = rules.allow_path(dir, kFsRead | kFsMake, false)) return error;
+  DIR* listing = opendir(dir.c_str());
+  if (listing == nullptr) return setup_error("landlock", errno, "list " + dir);
+  std::vector<std::string> children;
+  while (dirent* entry = readdir(listing)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") children.push_back(dir + (dir == "/" ? "" : "/") + name);
+  }
+  closedir(listing);
+  for (const auto& child : children) {
+    if (std::find(inside.begin(), inside.end(), child) != inside.end()) continue;  // read-only
+    struct stat st;
+    if (lstat(child.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;  // the link's target
+    if (auto error = allow_read_write_around(rules, child, inside)) return error;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int landlock_abi() {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+std::string landlock_features(int abi) {
+  if (abi < 1) return "none";
+  std::string out = "fs";
+  if (abi >= 2) out += " refer";
+  if (abi >= 3) out += " truncate";
+  if (abi >= 4) out += " net_tcp";
+  if (abi >= 5) out += " ioctl_dev";
+  if (abi >= 6) out += " scope_signal scope_abstract_unix";
+  return out;
+}
+
+LandlockView landlock_view(const SandboxPolicy& policy) {
+  LandlockView view;
+  if (policy.system_view) {
+    view.read_only = system_view_paths();
+    // The namespace lockbox writes a minimal passwd and group; here the host's are read (a
+    // program such as initdb must find its own uid): every account name shows.
+    view.read_only.insert(view.read_only.end(), {"/etc/passwd", "/etc/group"});
+  }
+  view.read_only.emplace_back("/proc");
+  for (const char* device : kDevices) view.read_write.emplace_back(device);
+  return view;
+}
+
+std::optional<SetupError> check_landlock_policy(const SandboxPolicy& policy) {
+  for (const auto* list : {&policy.read_only, &policy.read_write})
+    for (const auto& bind : *list)
+      if (!bind.dest.empty() && bind.dest != bind.source)
+        return setup_error("landlock", EINVAL,
+                           bind.source + " cannot be shown at " + bind.dest +
+                               " without a mount namespace (the landlock backend shows every "
+                               "path where it is on the host)");
+  if (!policy.tmpfs.empty())
+    return setup_error("landlock", EINVAL,
+                       "a tmpfs at " + policy.tmpfs.front() +
+                           " needs a mount namespace (not available with the landlock backend)");
+  return std::nullopt;
+}
+
+std::optional<SetupError> make_landlock_ruleset(const SandboxPolicy& policy, int* ruleset_fd) {
+  *ruleset_fd = -1;
+  if (auto error = check_landlock_policy(policy)) return error;
+  int abi = landlock_abi();
+  if (abi < 1)
+    return setup_error("landlock", ENOSYS,
+                       "this kernel offers no Landlock (not built in, or not in the lsm= boot "
+                       "list): the landlock backend cannot run here");
+  RulesetAttr attr{};
+  attr.handled_access_fs = handled_fs(abi);
+  size_t size = sizeof attr.handled_access_fs;
+  if (abi >= 4 && policy.network != NetworkMode::host) {
+    attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+    size = offsetof(RulesetAttr, scoped);
+  }
+  if (abi >= 6) {
+    attr.scoped = kScopeAbstractUnix | kScopeSignal;
+    size = sizeof attr;
+  }
+  int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
+  if (fd < 0) return setup_error("landlock", errno, "create the ruleset");
+  fcntl(fd, F_SETFD, FD_CLOEXEC);  // already O_CLOEXEC by the kernel; stated for the reader
+  Ruleset rules(fd, abi);
+
+  std::vector<std::string> read_only_paths;
+  for (const auto& bind : policy.read_only) read_only_paths.push_back(bind.source);
+  LandlockView view = landlock_view(policy);
+  for (const auto& path : view.read_only)
+    if (auto error = rules.allow_path(path, kFsRead, true)) return error;
+  for (const auto& path : view.read_write)
+    if (auto error = rules.allow_path(
+            path, kFsRead | kFsIoctlDev | LANDLOCK_ACCESS_FS_WRITE_FILE | kFsTruncate, true))
+      return error;
+  for (const auto& path : read_only_paths)
+    if (auto error = rules.allow_path(path, kFsRead, false)) return error;
+  for (const auto& bind : policy.read_write)
+    if (auto error = allow_read_write_around(rules, bind.source, read_only_paths)) return error;
+  if (!policy.host_tmp_dir.empty())
+    if (auto error = allow_read_write_around(rules, policy.host_tmp_dir, read_only_paths))
+      return error;
+
+  if (attr.handled_access_net != 0 && policy.network == NetworkMode::localhost) {
+    // A served port is the block's own: its processes (and its exec health check) may also
+    // connect to it, as inside a network namespace of its own.
+    for (int port : policy.tcp_bind)
+      if (auto error = rules.allow_port(port, kNetBindTcp | kNetConnectTcp)) return error;
+    for (int port : policy.tcp_connect)
+      if (auto error = rules.allow_port(port, kNetConnectTcp)) return error;
+  }
+  *ruleset_fd = rules.release();
+  return std::nullopt;
+}
+
+}  // namespace stackie::linux_sandbox
