@@ -17,6 +17,7 @@ struct Settings {
   int log_max_files = 5;                             // rotated files kept per stream
   RestartPolicy default_restart = RestartPolicy::on_failure;
   bool no_sandbox = false;  // run every block unsandboxed (as --no-sandbox)
+  int api_port = 0;         // the HTTP API on 127.0.0.1:api_port (stackie-api(7)); 0 = off
   bool operator==(const Settings&) const = default;
 };
 
