@@ -620,6 +620,7 @@ struct DaemonHandlers::StatsWatch {
   bool follow = false;
   uint64_t interval_ms = 1000;
   std::map<std::string, StatsSample> last;  // "STACK/BLOCK"
+  bool sampled = false;  // the first sample was taken (with no block up, `last` stays empty)
   UvHandle<uv_timer_t> timer;
 };
 
@@ -657,7 +658,8 @@ void DaemonHandlers::stats_tick(StatsWatch& watch) {
   Supervisor& sv = daemon_.supervisor();
   ProcessTable table = ProcessTable::read();
   uint64_t now = uv_now(sv.loop());
-  bool first = watch.last.empty();
+  bool first = !watch.sampled;
+  watch.sampled = true;
   Json rows = Json::array();
   std::map<std::string, StatsSample> next;
   auto sample_row = [&](const BlockStatus& row) {

@@ -31,6 +31,14 @@ const Json* row_of(const Json& blocks, const std::string& name) {
 
 TEST_F(StatsTest, ABusyBlockAndAnIdleOneMeasuredFromTheirOwnProcesses) {
   start_daemon();
+  {
+    // Nothing up: still one answer, after one interval, with no rows.
+    ipc::Client early = connect();
+    auto none = early.call("stats", Json::object({{"interval_ms", 200}}));
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    ASSERT_TRUE(none->ok());
+    EXPECT_EQ(none->result()["blocks"].size(), 0u);
+  }
   std::string stack = "st:\n  blocks:\n    hog:\n      path: .\n      command: [" + helper_ +
                       ", alloc, 64, name, \"evil) Z 1 1 1\", print, ready, spin, 0]\n"
                       "    idle:\n      path: .\n      command: [" +
