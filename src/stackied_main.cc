@@ -18,6 +18,9 @@
 #include <string>
 #include <string_view>
 
+#include "api/api_routes.h"
+#include "api/api_token.h"
+#include "api/http_server.h"
 #include "base/directories.h"
 #ifdef __linux__
 #include "base/sandbox_probe.h"
@@ -46,12 +49,14 @@ void raise_fd_limit() {
 }
 
 constexpr char kUsage[] =
-    "Usage: stackied [--foreground] [--help] [--version]\n"
+    "Usage: stackied [--foreground] [--api PORT] [--help] [--version]\n"
     "\n"
     "The Stackie daemon: supervises every block of every stack the user has up.\n"
     "\n"
     "Options:\n"
     "  --foreground   stay in the foreground and log to stderr (for service managers, tests)\n"
+    "  --api PORT     serve the HTTP API on 127.0.0.1:PORT (stackie-api(7)); 0: off. Default:\n"
+    "                 config.toml's api_port, else off\n"
     "  -h, --help     show this help\n"
     "  -V, --version  print version, commit and sandbox backend\n"
     "\n"
@@ -128,6 +133,7 @@ int fail(int* ready_fd, const std::string& message) {
 // --help, --version and usage errors end the program here with `exit_status`.
 struct CommandLine {
   bool foreground = false;
+  std::optional<int> api_port;  // --api PORT: wins over config.toml's api_port
   std::optional<int> exit_status;
 };
 
@@ -144,6 +150,16 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (arg == "--foreground") {
       line.foreground = true;
       continue;
+    } else if (arg == "--api" && i + 1 < argc) {
+      char* end = nullptr;
+      long port = std::strtol(argv[++i], &end, 10);
+      if (*end == '\0' && port >= 0 && port <= 65535) {
+        line.api_port = static_cast<int>(port);
+        continue;
+      }
+      std::fprintf(stderr, "stackied: --api needs a port number 1..65535 (0: off), not '%s'\n",
+                   argv[i]);
+      line.exit_status = 2;
     } else {
       std::fprintf(stderr, "stackied: unknown option '%s'\n%s", argv[i], kUsage);
       line.exit_status = 2;
@@ -294,7 +310,7 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
 // Opens the daemon and its socket, restores the stacks of the state file, reports ready and
 // runs the loop until every stack is down. Returns the exit status.
 int serve(uv_loop_t* loop, const Spawners& spawners, const std::string& home, int activated_fd,
-          int* ready_fd) {
+          int* ready_fd, std::optional<int> api_port) {
   stackie::Daemon* running = nullptr;  // set once open
   auto daemon = stackie::Daemon::open(daemon_options(home, loop, spawners, &running));
   if (!daemon.ok()) return fail(ready_fd, daemon.error().message);
@@ -323,7 +339,31 @@ int serve(uv_loop_t* loop, const Spawners& spawners, const std::string& home, in
   }
   if (!listening.ok()) return fail(ready_fd, listening.error().message);
   log_line(stackie::DaemonLogLevel::info, "listening on " + where);
-  (*daemon)->set_on_stopped([&server] { server.close(); });
+  // The HTTP API (off by default): the same handlers behind a token, on 127.0.0.1 only.
+  std::unique_ptr<stackie::api::HttpServer> api;
+  if (!api_port) {
+    auto configured = stackie::daemon_api_port(home);
+    if (!configured.ok())
+      log_line(stackie::DaemonLogLevel::warning,
+               "the HTTP API stays off: " + configured.error().message);
+    api_port = configured.ok() ? *configured : 0;
+  }
+  if (*api_port != 0) {
+    auto token = stackie::api::load_or_create_token(home);
+    if (!token.ok()) return fail(ready_fd, token.error().message);
+    api = std::make_unique<stackie::api::HttpServer>(
+        loop, stackie::api::make_router(handlers, *token, {std::string(stackie::version())}),
+        [](const std::string& message) { log_line(stackie::DaemonLogLevel::warning, message); });
+    if (auto listening_api = api->listen(*api_port); !listening_api.ok())
+      return fail(ready_fd, listening_api.error().message);
+    log_line(stackie::DaemonLogLevel::info, "HTTP API on 127.0.0.1:" + std::to_string(*api_port) +
+                                                " (token in " + stackie::api::token_path(home) +
+                                                ")");
+  }
+  (*daemon)->set_on_stopped([&server, &api] {
+    server.close();
+    if (api) api->close();
+  });
   (*daemon)->restore();
   report_ready(ready_fd, "ok");
   stackie::notify_service_manager("READY=1");
@@ -360,7 +400,7 @@ int main(int argc, char** argv) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   const Spawners spawners = make_spawners(*home);  // outlive the loop: processes refer to them
-  const int status = serve(&loop, spawners, *home, *activated_fd, &ready_fd);
+  const int status = serve(&loop, spawners, *home, *activated_fd, &ready_fd, command_line.api_port);
   // Every handle is closed by now; let the close callbacks run, then the loop must close.
   uv_run(&loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&loop) != 0) {

@@ -83,7 +83,7 @@ _stackie() {
         COMPREPLY=($(compgen -W "$(_stackie_actions "$stackie" daemon)" -- "$cur"))
       fi
       ;;
-    status | logs | exec | restart | stop | start)
+    status | logs | stats | exec | restart | stop | start)
       COMPREPLY=($(compgen -W "$(_stackie_blocks "$stackie")" -- "$cur"))
       ;;
     ps | down) COMPREPLY=($(compgen -W "$(_stackie_stacks "$stackie")" -- "$cur")) ;;

@@ -19,6 +19,8 @@ const std::array kCommands = std::to_array<Command>({
     Command{"ps", "list blocks", kPsUsage, run_ps},
     Command{"status", "show one block", kStatusUsage, run_status},
     Command{"logs", "print or follow block logs", kLogsUsage, run_logs},
+    Command{"events", "print the blocks' lifecycle events", kEventsUsage, run_events},
+    Command{"stats", "show the blocks' CPU, memory, processes and I/O", kStatsUsage, run_stats},
     Command{"exec", "run a command inside a running block", kExecUsage, run_exec},
     Command{"restart", "restart one block", kRestartUsage, run_restart},
     Command{"stop", "stop one block", kStopUsage, run_stop},

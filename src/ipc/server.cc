@@ -27,8 +27,15 @@ struct Call {
   std::uint64_t serial = 0;
   PeerCredentials peer;
   bool answered = false;
-  std::uint64_t skipped = 0;  // events dropped since the last one that went out
+  std::uint64_t skipped = 0;          // events dropped since the last one that went out
+  std::shared_ptr<SessionSink> sink;  // set: not on the socket (Session::with_sink)
 };
+
+// Serials are unique across every server and sink of the process (handlers key on them).
+static std::uint64_t next_serial() {
+  static std::uint64_t next = 1;
+  return next++;
+}
 
 }  // namespace detail
 
@@ -74,7 +81,6 @@ struct Server::Impl {
   UvHandle<uv_fs_event_t> watcher;  // the socket's directory (listen() only)
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections;
   std::uint64_t next_connection_serial = 1;
-  std::uint64_t next_call_serial = 1;
   std::string socket_path;
   dev_t socket_device = 0;
   ino_t socket_inode = 0;
@@ -248,7 +254,7 @@ void Connection::on_line(std::string_view line) {
   auto call = std::make_shared<detail::Call>();
   call->connection = weak_from_this();
   call->id = request.id;
-  call->serial = server->next_call_serial++;
+  call->serial = detail::next_serial();
   call->peer = peer;
   pending.emplace(call->serial, call);
   server->handler.on_request(Session(call), request);
@@ -380,8 +386,17 @@ void Connection::close_now() {
 
 // ---------------------------------------------------------------- Session
 
+Session Session::with_sink(std::shared_ptr<SessionSink> sink, RequestId id) {
+  auto call = std::make_shared<detail::Call>();
+  call->id = id;
+  call->serial = detail::next_serial();
+  call->sink = std::move(sink);
+  return Session(std::move(call));
+}
+
 bool Session::alive() const {
   if (!call_ || call_->answered) return false;
+  if (call_->sink) return call_->sink->open();
   auto connection = call_->connection.lock();
   return connection && !connection->closing;
 }
@@ -405,6 +420,10 @@ namespace {
 template <class MakeData>
 EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& make_data) {
   if (!call || call->answered) return EventOutcome::gone;
+  if (call->sink) {
+    if (!call->sink->open()) return EventOutcome::gone;
+    return call->sink->event(name, [&]() -> Json { return make_data(); });
+  }
   auto connection = call->connection.lock();
   if (!connection || connection->closing) return EventOutcome::gone;
   if (connection->backlog() >= connection->limits.max_write_queue) {
@@ -428,6 +447,11 @@ EventOutcome Session::event_lazily(std::string_view name, const std::function<Js
 
 void Session::reply(const Json& result) {
   if (!call_ || call_->answered) return;
+  if (call_->sink) {
+    call_->answered = true;
+    if (call_->sink->open()) call_->sink->reply(result);
+    return;
+  }
   auto connection = call_->connection.lock();
   if (!connection || connection->closing) return;
   connection->answer(*call_, encode_result(call_->id, result));
@@ -435,6 +459,12 @@ void Session::reply(const Json& result) {
 
 void Session::fail(std::string_view code, std::string_view message, const Json& data) {
   if (!call_ || call_->answered) return;
+  if (call_->sink) {
+    call_->answered = true;
+    if (call_->sink->open())
+      call_->sink->fail(RemoteError{std::string(code), std::string(message), data});
+    return;
+  }
   auto connection = call_->connection.lock();
   if (!connection || connection->closing) return;
   connection->answer(*call_, encode_error(call_->id, code, message, data));

@@ -64,6 +64,18 @@ namespace detail {
 struct Call;
 }
 
+// Where a session answers when its client is not on the socket (the HTTP API, api/): the same
+// Handler serves the request, and the sink gets what would have been written as lines. Called
+// on the loop thread only, never after the final reply.
+class SessionSink {
+ public:
+  virtual ~SessionSink() = default;
+  virtual bool open() const = 0;  // false once the client went away
+  virtual EventOutcome event(std::string_view name, const std::function<Json()>& make_data) = 0;
+  virtual void reply(const Json& result) = 0;
+  virtual void fail(const RemoteError& error) = 0;
+};
+
 // One request's channel back to its client. Cheap to copy; keep a copy to answer later or to
 // stream (logs -f). Once the client disconnects (or after the final reply) alive() is false and
 // every method is a harmless no-op, so a stream notices by checking alive() or event()'s result.
@@ -90,6 +102,8 @@ class Session {
 
   // Made by the server (detail::Call is private to server.cc).
   explicit Session(std::shared_ptr<detail::Call> call) : call_(std::move(call)) {}
+  // A session answered into `sink`; its serial is unique among all sessions of the process.
+  static Session with_sink(std::shared_ptr<SessionSink> sink, RequestId id = 0);
 
  private:
   std::shared_ptr<detail::Call> call_;

@@ -93,9 +93,9 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
         "TOML syntax error: " + std::string(error.description()));
   }
   Settings settings;
-  STACKIE_TRY(
-      check_keys(root, {"storage_root", "socket_path", "no_sandbox", "restart", "logs", "sandbox"},
-                 "config.toml", path));
+  STACKIE_TRY(check_keys(
+      root, {"storage_root", "socket_path", "no_sandbox", "restart", "logs", "sandbox", "api_port"},
+      "config.toml", path));
   if (const toml::node* node = root.get("storage_root"))
     STACKIE_TRY(get_absolute_path(*node, "storage_root", path, settings.storage_root));
   if (const toml::node* node = root.get("socket_path"))
@@ -103,6 +103,12 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
   if (const toml::node* node = root.get("no_sandbox")) {
     STACKIE_TRY_ASSIGN(value, get_bool(*node, "no_sandbox", path));
     settings.no_sandbox = value;
+  }
+  if (const toml::node* node = root.get("api_port")) {
+    auto value = node->value_exact<int64_t>();
+    if (!value || *value < 0 || *value > 65535)
+      return error_at(where_of(*node, path), "api_port must be a port number 1..65535 (0: off)");
+    settings.api_port = static_cast<int>(*value);
   }
   if (const toml::node* node = root.get("restart")) {
     auto restart_text = node->value<std::string>();

@@ -51,6 +51,7 @@ BlockRunner::BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_p
       probe_timer_(new_timer(env_.loop, this)) {}
 
 BlockRunner::~BlockRunner() {
+  emit("destroy");
   probe_.reset();
   consume_forwards_.clear();
   egress_.reset();
@@ -144,6 +145,10 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   }
   process_ = std::move(process).value();
   phase_ = phase;
+  if (phase == Phase::init)
+    emit("init", Json::object({{"status", "start"}}));
+  else
+    emit("start", Json::object({{"pid", process_->pid()}}));
   out->start_reading();
   err->start_reading();
   if (phase == Phase::command) {
@@ -157,6 +162,7 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
   for (OutputPipe* pipe : std::vector<OutputPipe*>(pipes_)) pipe->drain();
   if (phase == Phase::init && status.success() && state_ == BlockState::starting) {
     process_.reset();
+    emit("init", Json::object({{"status", "done"}}));
     // Every step succeeded: only now is the init recorded as done (block_storage.h).
     if (Status recorded = record_init_done(spec_); !recorded.ok()) {
       ExitStatus failed;
@@ -171,6 +177,7 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
     ExitStatus failed = status;
     if (failed.setup_error.empty())
       failed.setup_error = "init failed (" + describe(status) + ")" + last_lines(*logs_, 10);
+    emit("init", Json::object({{"status", "failed"}, {"message", describe(status)}}));
     after_exit(failed);
     return;
   }
@@ -183,6 +190,10 @@ void BlockRunner::after_exit(const ExitStatus& status) {
     record.signal = signum;
     record.code = 0;
   }
+  if (phase_ == Phase::command)
+    emit("die", Json::object({{"exit_code", record.code},
+                              {"signal", record.signal},
+                              {"message", record.description}}));
   last_exit_ = std::move(record);
   uv_timer_stop(probe_timer_.get());
   uv_timer_stop(timer_.get());
@@ -199,6 +210,7 @@ void BlockRunner::after_exit(const ExitStatus& status) {
          killed_after_timeout_
              ? "killed: did not stop within " + std::to_string(spec_.stop_timeout.count()) + " ms"
              : "stopped");
+    emit("stop", Json::object({{"message", reason_}}));
     start_if_deferred();
     return;
   }
@@ -235,6 +247,7 @@ void BlockRunner::after_exit(const ExitStatus& status) {
          "gave up after " + std::to_string(backoff_.restarts()) + " restarts; last: " + what);
     return;
   }
+  restart_delay_ms_ = delay->count();
   move(BlockEvent::exited_restart, what + "; restart in " + std::to_string(delay->count()) + " ms");
   if (start_deferred_) {
     start_deferred_ = false;
@@ -242,7 +255,10 @@ void BlockRunner::after_exit(const ExitStatus& status) {
     return;
   }
   arm_timer(*delay, [](BlockRunner& self) {
-    if (self.move(BlockEvent::backoff_elapsed)) self.launch();
+    if (!self.move(BlockEvent::backoff_elapsed)) return;
+    self.emit("restart", Json::object({{"restarts", self.backoff_.restarts()},
+                                       {"delay_ms", self.restart_delay_ms_}}));
+    self.launch();
   });
 }
 
@@ -339,7 +355,12 @@ void BlockRunner::probe() {
 void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   if (state_ != BlockState::starting && state_ != BlockState::running) return;
   const HealthCheck& check = spec_.health;
+  bool changed = !last_health_ || last_health_->ok != healthy;
   last_health_ = HealthRecord{healthy, wall_clock_ms(), detail};
+  if (changed)
+    emit("health_status", Json::object({{"status", healthy ? "healthy" : "unhealthy"},
+                                        {"output", detail},
+                                        {"failing_streak", healthy ? 0 : probe_failures_ + 1}}));
   if (healthy) {
     probe_failures_ = 0;
     if (state_ == BlockState::starting) move(BlockEvent::ready, "healthy (" + detail + ")");
@@ -359,10 +380,13 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   stop_cause_ = StopCause::unhealthy;
   uv_timer_stop(probe_timer_.get());
   // Stop it as `down` would; the exit then goes to the restart policy.
+  emit_kill(spec_.stop_signal, "unhealthy");
   (void)process_->signal(spec_.stop_signal);
   arm_timer(spec_.stop_timeout, [](BlockRunner& self) {
     self.logs_->note("did not stop within its stop_timeout: SIGKILL");
-    if (self.process_) (void)self.process_->kill_all();
+    if (!self.process_) return;
+    self.emit_kill(SIGKILL, "stop_timeout");
+    (void)self.process_->kill_all();
   });
 }
 
@@ -372,7 +396,7 @@ void BlockRunner::stop() {
     case BlockState::created:
     case BlockState::backoff:
       uv_timer_stop(timer_.get());
-      move(BlockEvent::stop, "stopped");
+      if (move(BlockEvent::stop, "stopped")) emit("stop", Json::object({{"message", reason_}}));
       return;
     case BlockState::starting:
     case BlockState::running: break;
@@ -388,17 +412,35 @@ void BlockRunner::stop() {
   stop_cause_ = StopCause::requested;
   if (!process_) return;
   if (phase_ == Phase::init) {
+    emit_kill(SIGKILL, "stop");
     (void)process_->kill_all();  // an init script has nothing to shut down gracefully
     return;
   }
+  emit_kill(spec_.stop_signal, "stop");
   if (auto sent = process_->signal(spec_.stop_signal); !sent.ok())
     logs_->note("stop signal: " + sent.error().message);
   arm_timer(spec_.stop_timeout, [](BlockRunner& self) {
     self.killed_after_timeout_ = true;
     self.logs_->note("did not stop within " + std::to_string(self.spec_.stop_timeout.count()) +
                      " ms: SIGKILL of the whole sandbox");
-    if (self.process_) (void)self.process_->kill_all();
+    if (!self.process_) return;
+    self.emit_kill(SIGKILL, "stop_timeout");
+    (void)self.process_->kill_all();
   });
+}
+
+void BlockRunner::emit_kill(int signum, std::string_view reason) const {
+  emit("kill", Json::object({{"signal", signal_text(signum)}, {"reason", std::string(reason)}}));
+}
+
+Status BlockRunner::kill(int signum) {
+  if (!process_)
+    return Error{UV_ESRCH, "block " + spec_.name + " is " + std::string(to_string(state_)) +
+                               ": no process to signal"};
+  emit_kill(signum, "request");
+  logs_->note("killed with " + signal_text(signum) + " on request");
+  if (signum == SIGKILL) return process_->kill_all();
+  return process_->signal(signum);
 }
 
 bool BlockRunner::has_own_network() const {

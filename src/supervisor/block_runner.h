@@ -9,8 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/json.h"
 #include "base/uv_handle.h"
 #include "spawn/spawner.h"
 #include "stack/stack_model.h"
@@ -34,6 +36,8 @@ struct BlockEnvironment {
   // Where a connection to one of the block's `consumes` goes (the provider, found by the
   // stack); asked per connection accepted inside the block's network namespace.
   std::function<Result<Upstream>(const ConsumedPort&)> consume_upstream;
+  // A lifecycle event of this block (event_bus.h: the stack adds the names); may be empty.
+  std::function<void(std::string action, Json details)> on_event;
 };
 
 // What `stackie status` shows of a block's past: its last exit and its last health check.
@@ -52,7 +56,7 @@ struct HealthRecord {
 class BlockRunner {
  public:
   BlockRunner(BlockEnvironment env, ResolvedBlock spec, std::shared_ptr<BlockLogs> logs);
-  ~BlockRunner();  // kills whatever still runs; handles close on the loop
+  ~BlockRunner();  // kills whatever still runs; handles close on the loop; emits `destroy`
   BlockRunner(const BlockRunner&) = delete;
   BlockRunner& operator=(const BlockRunner&) = delete;
 
@@ -60,6 +64,13 @@ class BlockRunner {
   // stop() cancels that).
   void start();
   void stop();
+  // Sends `signum` to the block (SIGKILL: to every process of its sandbox); an error when it
+  // has no process. The death that follows goes to the restart policy like any other.
+  Status kill(int signum);
+  // Publishes a lifecycle event of this block (a no-op without a bus).
+  void emit(std::string action, Json details = Json::object()) const {
+    if (env_.on_event) env_.on_event(std::move(action), std::move(details));
+  }
   bool start_deferred() const { return start_deferred_; }
 
   const ResolvedBlock& spec() const { return spec_; }
@@ -92,6 +103,7 @@ class BlockRunner {
 
   bool move(BlockEvent event, std::string reason = {});
   void start_if_deferred();
+  void emit_kill(int signum, std::string_view reason) const;
   void launch();
   void spawn(Phase phase, const std::vector<std::string>& argv);
   void on_exit(Phase phase, const ExitStatus& status);
@@ -126,6 +138,7 @@ class BlockRunner {
   StopCause stop_cause_ = StopCause::none;  // while stopping: asked, or forced by health
   bool start_deferred_ = false;             // a start came while stopping (the table's defer)
   bool killed_after_timeout_ = false;
+  int64_t restart_delay_ms_ = 0;  // of the restart the backoff timer waits for
 
   // One timer for the state-exclusive waits: start_period (starting), backoff delay
   // (backoff), stop timeout (stopping). A second one paces health probes.

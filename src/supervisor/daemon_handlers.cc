@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 
 #include "base/directories.h"
 #include "base/version.h"
+#include "supervisor/block_stats.h"
 #include "supervisor/block_target.h"
+#include "supervisor/event_bus.h"
+#include "supervisor/exit_description.h"
 
 namespace stackie {
 
@@ -185,9 +189,16 @@ DaemonHandlers::DaemonHandlers(Daemon& daemon, std::string lockbox, uint64_t sta
 DaemonHandlers::~DaemonHandlers() {
   for (auto& [serial, list] : followers_)
     for (auto& f : list) daemon_.supervisor().unfollow(f->stack, f->block, f->id);
+  for (auto& [serial, subscription] : event_followers_)
+    daemon_.supervisor().events().unsubscribe(subscription);
 }
 
 void DaemonHandlers::on_close(const Session& session) {
+  stats_watches_.erase(session.serial());
+  if (auto follower = event_followers_.find(session.serial()); follower != event_followers_.end()) {
+    daemon_.supervisor().events().unsubscribe(follower->second);
+    event_followers_.erase(follower);
+  }
   auto it = followers_.find(session.serial());
   if (it == followers_.end()) return;
   for (auto& f : it->second) daemon_.supervisor().unfollow(f->stack, f->block, f->id);
@@ -217,7 +228,8 @@ void DaemonHandlers::drop_followers_of(const std::string& stack) {
 void DaemonHandlers::on_request(Session session, const ipc::Request& request) {
   const std::string& m = request.method;
   const Json& params = request.params;
-  if (daemon_.stopping() && m != "daemon.status" && m != "ps" && m != "status" && m != "logs") {
+  if (daemon_.stopping() && m != "daemon.status" && m != "ps" && m != "status" && m != "logs" &&
+      m != "events" && m != "stats") {
     session.fail(errc::kShuttingDown, "the daemon is stopping");
     return;
   }
@@ -228,6 +240,9 @@ void DaemonHandlers::on_request(Session session, const ipc::Request& request) {
   if (m == "logs") return logs(session, params);
   if (m == "exec") return exec(session, params);
   if (m == "restart" || m == "stop" || m == "start") return block_action(session, params, m);
+  if (m == "kill") return kill(session, params);
+  if (m == "events") return events(session, params);
+  if (m == "stats") return stats(session, params);
   if (m == "daemon.status") return daemon_status(session);
   if (m == "daemon.stop") {
     session.reply(Json::object());
@@ -549,6 +564,155 @@ void DaemonHandlers::block_action(Session session, const Json& params, const std
                                     : sv.start_block(target->stack, target->block, done);
   if (!sent.ok()) return session.fail(code_for(sent.error()), sent.error().message);
   if (!done) answer(Status{});
+}
+
+void DaemonHandlers::kill(Session session, const Json& params) {
+  auto target = resolve_block(params);
+  if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
+  int signum = SIGKILL;
+  if (const Json& given = params["signal"]; given.is_string())
+    signum = parse_signal_text(given.as_string());
+  else if (given.is_int())
+    signum = given.as_int() >= 1 && given.as_int() < NSIG ? static_cast<int>(given.as_int()) : 0;
+  else if (!given.is_null())
+    signum = 0;
+  if (signum == 0)
+    return session.fail(errc::kInvalidParams,
+                        "\"signal\" must be a signal name (SIGTERM, KILL) or number");
+  if (Status sent = daemon_.supervisor().kill_block(target->stack, target->block, signum);
+      !sent.ok())
+    return session.fail(sent.error().code == UV_ENOENT ? errc::kNotFound : errc::kFailed,
+                        sent.error().message);
+  for (const auto& row : daemon_.supervisor().ps(target->stack))
+    if (row.block == target->block) return session.reply(Json::object({{"block", ps_row(row)}}));
+  session.reply(Json::object());
+}
+
+// `events`: the history since `since`, then (with `follow`) every new one as it happens. The
+// subscription lives until the client goes (on_close); a client that does not read loses
+// events, counted in `skipped`, and never holds the bus up.
+void DaemonHandlers::events(Session session, const Json& params) {
+  auto filter = EventFilter::from_json(params["filters"]);
+  if (!filter.ok()) return session.fail(errc::kInvalidParams, filter.error().message);
+  const Json& since = params["since"];
+  if (!since.is_null() && (!since.is_int() || since.as_int() < 0))
+    return session.fail(errc::kInvalidParams, "\"since\" must be a Unix time in milliseconds");
+  bool follow = params["follow"].bool_or(false);
+  EventBus& bus = daemon_.supervisor().events();
+  // Without --since a follower wants what comes next, a reader the whole history.
+  if (!follow || !since.is_null())
+    for (const auto& event : bus.history(static_cast<uint64_t>(since.int_or(0))))
+      if (filter->matches(event)) session.event("event", event_json(event));
+  if (!follow) return session.reply(Json::object());
+  uint64_t serial = session.serial();
+  uint64_t id = bus.subscribe([session, filter = *filter](const BusEvent& event) mutable {
+    if (filter.matches(event)) session.event_lazily("event", [&] { return event_json(event); });
+  });
+  event_followers_[serial] = id;
+}
+
+// One `stats` request: the blocks it names (none: every block of every stack, or of `stack`,
+// looked up again at each sample), the last sample of each, and the one timer that paces it.
+struct DaemonHandlers::StatsWatch {
+  Session session;
+  std::vector<Target> named;
+  std::string stack;  // when no block is named: only this stack's ("" = all)
+  bool follow = false;
+  uint64_t interval_ms = 1000;
+  std::map<std::string, StatsSample> last;  // "STACK/BLOCK"
+  bool sampled = false;  // the first sample was taken (with no block up, `last` stays empty)
+  UvHandle<uv_timer_t> timer;
+};
+
+void DaemonHandlers::stats(Session session, const Json& params) {
+  auto watch = std::make_unique<StatsWatch>();
+  watch->session = session;
+  watch->follow = params["follow"].bool_or(false);
+  const Json& interval = params["interval_ms"];
+  if (!interval.is_null() &&
+      (!interval.is_int() || interval.as_int() < 100 || interval.as_int() > 60000))
+    return session.fail(errc::kInvalidParams, "\"interval_ms\" must be 100..60000");
+  watch->interval_ms = static_cast<uint64_t>(interval.int_or(1000));
+  if (params["blocks"].is_array())
+    for (const auto& b : params["blocks"].as_array()) {
+      if (!b.is_string()) return session.fail(errc::kInvalidParams, "\"blocks\" holds names");
+      auto target = resolve_block_name(b.as_string(), params["stack"].string_or(""));
+      if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
+      watch->named.push_back(std::move(*target));
+    }
+  if (watch->named.empty() && params["stack"].is_string()) {
+    auto stack = resolve_stack(params);
+    if (!stack.ok()) return session.fail(code_for(stack.error()), stack.error().message);
+    watch->stack = *stack;
+  }
+  StatsWatch& ref = *watch;
+  int status = ref.timer.init(
+      [&](uv_timer_t* t) { return uv_timer_init(daemon_.supervisor().loop(), t); }, this);
+  if (status < 0) return session.fail(errc::kInternal, uv_strerror(status));
+  uint64_t serial = session.serial();
+  stats_watches_[serial] = std::move(watch);
+  stats_tick(ref);  // the first sample now: the first CPU % needs one interval
+}
+
+void DaemonHandlers::stats_tick(StatsWatch& watch) {
+  Supervisor& sv = daemon_.supervisor();
+  ProcessTable table = ProcessTable::read();
+  uint64_t now = uv_now(sv.loop());
+  bool first = !watch.sampled;
+  watch.sampled = true;
+  Json rows = Json::array();
+  std::map<std::string, StatsSample> next;
+  auto sample_row = [&](const BlockStatus& row) {
+    std::string key = row.stack + "/" + row.block;
+    int pid = row.pid > 0 && has_process(row.state) ? row.pid : 0;
+    StatsSample sample = sample_block(table, pid, pid ? row.usage : std::nullopt, now);
+    auto before = watch.last.find(key);
+    Json out = Json::object({{"stack", row.stack},
+                             {"name", row.block},
+                             {"sandbox_id", row.sandbox_id},
+                             {"state", std::string(to_string(row.state))}});
+    Json fields = stats_fields(before != watch.last.end() ? before->second : StatsSample{}, sample);
+    for (auto& [name, value] : fields.as_object()) out.set(name, std::move(value));
+    out.set("uptime_s", pid ? Json(static_cast<int64_t>(row.uptime_ms / 1000)) : Json());
+    next[key] = sample;
+    rows.push_back(std::move(out));
+  };
+  bool any = false;
+  for (const auto& name : sv.stacks()) {
+    if (!watch.stack.empty() && name != watch.stack) continue;
+    for (const auto& row : sv.ps(name)) {
+      bool wanted = watch.named.empty();
+      for (const auto& target : watch.named)
+        wanted = wanted || (target.stack == row.stack && target.block == row.block);
+      if (!wanted) continue;
+      any = true;
+      sample_row(row);
+    }
+  }
+  watch.last = std::move(next);
+  uint64_t serial = watch.session.serial();
+  if (!first) {
+    Json result = Json::object({{"v", 1}, {"interval_ms", watch.interval_ms}, {"blocks", rows}});
+    if (!watch.follow || (!any && !watch.named.empty())) {
+      // Done (or every block it named is gone): the answer ends the request.
+      Session session = watch.session;
+      stats_watches_.erase(serial);
+      session.reply(result);
+      return;
+    }
+    if (watch.session.event("stats", result) == ipc::EventOutcome::gone) {
+      stats_watches_.erase(serial);
+      return;
+    }
+  }
+  uv_timer_start(
+      watch.timer.get(),
+      [](uv_timer_t* t) {
+        auto* self = static_cast<DaemonHandlers*>(t->data);
+        for (auto& [key, w] : self->stats_watches_)
+          if (w->timer.get() == t) return self->stats_tick(*w);
+      },
+      watch.interval_ms, 0);
 }
 
 void DaemonHandlers::daemon_status(Session session) {

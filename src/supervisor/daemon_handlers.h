@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "ipc/server.h"
 #include "supervisor/daemon_core.h"
 
@@ -28,6 +29,7 @@ class DaemonHandlers final : public ipc::Handler {
 
   // Followers still attached (tests).
   size_t follower_count() const { return followers_.size(); }
+  size_t event_follower_count() const { return event_followers_.size(); }
 
  private:
   struct Follower;
@@ -38,6 +40,11 @@ class DaemonHandlers final : public ipc::Handler {
   void logs(ipc::Session session, const Json& params);
   void exec(ipc::Session session, const Json& params);
   void block_action(ipc::Session session, const Json& params, const std::string& action);
+  void kill(ipc::Session session, const Json& params);
+  void events(ipc::Session session, const Json& params);
+  void stats(ipc::Session session, const Json& params);
+  struct StatsWatch;
+  void stats_tick(StatsWatch& watch);
   void daemon_status(ipc::Session session);
   void drop_followers_of(const std::string& stack);
 
@@ -56,6 +63,9 @@ class DaemonHandlers final : public ipc::Handler {
   std::string lockbox_;
   uint64_t started_ms_;
   std::map<uint64_t, std::vector<std::unique_ptr<Follower>>> followers_;  // by session serial
+  std::map<uint64_t, uint64_t> event_followers_;  // session serial -> bus subscription
+  // `stats` requests in progress (their timer is the only sampling there is), by serial.
+  std::map<uint64_t, std::unique_ptr<StatsWatch>> stats_watches_;
 };
 
 }  // namespace stackie

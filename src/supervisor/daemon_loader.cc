@@ -63,6 +63,11 @@ Result<std::string> daemon_socket_path(const std::string& home) {
   return socket_path(env, settings.ok() ? *settings : Settings{});
 }
 
+Result<int> daemon_api_port(const std::string& home) {
+  STACKIE_TRY_ASSIGN(settings, load_user_settings(daemon_environment(home)));
+  return settings.api_port;
+}
+
 std::string daemon_ephemeral_base(const std::string& home) {
   // XDG_RUNTIME_DIR is the session's private directory by its specification; a value pointing
   // elsewhere (another user's directory, a shared /tmp) is not trusted with the storage.

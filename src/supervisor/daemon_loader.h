@@ -21,6 +21,8 @@ std::string daemon_sandbox_backend(const std::string& home);
 // The socket: the user's settings, else the default of DESIGN.md §4 (stack/paths.h).
 Result<std::string> daemon_socket_path(const std::string& home);
 LogSettings daemon_log_settings(const std::string& home);
+// config.toml's api_port (0: the HTTP API is off); an error when config.toml does not load.
+Result<int> daemon_api_port(const std::string& home);
 // Where this daemon keeps --ephemeral storage (stack/paths.h ephemeral_base): its
 // $XDG_RUNTIME_DIR when that is a directory of ours closed to everyone else, else HOME.
 std::string daemon_ephemeral_base(const std::string& home);

@@ -1,5 +1,8 @@
 #include "supervisor/exit_description.h"
 
+#include <algorithm>
+#include <cctype>
+#include <csignal>
 #include <cstring>
 
 namespace stackie {
@@ -14,6 +17,25 @@ std::string exit_signal_name(int signum) {
 }
 
 }  // namespace
+
+std::string signal_text(int signum) {
+  return exit_signal_name(signum);
+}
+
+int parse_signal_text(std::string_view text) {
+  if (text.empty()) return 0;
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (text.size() > 2) return 0;
+    int number = std::stoi(std::string(text));
+    return number >= 1 && number < NSIG ? number : 0;
+  }
+  std::string upper;
+  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper.starts_with("SIG")) upper.erase(0, 3);
+  for (int signum = 1; signum < NSIG; ++signum)
+    if (const char* abbrev = sigabbrev_np(signum); abbrev && upper == abbrev) return signum;
+  return 0;
+}
 
 int lockbox_signal(const ExitStatus& status, SandboxKind kind) {
   int64_t code = status.exit_status;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "spawn/spawner.h"
 
@@ -13,5 +14,10 @@ namespace stackie {
 int lockbox_signal(const ExitStatus& status, SandboxKind kind);
 
 std::string describe_exit(const ExitStatus& status, SandboxKind kind);
+
+// "SIGTERM" for any signal the C library knows, else the number.
+std::string signal_text(int signum);
+// A signal as a user writes it ("SIGKILL", "KILL", "kill", "9"); 0 when it is none.
+int parse_signal_text(std::string_view text);
 
 }  // namespace stackie

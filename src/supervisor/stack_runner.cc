@@ -126,8 +126,16 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
     if (on_block_) on_block_(*this, **self);
     schedule();
   };
+  // Events carry copies, not `this`: a runner's `destroy` comes from its destructor, which may
+  // run while this stack is being destroyed.
+  if (EventBus* bus = config_.events)
+    env.on_event = [bus, stack = spec_.name, name = block.name, id = block.sandbox_id](
+                       std::string action, Json details) {
+      bus->publish(stack, name, id, std::move(action), std::move(details));
+    };
   auto runner = std::make_unique<BlockRunner>(std::move(env), block, logs);
   *self = runner.get();
+  if (config_.events) config_.events->publish(spec_.name, block.name, block.sandbox_id, "create");
   return runner;
 }
 
@@ -311,6 +319,17 @@ Status StackRunner::open_host_forwards(const ResolvedStack& next) {
                                                "): " + forward.error().message};
       }
       wanted[key] = std::move(*forward);
+      if (config_.events) {
+        Json details = Json::object({{"name", port.name},
+                                     {"host", "127.0.0.1:" + std::to_string(host)},
+                                     {"sandbox", port.port}});
+        for (const auto& moved : block.moved_ports)
+          if (moved.port == port.name && moved.host == host) {
+            details.set("wanted", moved.wanted);
+            details.set("note", moved.note);
+          }
+        config_.events->publish(next.name, block.name, block.sandbox_id, "port", details);
+      }
     }
   }
   host_forwards_ = std::move(wanted);  // the rest close here

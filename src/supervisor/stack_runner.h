@@ -18,6 +18,7 @@
 #include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_runner.h"
+#include "supervisor/event_bus.h"
 #include "supervisor/port_forward.h"
 #include "supervisor/restart_policy.h"
 
@@ -32,6 +33,8 @@ struct SupervisorConfig {
   // How to reach a block's port P (the seam for the forwarder of network-namespaced blocks).
   // Unset: 127.0.0.1:P.
   std::function<PortAddress(const ResolvedBlock&)> port_address;
+  // Where the blocks' lifecycle events go (the Supervisor sets its own); null: nowhere.
+  EventBus* events = nullptr;
 };
 
 struct StackOptions {

@@ -4,7 +4,9 @@
 
 namespace stackie {
 
-Supervisor::Supervisor(SupervisorConfig config) : config_(std::move(config)) {}
+Supervisor::Supervisor(SupervisorConfig config) : config_(std::move(config)) {
+  if (config_.events == nullptr) config_.events = &events_;
+}
 
 Supervisor::~Supervisor() {
   stacks_.clear();
@@ -291,12 +293,18 @@ Status Supervisor::stop_block(const std::string& stack, const std::string& block
 Status Supervisor::restart_block(const std::string& stack, const std::string& block, Done done) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   Entry& entry = stacks_[stack];
+  runner->emit("restart", Json::object({{"requested", true}}));
   if (has_process(runner->state())) runner->stop();
   runner->start();  // after a stop: kept until the stop is over
   // started=false: the stop that comes first must not be taken for the end of the wait.
   if (done) entry.block_waiters.push_back({block, true, false, done});
   entry.runner->schedule();
   return {};
+}
+
+Status Supervisor::kill_block(const std::string& stack, const std::string& block, int signum) {
+  STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
+  return runner->kill(signum);
 }
 
 Result<std::vector<std::string>> Supervisor::join_argv(

@@ -98,6 +98,12 @@ class Supervisor {
   Result<std::vector<std::string>> join_argv(const std::string& stack, const std::string& block,
                                              const std::vector<std::string>& command) const;
 
+  uv_loop_t* loop() const { return config_.loop; }
+  // The lifecycle events of every block (`events`).
+  EventBus& events() { return *config_.events; }
+  // Sends `signum` to every process of the block (`kill`): what follows is the restart policy's.
+  Status kill_block(const std::string& stack, const std::string& block, int signum);
+
   // Every state change of every block (the daemon logs them).
   void set_observer(Progress observer) { observer_ = std::move(observer); }
 
@@ -127,6 +133,7 @@ class Supervisor {
   Result<BlockRunner*> find_block(const std::string& stack, const std::string& block);
   void check_shutdown();
 
+  EventBus events_;  // before stacks_: the blocks' `destroy` events outlive them
   SupervisorConfig config_;
   std::map<std::string, Entry> stacks_;
   Progress observer_;

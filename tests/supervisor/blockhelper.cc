@@ -21,12 +21,17 @@
 //                                failure; print "forked K ok|ERRNO-NAME" (a hostile block)
 //   alloc MIB                    touch MIB MiB of private memory; print "alloc ok" or
 //                                "alloc ERRNO-NAME" (a hostile block)
+//   spin MS                      keep one CPU busy for MS ms (0: forever)
+//   name TEXT                    set this process's name (comm; /proc/PID/stat) to TEXT, which
+//                                may hold ") " and numbers (a hostile block)
+//   write-file FILE MIB          write MIB MiB to FILE and fsync it
 //   wait                         sleep forever
 // Without `exit`, it exits 0 after the last action.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -208,6 +213,26 @@ int main(int argc, char** argv) {
           mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (block != MAP_FAILED) std::memset(block, 1, bytes);
       std::printf("alloc %s\n", block != MAP_FAILED ? "ok" : strerrorname_np(errno));
+      std::fflush(stdout);
+    } else if (action == "spin") {
+      long ms = std::atol(arg());
+      long until = monotonic_ms() + ms;
+      volatile unsigned long sink = 0;
+      while (ms == 0 || monotonic_ms() < until)
+        for (int k = 0; k < 100000; ++k) sink = sink + static_cast<unsigned long>(k);
+    } else if (action == "name") {
+      prctl(PR_SET_NAME, arg(), 0, 0, 0);
+    } else if (action == "write-file") {
+      const char* file = arg();
+      long mib = std::atol(arg());
+      int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      std::string chunk(1 << 20, 'w');
+      for (long k = 0; fd >= 0 && k < mib; ++k) write_all(fd, chunk);
+      if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+      }
+      std::printf("wrote %s\n", fd >= 0 ? "ok" : strerrorname_np(errno));
       std::fflush(stdout);
     } else if (action == "wait") {
       for (;;) pause();
