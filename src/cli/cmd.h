@@ -3,6 +3,8 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <vector>
 
 namespace stackie::cli {
 
@@ -32,6 +34,10 @@ int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
 int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"
 int run_daemon_uninstall(std::span<char*> argv);
+int run_watch(std::span<char*> argv);
+extern const char kWatchUsage[];
+// `up --watch`: watch the stack brought up from `file` (absolute) until interrupted.
+int watch_stack(const std::string& file, const std::vector<std::string>& only);
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
 

@@ -45,6 +45,14 @@ struct LoadOptions {
   std::string program_root;              // tests: prefix of every program search glob
   HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
   std::string project_name;              // -p NAME: the stack's name instead of the file's
+  // Which blocks (compose's meaning): with `blocks` empty, every block without `profiles` and
+  // every block with one of `profiles`; else exactly the blocks named (whatever their
+  // profiles). Either way plus everything they depend on or consume, and plus the blocks
+  // `running_blocks(stack name)` lists that the file still has (an `up` of part of a stack that
+  // is up leaves the rest up). A name or profile the file does not have is an error.
+  std::vector<std::string> blocks;
+  std::vector<std::string> profiles;
+  std::function<std::vector<std::string>(const std::string& stack)> running_blocks;
 };
 
 Result<ResolvedStack> load_stack(const LoadOptions& options);

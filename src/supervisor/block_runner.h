@@ -59,6 +59,8 @@ class BlockRunner {
   // stop() cancels that).
   void start();
   void stop();
+  // A signal to the running command (not an init step); UV_ESRCH when none runs.
+  Status send_signal(int signum);
   bool start_deferred() const { return start_deferred_; }
 
   const ResolvedBlock& spec() const { return spec_; }

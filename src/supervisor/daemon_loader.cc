@@ -27,8 +27,12 @@ Environment daemon_environment(const std::string& home) {
 }  // namespace
 
 StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate) {
-  return [home, allocate](const UpRequest& request) -> Result<ResolvedStack> {
+  return [home, allocate](const UpRequest& request,
+                          const RunningBlocks& running) -> Result<ResolvedStack> {
     LoadOptions options;
+    options.blocks = request.blocks;
+    options.profiles = request.profiles;
+    options.running_blocks = running;
     options.allocate_host_port = allocate;
     options.file = request.file;
     options.cwd = request.cwd;
