@@ -103,12 +103,12 @@ TEST(Selection, AnUnknownBlockOrProfileIsAnErrorNamingWhatThereIs) {
                 ": stack 'demo' has no block 'apx' (its blocks: db, api, web, debug, tools); "
                 "did you mean 'api'?");
   options.blocks = {};
-  options.profiles = {"degub"};
+  options.profiles = {"debu"};
   auto profile = load_stack(options);
   ASSERT_FALSE(profile.ok());
   EXPECT_EQ(profile.error().message,
             options.file +
-                ": no block of stack 'demo' has the profile 'degub' (its profiles: debug, tools); "
+                ": no block of stack 'demo' has the profile 'debu' (its profiles: debug, tools); "
                 "did you mean 'debug'?");
 }
 

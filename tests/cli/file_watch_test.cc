@@ -31,7 +31,7 @@ class FileWatchTest : public ::testing::Test {
     spec.ignore = std::move(ignore);
     spec.debounce = Milliseconds(100);
     auto started = FileWatch::start(
-        &loop_, spec, [this](std::vector<std::string> paths) { batches_.push_back(paths); },
+        &loop_, spec, [this](std::vector<std::string> changed) { batches_.push_back(changed); },
         [this](const std::string& note) { notes_.push_back(note); });
     ASSERT_TRUE(started.ok()) << started.error().message;
     watch_ = std::move(*started);

@@ -44,7 +44,7 @@ wait_lines() {
 started_lines() { run logs -n 1000 app 2>/dev/null | grep -c "started v"; }
 
 run up >/dev/null 2>&1; check "up" 0 $?
-run watch >watch.out 2>&1 &
+timeout 170 "$S" watch >watch.out 2>&1 &
 watcher=$!
 wait_lines 1 "watching; Ctrl-C to stop"; check "watch starts" 0 $?
 contains "it says what it watches" "$(cat watch.out)" "watching watched/app: $T/app"
