@@ -238,8 +238,10 @@ TEST_F(DaemonTest, TheStateFileIsNeverWrittenThroughALink) {
 
 TEST(StateFile, RoundTrips) {
   std::vector<StackRecord> records{
-      {"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false, "other"}, {}},
-      {"b", {"/q/b.yml", "/q", {}, false, true, ""}, {"web", "worker"}}};
+      {"a",
+       {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false, "other", {"db", "api"}, {"debug"}},
+       {}},
+      {"b", {"/q/b.yml", "/q", {}, false, true, "", {}, {}}, {"web", "worker"}}};
   auto back = state_from_json(state_to_json(records));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, records);
