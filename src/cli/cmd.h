@@ -40,5 +40,7 @@ extern const char kWatchUsage[];
 int watch_stack(const std::string& file, const std::vector<std::string>& only);
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
+int run_mcp(std::span<char*> argv);
+extern const char kMcpUsage[];
 
 }  // namespace stackie::cli
