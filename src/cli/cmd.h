@@ -3,6 +3,8 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <vector>
 
 namespace stackie::cli {
 
@@ -42,6 +44,10 @@ int run_blocks(std::span<char*> argv);
 extern const char kBlocksUsage[];
 int run_search(std::span<char*> argv);
 extern const char kSearchUsage[];
+int run_watch(std::span<char*> argv);
+extern const char kWatchUsage[];
+// `up --watch`: watch the stack brought up from `file` (absolute) until interrupted.
+int watch_stack(const std::string& file, const std::vector<std::string>& only);
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
 int run_mcp(std::span<char*> argv);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/cli_args.h"
@@ -11,20 +12,20 @@
 namespace stackie::cli {
 
 extern const char kRestartUsage[] =
-    "Usage: stackie restart [--no-wait] BLOCK\n\n"
-    "Stop then start one block (BLOCK or STACK/BLOCK) and wait until it runs (and is healthy\n"
-    "when it has a health check), fails, or is stopped by someone else.\n"
+    "Usage: stackie restart [--no-wait] BLOCK...\n\n"
+    "Stop then start each block (BLOCK or STACK/BLOCK), one after the other, and wait until it\n"
+    "runs (and is healthy when it has a health check), fails, or is stopped by someone else.\n"
     "\nOptions:\n  --no-wait   return once the daemon took the request\n"
     "\nExit status: 0 running again, 1 failed, stopped or no such block, 2 usage error,\n"
     "3 no daemon.\n";
 extern const char kStopUsage[] =
-    "Usage: stackie stop [--no-wait] BLOCK\n\n"
-    "Stop one block and wait until it is stopped; it stays stopped until start, restart or up.\n"
+    "Usage: stackie stop [--no-wait] BLOCK...\n\n"
+    "Stop each block and wait until it is stopped; it stays stopped until start, restart or up.\n"
     "\nOptions:\n  --no-wait   return once the daemon took the request\n"
     "\nExit status: 0 stopped, 1 no such block, 2 usage error, 3 no daemon.\n";
 extern const char kStartUsage[] =
-    "Usage: stackie start [--no-wait] BLOCK\n\n"
-    "Start a stopped block again and wait until it runs (and is healthy when it has a health\n"
+    "Usage: stackie start [--no-wait] BLOCK...\n\n"
+    "Start each stopped block again and wait until it runs (and is healthy when it has a health\n"
     "check), fails, or is stopped by someone else. A block that is stopping starts once its\n"
     "stop is over.\n"
     "\nOptions:\n  --no-wait   return once the daemon took the request\n"
@@ -32,9 +33,11 @@ extern const char kStartUsage[] =
 
 namespace {
 
+int block_action_one(ipc::Client& client, const char* verb, const std::string& block, bool wait);
+
 int block_action(const char* verb, std::span<char*> argv) {
   ArgWalker args(verb, argv);
-  std::string block;
+  std::vector<std::string> blocks;
   bool wait = true;
   while (!args.done()) {
     if (args.flag("", "--no-wait")) {
@@ -43,22 +46,29 @@ int block_action(const char* verb, std::span<char*> argv) {
     }
     if (args.current().starts_with("-"))
       return usage_error(verb, "unknown option '" + std::string(args.current()) + "'");
-    if (!block.empty()) return usage_error(verb, "one BLOCK at most");
-    block = args.current();
+    blocks.emplace_back(args.current());
     args.next();
   }
-  if (block.empty()) return usage_error(verb, "missing BLOCK");
+  if (blocks.empty()) return usage_error(verb, "missing BLOCK");
   ipc::ClientOptions options;
   options.idle_timeout = std::chrono::milliseconds(0);
   auto connection = connect_daemon(options);
   if (!connection.client) return connection.exit_code;
-  auto reply = connection.client->call(
-      verb, Json::object({{"block", block}, {"wait", wait}}), [](const ipc::Event& event) {
-        if (event.name != "progress") return;
-        std::printf("%s: %s\n", event.data["block"].string_or("?").c_str(),
-                    event.data["state"].string_or("?").c_str());
-        std::fflush(stdout);
-      });
+  // One after the other, stopping at the first that fails: its message is the answer.
+  for (const auto& block : blocks)
+    if (int status = block_action_one(*connection.client, verb, block, wait); status != kExitOk)
+      return status;
+  return kExitOk;
+}
+
+int block_action_one(ipc::Client& client, const char* verb, const std::string& block, bool wait) {
+  auto reply = client.call(verb, Json::object({{"block", block}, {"wait", wait}}),
+                           [](const ipc::Event& event) {
+                             if (event.name != "progress") return;
+                             std::printf("%s: %s\n", event.data["block"].string_or("?").c_str(),
+                                         event.data["state"].string_or("?").c_str());
+                             std::fflush(stdout);
+                           });
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
   const auto& row = reply->result()["block"];

@@ -21,23 +21,29 @@
 namespace stackie::cli {
 
 extern const char kUpUsage[] =
-    "Usage: stackie up [-f FILE] [-p NAME] [--ephemeral] [--no-sandbox] [--detach]\n"
-    "                  [--color=WHEN]\n"
+    "Usage: stackie up [-f FILE] [-p NAME] [--profile NAME]... [--ephemeral] [--no-sandbox]\n"
+    "                  [--detach] [--color=WHEN] [BLOCK...]\n"
     "\n"
     "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
     "the daemon, starting stackied first when it is not running, and return once every block is\n"
     "running (and healthy). On a terminal, one status line per block (name, state, health,\n"
     "elapsed) is redrawn in place; otherwise one plain line per block state change.\n"
     "The whole client environment is sent: the loader reads secrets and ${...} from it.\n"
+    "Which blocks: every block without `profiles:` and those with an active profile; with\n"
+    "BLOCK..., those blocks (whatever their profiles); either way with what they depend on.\n"
+    "Blocks of the stack that are already up stay up.\n"
     "\n"
     "Options:\n"
     "  -f, --file FILE  the stack file\n"
+    "      --profile NAME\n"
+    "                   also start the blocks with this profile (repeatable)\n"
     "  -p, --project-name NAME\n"
     "                   the stack's name instead of the file's (a second checkout of a\n"
     "                   project: a stack is its name and its directory)\n"
     "      --ephemeral  keep volumes in a throw-away storage root\n"
     "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
     "  -d, --detach     return once the stack is loaded and starting\n"
+    "      --watch      then watch the blocks' files, as `stackie watch` (until Ctrl-C)\n"
     "      --color WHEN auto (live lines on a terminal without NO_COLOR), always, never (plain)\n"
     "\n"
     "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
@@ -45,9 +51,13 @@ extern const char kUpUsage[] =
 
 extern const char kDownUsage[] =
     "Usage: stackie down [-f FILE | STACK] [-v] [--yes]\n"
+    "       stackie down [-f FILE] BLOCK...\n"
     "\n"
     "Stop every block of a stack (reverse start order) and forget it. Without arguments, the\n"
     "stack of the file in the current directory. Volumes stay unless -v is given.\n"
+    "With BLOCK... (BLOCK or STACK/BLOCK; one word that names a stack that is up is that\n"
+    "stack): stop those blocks and every block that depends on them, and leave them out of\n"
+    "the stack until an `up` names them (or their profile) again; the rest keep running.\n"
     "\n"
     "Options:\n"
     "  -f, --file FILE  the stack brought up from FILE\n"
@@ -144,7 +154,8 @@ const char kLandlockWeaker[] =
 int run_up(std::span<char*> argv) {
   ArgWalker args("up", argv);
   std::string file, project_name;
-  bool ephemeral = false, no_sandbox = false, detach = false;
+  Json named = Json::array(), profiles = Json::array();
+  bool ephemeral = false, no_sandbox = false, detach = false, watch = false;
   std::string color = "auto";
   while (!args.done()) {
     if (auto v = args.value("-f", "--file"))
@@ -157,7 +168,14 @@ int run_up(std::span<char*> argv) {
       no_sandbox = true;
     else if (args.flag("-d", "--detach"))
       detach = true;
-    else if (auto when = args.value("", "--color")) {
+    else if (args.flag("", "--watch"))
+      watch = true;
+    else if (auto profile = args.value("", "--profile"))
+      profiles.push_back(*profile);
+    else if (!args.current().starts_with("-")) {
+      named.push_back(std::string(args.current()));
+      args.next();
+    } else if (auto when = args.value("", "--color")) {
       color = *when;
       if (args.error.empty() && color != "auto" && color != "always" && color != "never")
         return usage_error("up", "--color is auto, always or never, not '" + color + "'");
@@ -206,6 +224,8 @@ int run_up(std::span<char*> argv) {
                                                      {"ephemeral", ephemeral},
                                                      {"no_sandbox", no_sandbox},
                                                      {"project_name", project_name},
+                                                     {"blocks", named},
+                                                     {"profiles", profiles},
                                                      {"wait", !detach}}),
                                        on_event, tick);
   if (view.live()) {  // the final states, clocks stopped
@@ -225,6 +245,8 @@ int run_up(std::span<char*> argv) {
       if (tail.is_array() && !tail_in_message)
         for (const auto& line : tail.as_array())
           std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
+      // A block that fails is what watching is for: the next good change brings it back.
+      if (watch) return watch_stack(*path, {});
       return kExitFailed;
     }
     return report_remote_error(remote);
@@ -245,22 +267,77 @@ int run_up(std::span<char*> argv) {
   std::printf("stack %s is up\n", reply->result()["stack"].string_or("?").c_str());
   print_endpoints(blocks);
   print_tasks(blocks);
+  std::fflush(stdout);
+  if (watch) return watch_stack(*path, {});
   return kExitOk;
 }
+
+namespace {
+
+// `down BLOCK...` (or `down STACK`, which the daemon tells apart: a stack that is up by that
+// name is the stack).
+int down_blocks(const std::string& file, const std::vector<std::string>& names) {
+  Json params = Json::object();
+  Json list = Json::array();
+  for (const auto& name : names) list.push_back(name);
+  params.set("names", list);
+  std::string error;
+  if (!file.empty()) {
+    auto path = absolute_stack_file(file, error);
+    if (!path) {
+      std::fprintf(stderr, "stackie: %s\n", error.c_str());
+      return kExitFailed;
+    }
+    params.set("file", *path);
+  } else if (auto path = absolute_stack_file("", error)) {
+    params.set("hint_file", *path);
+  }
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  auto reply = connection.client->call("down", params, print_progress);
+  if (!reply.ok()) return report_transport_error(reply.error());
+  if (!reply->ok()) return report_remote_error(reply->error());
+  const Json& result = reply->result();
+  std::string stack = result["stack"].string_or("?");
+  if (!result["stopped"].is_array() || result["stack_down"].bool_or(true)) {
+    std::printf("stack %s is down\n", stack.c_str());
+    return kExitOk;
+  }
+  for (const auto& block : result["stopped"].as_array())
+    std::printf("%s/%s: stopped\n", stack.c_str(), block.string_or("?").c_str());
+  return kExitOk;
+}
+
+}  // namespace
 
 int run_down(std::span<char*> argv) {
   ArgWalker args("down", argv);
   StackTarget target;
+  std::vector<std::string> names;
   bool volumes = false, yes = false;
   while (!args.done()) {
     if (args.flag("-v", "--volumes"))
       volumes = true;
     else if (args.flag("-y", "--yes"))
       yes = true;
-    else if (!take_stack_target(args, target))
+    else if (auto v = args.value("-f", "--file"))
+      target.file = *v;
+    else if (!args.current().starts_with("-")) {
+      names.emplace_back(args.current());
+      args.next();
+    } else
       return usage_error("down", "unknown option '" + std::string(args.current()) + "'");
     if (!args.error.empty()) return usage_error("down", args.error);
   }
+  if (names.size() > 1 && volumes)
+    return usage_error("down", "-v removes a whole stack's volumes: not with BLOCK names");
+  if (names.size() == 1 && target.file.empty()) {
+    // STACK (as always) or one BLOCK: the daemon tells which (a stack that is up wins).
+    if (volumes) target.stack = names.front(), names.clear();
+  }
+  if (!names.empty()) return down_blocks(target.file, names);
   std::string error;
   auto params = stack_target_params(target, /*cwd_default=*/true, error);
   if (!params) {

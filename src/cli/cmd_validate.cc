@@ -3,6 +3,7 @@
 // stackie-stack.yml(5)). Secret values are masked everywhere they appear.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -23,15 +24,18 @@ extern char** environ;
 namespace stackie::cli {
 
 extern const char kValidateUsage[] =
-    "Usage: stackie validate [-f FILE] [--json] [--no-sandbox]\n"
+    "Usage: stackie validate [-f FILE] [--json] [--no-sandbox] [--profile NAME]... [BLOCK...]\n"
     "\n"
     "Load and resolve a stack file without a daemon and print the result: blocks in start\n"
-    "order, ports, environment after interpolation (secrets masked), and each block's sandbox\n"
-    "policy. Without -f, looks for stackie-stack.yml, stackie-stack.yaml, stackie.yml,\n"
-    "stackie.yaml in the current directory.\n"
+    "order, ports, environment after interpolation (secrets masked) with where each variable\n"
+    "came from, and each block's sandbox policy. Without -f, looks for stackie-stack.yml,\n"
+    "stackie-stack.yaml, stackie.yml, stackie.yaml in the current directory. The blocks are\n"
+    "those `stackie up` would start with the same --profile and BLOCK arguments.\n"
     "\n"
     "Options:\n"
     "  -f, --file FILE  the stack file\n"
+    "      --profile NAME\n"
+    "                   also the blocks with this profile (repeatable)\n"
     "      --json       one JSON document ({\"v\":1,...}; see stackie-stack.yml(5))\n"
     "      --no-sandbox show the stack as `up --no-sandbox` would run it\n"
     "\n"
@@ -141,9 +145,22 @@ void print_block(size_t index, const ResolvedBlock& block) {
     std::printf("   init\n");
     print_init(block.init, mask, 5);
   }
+  if (!block.profiles.empty()) {
+    std::string profiles;
+    for (const auto& profile : block.profiles) profiles += (profiles.empty() ? "" : ", ") + profile;
+    std::printf("   profiles     %s\n", profiles.c_str());
+  }
+  // Each variable with where it came from (env_file, environment, the definition, a default),
+  // the later sources having overridden the earlier ones.
   std::printf("   environment\n");
-  for (const auto& [name, value] : block.policy.environment)
-    std::printf("     %s=%s\n", name.c_str(), mask.is_secret(name) ? kMask : mask(value).c_str());
+  const auto& sources = block.environment_sources;
+  int width = 0;
+  for (const auto& source : sources) width = std::max(width, static_cast<int>(source.size()));
+  for (size_t i = 0; i < block.policy.environment.size(); ++i) {
+    const auto& [name, value] = block.policy.environment[i];
+    std::printf("     %-*s  %s=%s\n", width, i < sources.size() ? sources[i].c_str() : "?",
+                name.c_str(), mask.is_secret(name) ? kMask : mask(value).c_str());
+  }
   const SandboxPolicy& policy = block.policy;
   if (!block.sandboxed) {
     std::printf("   sandbox      OFF (platforms/--no-sandbox/settings): runs as a plain process\n");
@@ -167,6 +184,12 @@ void print_text(const ResolvedStack& stack) {
   std::printf("start order:");
   for (const auto& block : stack.blocks) std::printf(" %s", block.name.c_str());
   std::printf("\n");
+  for (const auto& [name, profiles] : stack.skipped) {
+    std::string list;
+    for (const auto& profile : profiles) list += (list.empty() ? "" : ", ") + profile;
+    std::printf("not started: %s (%s)\n", name.c_str(),
+                list.empty() ? "not named" : ("profiles: " + list).c_str());
+  }
   for (size_t i = 0; i < stack.blocks.size(); ++i) print_block(i, stack.blocks[i]);
 }
 
@@ -258,8 +281,12 @@ Json block_json(const ResolvedBlock& block) {
         {"local_port", consume.local_port},
     }));
   Json environment = Json::object();
-  for (const auto& [name, value] : block.policy.environment)
+  Json sources = Json::object();
+  for (size_t i = 0; i < block.policy.environment.size(); ++i) {
+    const auto& [name, value] = block.policy.environment[i];
     environment.set(name, mask.is_secret(name) ? std::string(kMask) : mask(value));
+    if (i < block.environment_sources.size()) sources.set(name, block.environment_sources[i]);
+  }
   Json programs = Json::object();
   for (const auto& [name, path] : block.programs) programs.set(name, path);
   return Json::object({
@@ -278,6 +305,9 @@ Json block_json(const ResolvedBlock& block) {
       {"stop_timeout_ms", block.stop_timeout.count()},
       {"init", init_json(block.init, mask)},
       {"environment", std::move(environment)},
+      {"environment_sources", std::move(sources)},
+      {"profiles", string_array(block.profiles, mask)},
+      {"env_files", string_array(block.env_files, mask)},
       {"secret_environment", string_array(block.secret_names, mask)},
       {"programs", std::move(programs)},
       {"policy", policy_json(block.policy, mask)},
@@ -287,6 +317,12 @@ Json block_json(const ResolvedBlock& block) {
 void print_json(const ResolvedStack& stack) {
   Json blocks = Json::array();
   for (const auto& block : stack.blocks) blocks.push_back(block_json(block));
+  Json skipped = Json::array();
+  for (const auto& [name, profiles] : stack.skipped) {
+    Json list = Json::array();
+    for (const auto& profile : profiles) list.push_back(profile);
+    skipped.push_back(Json::object({{"name", name}, {"profiles", std::move(list)}}));
+  }
   std::fputs(to_json_line(Json::object({
                               {"v", 1},
                               {"stack", Json::object({
@@ -295,6 +331,7 @@ void print_json(const ResolvedStack& stack) {
                                             {"storage_root", stack.storage_root},
                                         })},
                               {"blocks", std::move(blocks)},
+                              {"not_started", std::move(skipped)},
                           }))
                  .c_str(),
              stdout);
@@ -331,6 +368,13 @@ int run_validate(std::span<char*> argv) {
       json = true;
     } else if (arg == "--no-sandbox") {
       options.no_sandbox = true;
+    } else if (arg == "--profile") {
+      if (i + 1 >= argv.size()) return usage_error("option '--profile' needs a NAME");
+      options.profiles.push_back(argv[++i]);
+    } else if (arg.rfind("--profile=", 0) == 0) {
+      options.profiles.push_back(std::string(arg.substr(10)));
+    } else if (!arg.empty() && arg[0] != '-') {
+      options.blocks.push_back(std::string(arg));
     } else {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }

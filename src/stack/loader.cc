@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "stack/catalog_entry.h"
 #include "stack/command_check.h"
 #include "stack/compose_file.h"
+#include "stack/env_file.h"
 #include "stack/interpolate.h"
 #include "stack/programs.h"
 #include "stack/resolve.h"
@@ -43,6 +45,7 @@ struct BlockSpec {
   NamedScalars environment;
   CommandDecl command;
   std::optional<HealthDecl> health;
+  std::vector<std::string> env_files;  // absolute, the ones read
 };
 
 std::string short_name(const std::string& block) {
@@ -110,17 +113,45 @@ Status merge_serves(BlockSpec& spec) {
   return {};
 }
 
-void merge_environment(BlockSpec& spec) {
+// An env file's values are taken as written: '$' is doubled so that interpolation leaves it.
+YamlNode literal_node(const EnvFileEntry& entry) {
+  YamlNode node;
+  node.kind = YamlNode::Kind::scalar;
+  node.style = YamlNode::Style::quoted;
+  node.where = entry.where;
+  for (char c : entry.value) node.text += c == '$' ? std::string("$$") : std::string(1, c);
+  return node;
+}
+
+void set_entry(NamedScalars& environment, const std::string& name, const YamlNode& value) {
+  auto found = std::find_if(environment.begin(), environment.end(),
+                            [&](const auto& entry) { return entry.first == name; });
+  if (found != environment.end())
+    found->second = value;
+  else
+    environment.emplace_back(name, value);
+}
+
+// The definition's environment, then the env files in order, then the stack's `environment`:
+// each later one wins (compose: `environment` over `env_file`).
+Status merge_environment(BlockSpec& spec, const StackFile& stack) {
+  spec.environment.clear();
   if (spec.def) spec.environment = spec.def->environment;
-  for (const auto& [name, value] : spec.decl->environment) {
-    auto found =
-        std::find_if(spec.environment.begin(), spec.environment.end(),
-                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
-    if (found != spec.environment.end())
-      found->second = value;
-    else
-      spec.environment.emplace_back(name, value);
+  for (const auto& file : spec.decl->env_files) {
+    const std::string& text = file.path.text;
+    std::string path = normalize_path(text[0] == '/' ? text : stack.dir + "/" + text);
+    struct stat info {};
+    if (!file.required && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT) continue;
+    auto content = read_env_file(path, stack.dir);
+    if (!content.ok())
+      return error_at(file.path.where,
+                      "env_file of block '" + spec.decl->name + "': " + content.error().message);
+    STACKIE_TRY_ASSIGN(entries, parse_env_file(*content, path));
+    for (const auto& entry : entries) set_entry(spec.environment, entry.name, literal_node(entry));
+    spec.env_files.push_back(path);
   }
+  for (const auto& [name, value] : spec.decl->environment) set_entry(spec.environment, name, value);
+  return {};
 }
 
 // Builds one ResolvedBlock: paths, programs, interpolation and the sandbox policy.
@@ -144,6 +175,8 @@ class BlockBuilder {
     block_.consumes = std::move(consumes);
     block_.depends_on = std::move(depends_on);
     block_.depend_conditions = spec.decl->depend_conditions;
+    for (const auto& profile : spec.decl->profiles) block_.profiles.push_back(profile.text);
+    block_.env_files = spec.env_files;
     for (const auto& serve : spec.serves)
       block_.serves.push_back({serve.name, serve.type, serve.port, serve.host_port});
   }
@@ -170,6 +203,7 @@ class BlockBuilder {
     block_.stop_timeout = Milliseconds(stop_ms);
     STACKIE_TRY(build_policy());
     STACKIE_TRY(check_programs());
+    STACKIE_TRY(resolve_watch());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
         std::unique(block_.secret_values.begin(), block_.secret_values.end()),
@@ -527,14 +561,15 @@ class BlockBuilder {
       if (expanded.secret) block_.secret_names.push_back(name);
       has_path = has_path || name == "PATH";
       block_.policy.environment.emplace_back(name, std::move(expanded.text));
+      block_.environment_sources.push_back(shown_location(value.where));
     }
     if (block_.outbound) {
       // Both spellings: curl reads the lower case ones, most others either.
       std::string proxy = "http://127.0.0.1:" + std::to_string(block_.egress_port);
       for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
-        set_default_env(name, proxy);
+        set_default_env(name, proxy, "network: outbound");
       for (const char* name : {"NO_PROXY", "no_proxy"})
-        set_default_env(name, "localhost,127.0.0.1");
+        set_default_env(name, "localhost,127.0.0.1", "network: outbound");
     }
     if (!has_path) {
       // The block's programs first, then the system directories every sandbox shows.
@@ -543,14 +578,42 @@ class BlockBuilder {
       for (const auto& dir : program_dirs_)
         if (system.find(":" + dir + ":") == std::string::npos) path += dir + ":";
       block_.policy.environment.emplace_back("PATH", path + kSystemPath);
+      block_.environment_sources.push_back("default");
     }
     return {};
   }
 
-  void set_default_env(const std::string& name, const std::string& value) {
+  void set_default_env(const std::string& name, const std::string& value, const char* source) {
     for (const auto& [key, existing] : block_.policy.environment)
       if (key == name) return;  // the stack's own setting wins
     block_.policy.environment.emplace_back(name, value);
+    block_.environment_sources.push_back(source);
+  }
+
+  // `watch:` is for a block of the stack's own, in its project directory (`path:`).
+  Status resolve_watch() {
+    if (!decl_.watch) return {};
+    if (spec_.def || project_dir_.empty())
+      return error_at(
+          decl_.watch->where,
+          "'watch' needs a block of your own with a 'path' (block '" + block_.name + "')");
+    WatchSpec& watch = block_.watch;
+    watch.root = project_dir_;
+    for (const auto& glob : decl_.watch->paths) watch.paths.push_back(glob.text);
+    if (watch.paths.empty()) watch.paths.push_back(".");
+    for (const auto& glob : decl_.watch->ignore) watch.ignore.push_back(glob.text);
+    watch.action = decl_.watch->action;
+    watch.signal = decl_.watch->signal;
+    watch.debounce = Milliseconds(decl_.watch->debounce_ms);
+    return {};
+  }
+
+  // "app.env:3:1" below the stack file's directory, the absolute path elsewhere.
+  std::string shown_location(const SourceLocation& where) const {
+    SourceLocation shown = where;
+    if (auto below = path_below(stack_.dir, where.file); below && !below->empty())
+      shown.file = *below;
+    return format_location(shown);
   }
 
   Result<std::vector<InitStep>> expand_init(const std::vector<InitDecl>& steps) {
@@ -728,12 +791,13 @@ class BlockBuilder {
     return file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
   }
 
-  // The stack file, its secrets files, and .env, .dev.vars and .git of the stack's and the
-  // block's directories: those that exist below the project directory as a file or directory
-  // (a symlink cannot be mounted over; it is left as it is).
+  // The stack file, its secrets files, the block's env files, and .env, .dev.vars and .git of
+  // the stack's and the block's directories: those that exist below the project directory as a file
+  // or directory (a symlink cannot be mounted over; it is left as it is).
   std::vector<std::string> protected_project_paths() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
+    for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
       for (const char* name : {".env", ".dev.vars", ".git"})
         candidates.push_back(join_path(dir, name));
@@ -813,10 +877,85 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
     return error_at(decl.where, "block '" + decl.name + "' has a 'path' but no 'command'");
   STACKIE_TRY(merge_vars(spec));
   STACKIE_TRY(merge_serves(spec));
-  merge_environment(spec);
   spec.command = decl.command.present ? decl.command : spec.def->command;
   if (spec.def) spec.health = spec.def->health;
   return spec;
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// Which blocks of the file this load builds (LoadOptions::blocks, profiles, running_blocks),
+// closed over what they depend on: one flag per block of `stack.blocks`.
+Result<std::vector<bool>> select_blocks(const StackFile& stack, const ResolvedGraph& graph,
+                                        const LoadOptions& options, bool& default_selection) {
+  size_t count = stack.blocks.size();
+  std::vector<std::string> names, profiles;
+  for (const auto& decl : stack.blocks) {
+    names.push_back(decl.name);
+    for (const auto& profile : decl.profiles)
+      if (std::find(profiles.begin(), profiles.end(), profile.text) == profiles.end())
+        profiles.push_back(profile.text);
+  }
+  auto index_of = [&](const std::string& name) -> size_t {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  for (const auto& profile : options.profiles)
+    if (std::find(profiles.begin(), profiles.end(), profile) == profiles.end())
+      return Error{-EINVAL, stack.file + ": no block of stack '" + stack.name +
+                                "' has the profile '" + profile + "' (" +
+                                (profiles.empty() ? "it uses none"
+                                                  : "its profiles: " + join_names(profiles)) +
+                                ")" + did_you_mean(profile, profiles)};
+  std::vector<bool> wanted(count, false);
+  if (options.blocks.empty()) {
+    for (size_t i = 0; i < count; ++i) {
+      const auto& own = stack.blocks[i].profiles;
+      wanted[i] = own.empty() || std::any_of(own.begin(), own.end(), [&](const YamlNode& p) {
+                    return std::find(options.profiles.begin(), options.profiles.end(), p.text) !=
+                           options.profiles.end();
+                  });
+    }
+  } else {
+    default_selection = false;
+    for (const auto& name : options.blocks) {
+      size_t at = index_of(name);
+      if (at == count)
+        return Error{-EINVAL, stack.file + ": stack '" + stack.name + "' has no block '" + name +
+                                  "' (its blocks: " + join_names(names) + ")" +
+                                  did_you_mean(name, names)};
+      wanted[at] = true;
+    }
+  }
+  if (options.running_blocks)
+    for (const auto& name : options.running_blocks(stack.name)) {
+      size_t at = index_of(name);
+      if (at == count || wanted[at]) continue;  // gone from the file: it stops
+      wanted[at] = true;
+      default_selection = false;
+    }
+  // What a wanted block depends on or consumes is wanted too, whatever its profiles.
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < count; ++i)
+    if (wanted[i]) pending.push_back(i);
+  while (!pending.empty()) {
+    size_t block = pending.back();
+    pending.pop_back();
+    for (const auto& dependency : graph.depends_on[block]) {
+      size_t at = index_of(dependency);
+      if (at == count || wanted[at]) continue;
+      wanted[at] = true;
+      pending.push_back(at);
+    }
+  }
+  if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; }))
+    return Error{-EINVAL, stack.file + ": no block of stack '" + stack.name +
+                              "' to start: each has profiles (" + join_names(profiles) +
+                              ") and none is active; use --profile NAME or name the blocks"};
+  return wanted;
 }
 
 }  // namespace
@@ -863,6 +1002,8 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     specs.push_back(std::move(spec));
   }
   STACKIE_TRY_ASSIGN(resolved, resolve_graph(graph));
+  bool default_selection = true;
+  STACKIE_TRY_ASSIGN(wanted, select_blocks(stack, resolved, options, default_selection));
 
   SecretStore secrets(options.env, file);
   ResolvedStack out;
@@ -870,7 +1011,16 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   out.name = stack.name;
   out.file = file;
   out.storage_root = storage;
+  out.default_selection = default_selection;
+  for (size_t i = 0; i < stack.blocks.size(); ++i) {
+    if (wanted[i]) continue;
+    std::vector<std::string> profiles;
+    for (const auto& profile : stack.blocks[i].profiles) profiles.push_back(profile.text);
+    out.skipped.emplace_back(stack.blocks[i].name, std::move(profiles));
+  }
   for (size_t index : resolved.order) {
+    if (!wanted[index]) continue;
+    STACKIE_TRY(merge_environment(specs[index], stack));
     BlockBuilder builder(options, stack, storage, specs[index], resolved.consumes[index],
                          resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());

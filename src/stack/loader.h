@@ -50,6 +50,14 @@ struct LoadOptions {
   // ${serves.X} then names), reaches what it consumes at the provider's host port, and its
   // policy opens exactly those TCP ports (SandboxPolicy::tcp_bind, tcp_connect).
   bool ports_on_host = false;
+  // Which blocks (compose's meaning): with `blocks` empty, every block without `profiles` and
+  // every block with one of `profiles`; else exactly the blocks named (whatever their
+  // profiles). Either way plus everything they depend on or consume, and plus the blocks
+  // `running_blocks(stack name)` lists that the file still has (an `up` of part of a stack that
+  // is up leaves the rest up). A name or profile the file does not have is an error.
+  std::vector<std::string> blocks;
+  std::vector<std::string> profiles;
+  std::function<std::vector<std::string>(const std::string& stack)> running_blocks;
 };
 
 Result<ResolvedStack> load_stack(const LoadOptions& options);

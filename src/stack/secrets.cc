@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "stack/env_file.h"
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
 
@@ -26,13 +27,6 @@ std::string base_of(const std::string& path) {
 bool exists(const std::string& path) {
   struct stat info {};
   return ::stat(path.c_str(), &info) == 0;
-}
-
-std::string trim(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return "";
-  size_t end = text.find_last_not_of(" \t\r");
-  return text.substr(begin, end - begin + 1);
 }
 
 Result<std::map<std::string, std::string>> parse_companion(const std::string& path) {
@@ -63,27 +57,9 @@ std::string companion_secrets_path(const std::string& stack_file) {
 
 Result<std::map<std::string, std::string>> parse_dotenv(const std::string& text,
                                                         const std::string& path) {
+  STACKIE_TRY_ASSIGN(entries, parse_env_file(text, path));
   std::map<std::string, std::string> out;
-  int line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = trim(text.substr(start, end - start));
-    start = end + 1;
-    ++line_number;
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("export ", 0) == 0) line = trim(line.substr(7));
-    size_t equals = line.find('=');
-    if (equals == std::string::npos || equals == 0)
-      return error_at({path, line_number, 1}, "expected NAME=VALUE");
-    std::string name = trim(line.substr(0, equals));
-    std::string value = trim(line.substr(equals + 1));
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-        value.back() == value.front())
-      value = value.substr(1, value.size() - 2);
-    out[name] = value;
-  }
+  for (auto& entry : entries) out[entry.name] = std::move(entry.value);
   return out;
 }
 

@@ -52,8 +52,7 @@ class SecretStore {
 // The companion file name: "<dir>/<stem>.secrets.yml" for "<dir>/<stem>.yml|.yaml".
 std::string companion_secrets_path(const std::string& stack_file);
 
-// Parses a dotenv file: KEY=VALUE lines, '#' comments, optional `export `, optional single or
-// double quotes around the value. A line without '=' is an error at its position.
+// Parses a dotenv file (stack/env_file.h's syntax) into a map: the last of a repeated name wins.
 Result<std::map<std::string, std::string>> parse_dotenv(const std::string& text,
                                                         const std::string& path);
 

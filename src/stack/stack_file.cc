@@ -149,6 +149,116 @@ Result<std::map<std::string, bool>> parse_platforms(const YamlNode& node) {
   return out;
 }
 
+Result<std::vector<EnvFileDecl>> parse_env_files(const YamlNode& node) {
+  std::vector<EnvFileDecl> out;
+  std::vector<YamlNode> items;
+  if (node.is_scalar())
+    items.push_back(node);
+  else if (node.is_sequence())
+    items = node.items;
+  else
+    return error_at(node.where, "'env_file' must be a file name or a list of them, got " +
+                                    std::string(describe(node.kind)));
+  for (const auto& item : items) {
+    EnvFileDecl decl;
+    if (item.is_map()) {
+      STACKIE_TRY(check_fields(item, {"path", "required"}, "env_file"));
+      const YamlNode* path = item.find("path");
+      if (path == nullptr) return error_at(item.where, "an 'env_file' entry needs a 'path'");
+      STACKIE_TRY(expect_kind(*path, YamlNode::Kind::scalar, "env_file.path"));
+      decl.path = *path;
+      if (const YamlNode* required = item.find("required")) {
+        STACKIE_TRY_ASSIGN(value, read_bool(*required, "env_file.required"));
+        decl.required = value;
+      }
+    } else {
+      STACKIE_TRY(expect_kind(item, YamlNode::Kind::scalar, "env_file"));
+      decl.path = item;
+    }
+    if (decl.path.text.empty()) return error_at(decl.path.where, "'env_file' names no file");
+    out.push_back(std::move(decl));
+  }
+  return out;
+}
+
+// A watch glob stays inside the project directory: relative, no "..".
+Status check_watch_glob(const YamlNode& glob, std::string_view what) {
+  const std::string& text = glob.text;
+  if (text.empty()) return error_at(glob.where, "empty '" + std::string(what) + "' glob");
+  if (text[0] == '/')
+    return error_at(glob.where, "'" + std::string(what) +
+                                    "' globs are relative to the block's "
+                                    "path, got '" +
+                                    text + "'");
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find('/', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, end - at, "..") == 0)
+      return error_at(glob.at_offset(at),
+                      "'" + std::string(what) + "' may not leave the block's path ('..')");
+    at = end + 1;
+  }
+  return {};
+}
+
+Result<WatchDecl> parse_watch(const YamlNode& node) {
+  WatchDecl watch;
+  watch.where = node.where;
+  const YamlNode* paths = &node;
+  if (node.is_map()) {
+    STACKIE_TRY(check_fields(node, {"paths", "ignore", "action", "signal", "debounce"}, "watch"));
+    paths = node.find("paths");
+    if (const YamlNode* ignore = node.find("ignore")) {
+      STACKIE_TRY_ASSIGN(list, read_scalar_list(*ignore, "watch.ignore"));
+      for (const auto& glob : list) STACKIE_TRY(check_watch_glob(glob, "watch.ignore"));
+      watch.ignore = std::move(list);
+    }
+    if (const YamlNode* action = node.find("action")) {
+      STACKIE_TRY(expect_kind(*action, YamlNode::Kind::scalar, "watch.action"));
+      if (action->text == "restart")
+        watch.action = WatchSpec::Action::restart;
+      else if (action->text == "signal" || action->text == "sync+signal")
+        watch.action = WatchSpec::Action::signal;
+      else
+        return error_at(action->where, "unknown watch action '" + action->text +
+                                           "' (expected restart or signal)" +
+                                           did_you_mean(action->text, {"restart", "signal"}));
+    }
+    if (const YamlNode* signal = node.find("signal")) {
+      STACKIE_TRY_ASSIGN(number, parse_signal(*signal));
+      watch.signal = number;
+    }
+    if (const YamlNode* debounce = node.find("debounce")) {
+      STACKIE_TRY_ASSIGN(ms, read_duration_ms(*debounce, "watch.debounce"));
+      watch.debounce_ms = ms;
+    }
+  }
+  if (paths != nullptr && !paths->is_null()) {
+    if (paths->is_scalar()) {
+      watch.paths.push_back(*paths);
+    } else {
+      STACKIE_TRY_ASSIGN(list, read_scalar_list(*paths, "watch.paths"));
+      watch.paths = std::move(list);
+    }
+  }
+  for (const auto& glob : watch.paths) STACKIE_TRY(check_watch_glob(glob, "watch.paths"));
+  return watch;
+}
+
+// Profile names as compose spells them: [a-zA-Z0-9][a-zA-Z0-9_.-]*.
+Status check_profile_name(const YamlNode& node) {
+  const std::string& name = node.text;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  for (size_t i = 0; i < name.size(); ++i)
+    if (!alnum(name[i]) && (i == 0 || (name[i] != '_' && name[i] != '.' && name[i] != '-')))
+      return error_at(node.at_offset(i), "invalid profile name '" + name +
+                                             "' (letters, digits, '_', '.', '-'; not first)");
+  if (name.empty()) return error_at(node.where, "empty profile name");
+  return {};
+}
+
 // `depends_on: {migrate: {condition: completed_successfully}, db: {condition: healthy}}`
 Status parse_depends_on_map(const YamlNode& node, StackBlockDecl& block) {
   for (const auto& [name, value] : node.entries) {
@@ -179,11 +289,12 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   block.where = key.where;
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
-  STACKIE_TRY(check_fields(body,
-                           {"catalog", "vars", "serves", "consumes", "depends_on", "path",
-                            "command", "environment", "volumes", "restart", "health", "stop_signal",
-                            "stop_timeout", "platforms", "limits", "network", "egress", "version"},
-                           context));
+  STACKIE_TRY(check_fields(
+      body,
+      {"catalog",     "vars",    "serves",  "consumes", "depends_on",  "path",         "command",
+       "environment", "volumes", "restart", "health",   "stop_signal", "stop_timeout", "platforms",
+       "limits",      "network", "egress",  "version",  "env_file",    "profiles",     "watch"},
+      context));
   if (const YamlNode* v = body.find("catalog")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
     STACKIE_TRY(check_name(*v, "catalog block name"));
@@ -243,6 +354,23 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   if (const YamlNode* v = body.find("environment")) {
     STACKIE_TRY_ASSIGN(env, read_scalar_map(*v, "environment"));
     block.environment = std::move(env);
+  }
+  if (const YamlNode* v = body.find("env_file")) {
+    STACKIE_TRY_ASSIGN(files, parse_env_files(*v));
+    block.env_files = std::move(files);
+  }
+  if (const YamlNode* v = body.find("profiles")) {
+    if (v->is_scalar()) {
+      block.profiles.push_back(*v);
+    } else {
+      STACKIE_TRY_ASSIGN(profiles, read_scalar_list(*v, "profiles"));
+      block.profiles = std::move(profiles);
+    }
+    for (const auto& profile : block.profiles) STACKIE_TRY(check_profile_name(profile));
+  }
+  if (const YamlNode* v = body.find("watch")) {
+    STACKIE_TRY_ASSIGN(watch, parse_watch(*v));
+    block.watch = std::move(watch);
   }
   if (const YamlNode* v = body.find("volumes")) {
     STACKIE_TRY_ASSIGN(volumes, parse_volumes(*v));

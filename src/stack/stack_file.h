@@ -38,6 +38,24 @@ struct VolumeDecl {
   SourceLocation where;
 };
 
+// `env_file: FILE`, a list of them, or `{path: FILE, required: false}` items (compose's long
+// form): relative to the stack file's directory.
+struct EnvFileDecl {
+  YamlNode path;
+  bool required = true;
+};
+
+// `watch: [GLOB...]` or `watch: {paths: [...], ignore: [...], action: restart|signal,
+// signal: SIGHUP, debounce: 300ms}`.
+struct WatchDecl {
+  std::vector<YamlNode> paths;
+  std::vector<YamlNode> ignore;
+  WatchSpec::Action action = WatchSpec::Action::restart;
+  int signal = 1;
+  long long debounce_ms = 300;
+  SourceLocation where;
+};
+
 struct StackBlockDecl {
   std::string name;
   SourceLocation where;
@@ -53,6 +71,9 @@ struct StackBlockDecl {
   std::optional<YamlNode> path;  // first-party block: the project directory
   CommandDecl command;
   NamedScalars environment;
+  std::vector<EnvFileDecl> env_files;  // merged under `environment`, in order
+  std::vector<YamlNode> profiles;      // empty: always started
+  std::optional<WatchDecl> watch;
   std::vector<VolumeDecl> volumes;
   std::optional<RestartPolicy> restart;
   std::optional<HealthDecl> health;

@@ -76,6 +76,21 @@ enum class RestartPolicy { no, on_failure, always };
 // runs), `completed_successfully` (a one-shot task, e.g. a migration, exited 0).
 enum class DependCondition { healthy, started, completed_successfully };
 
+// `watch:` of a first-party block: what `stackie watch` (and `up --watch`) reacts to. Globs are
+// relative to the block's project directory: `*` and `?` within a name, `**` across
+// directories; a glob without '/' matches a name at any depth; a match on a directory takes
+// everything below it.
+struct WatchSpec {
+  enum class Action { restart, signal };
+  std::string root;                // the project directory (absolute); empty: no watch
+  std::vector<std::string> paths;  // what counts ("." for all)
+  std::vector<std::string> ignore;
+  Action action = Action::restart;
+  int signal = 1;  // SIGHUP, for Action::signal
+  Milliseconds debounce{300};
+  bool operator==(const WatchSpec&) const = default;
+};
+
 struct ResolvedBlock {
   std::string name;                  // key in the stack: "stackie.postgres", "api"
   std::string sandbox_id;            // "<stack>-<block>" with the "stackie." prefix dropped
@@ -111,6 +126,15 @@ struct ResolvedBlock {
   // Absolute paths of the programs found for the block (`programs:` and a first-party
   // command), in declaration order: name -> path.
   std::vector<std::pair<std::string, std::string>> programs;
+  std::vector<std::string> profiles;  // `profiles:`; empty: started by every `up`
+  WatchSpec watch;
+  // Where each environment entry came from, parallel to policy.environment: "app.env:3:1",
+  // "stackie-stack.yml:12:7" (relative to the stack file's directory when below it), or a word
+  // for what the loader added ("default", "network: outbound").
+  std::vector<std::string> environment_sources;
+  // The env files the block read (absolute): a first-party block's project bind shows those
+  // below it read-only, as the stack file itself.
+  std::vector<std::string> env_files;
   bool operator==(const ResolvedBlock&) const = default;
 };
 
@@ -119,6 +143,12 @@ struct ResolvedStack {
   std::string file;                   // absolute path of the stack file
   std::string storage_root;           // absolute
   std::vector<ResolvedBlock> blocks;  // in start order (dependencies first)
+  // The blocks of the file this load left out (LoadOptions::blocks and profiles), with their
+  // profiles, in file order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
+  // True when the blocks are the file's default set (no names, no running blocks added): a
+  // restore may then take the file's default again; otherwise it needs the names.
+  bool default_selection = true;
   // The variables of the caller's environment the load used (PATH, secrets found there): all
   // a restore needs of it.
   std::vector<std::string> env_referenced;

@@ -390,6 +390,13 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   });
 }
 
+Status BlockRunner::send_signal(int signum) {
+  if (!process_ || phase_ != Phase::command)
+    return Error{UV_ESRCH,
+                 "block " + spec_.name + " is " + std::string(to_string(state_)) + ", not running"};
+  return process_->signal(signum);
+}
+
 void BlockRunner::stop() {
   start_deferred_ = false;  // a later stop wins over an earlier start
   switch (state_) {

@@ -71,6 +71,8 @@ class BlockRunner {
   void emit(std::string action, Json details = Json::object()) const {
     if (env_.on_event) env_.on_event(std::move(action), std::move(details));
   }
+  // A signal to the running command (not an init step); UV_ESRCH when none runs.
+  Status send_signal(int signum);
   bool start_deferred() const { return start_deferred_; }
 
   const ResolvedBlock& spec() const { return spec_; }

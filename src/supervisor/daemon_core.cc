@@ -152,7 +152,18 @@ Result<std::string> Daemon::up_checked(UpRequest request,
                                        Supervisor::Progress progress, Supervisor::Done done) {
   if (stopping_) return Error{UV_ECANCELED, "the daemon is shutting down"};
   if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
-  STACKIE_TRY_ASSIGN(stack, options_.loader(request));
+  RunningBlocks running = [this](const std::string& name) {
+    std::vector<std::string> names;
+    if (const StackRunner* runner = supervisor_->stack(name))
+      for (const BlockRunner* block : runner->blocks()) names.push_back(block->spec().name);
+    return names;
+  };
+  STACKIE_TRY_ASSIGN(stack, options_.loader(request, running));
+  // Part of the file, or more than its default set: the record names what runs, so that a
+  // restore brings back exactly that.
+  request.blocks.clear();
+  if (!stack.default_selection)
+    for (const auto& block : stack.blocks) request.blocks.push_back(block.name);
   // --no-sandbox is the loader's to apply, to first-party blocks only (issue 14): the daemon
   // never unsandboxes a block the loader sandboxed.
   std::vector<std::string> unsandboxed;
@@ -228,6 +239,50 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
   supervisor_->down(stack, [stack, forgotten, done = std::move(done)](Status result) {
     if (result.ok() && !forgotten.ok()) return done(state_not_written(stack, forgotten.error()));
     done(std::move(result));
+  });
+}
+
+void Daemon::down_blocks(const std::string& stack, const std::vector<std::string>& blocks,
+                         std::function<void(Status, std::vector<std::string>)> done) {
+  const StackRunner* runner = supervisor_->stack(stack);
+  if (runner == nullptr) return done(Error{UV_ENOENT, "stack " + stack + " is not up"}, {});
+  // The blocks named and, transitively, whatever depends on them: a block left running without
+  // what it depends on would only fail.
+  std::vector<std::string> going = blocks;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& block : runner->spec().blocks) {
+      if (std::find(going.begin(), going.end(), block.name) != going.end()) continue;
+      for (const auto& dependency : block.depends_on)
+        if (std::find(going.begin(), going.end(), dependency) != going.end()) {
+          going.push_back(block.name);
+          grew = true;
+          break;
+        }
+    }
+  }
+  std::vector<std::string> staying, stopped;
+  for (const auto& block : runner->spec().blocks)
+    (std::find(going.begin(), going.end(), block.name) != going.end() ? stopped : staying)
+        .push_back(block.name);
+  if (staying.empty())
+    return down(stack, [done, stopped](Status result) { done(std::move(result), stopped); });
+  if (auto busy = supervisor_->busy_for_down(stack)) return done(std::move(*busy), {});
+  auto record = std::find_if(records_.begin(), records_.end(),
+                             [&](const StackRecord& r) { return r.name == stack; });
+  Status saved;
+  if (record != records_.end()) {
+    std::vector<StackRecord> before = records_;
+    record->request.blocks = staying;
+    saved = save();
+    if (!saved.ok()) records_ = std::move(before);
+  }
+  supervisor_->remove_blocks(stack, stopped, [done, stopped, saved, stack](Status result) {
+    if (result.ok() && !saved.ok())
+      result = Error{UV_EIO, "stopped, but the state file could not be written (" +
+                                 saved.error().message + "): a daemon restart would bring " +
+                                 "them back; run 'stackie down' again once there is room"};
+    done(std::move(result), stopped);
   });
 }
 

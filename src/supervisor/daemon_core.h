@@ -23,8 +23,11 @@ namespace stackie {
 
 enum class DaemonLogLevel { error, warning, info };
 
+// The blocks of a stack that is up, by the stack's name (none when it is not up): an `up` of
+// part of a stack leaves them in it (LoadOptions::running_blocks).
+using RunningBlocks = std::function<std::vector<std::string>(const std::string& stack)>;
 // Loads and resolves the stack an `up` names (the loader's load_stack in the real daemon).
-using StackLoader = std::function<Result<ResolvedStack>(const UpRequest&)>;
+using StackLoader = std::function<Result<ResolvedStack>(const UpRequest&, const RunningBlocks&)>;
 
 struct DaemonOptions {
   std::string home;  // $STACKIE_HOME, created 0700 when missing
@@ -56,6 +59,11 @@ class Daemon {
   Result<std::string> up(UpRequest request, Supervisor::Progress progress, Supervisor::Done done);
   // `down`: stop and forget the stack.
   void down(const std::string& stack, Supervisor::Done done);
+  // `down BLOCK...`: stop those blocks and every block that depends on them, and leave them
+  // out of the stack (and of its record: a restore does not bring them back). `stopped` says
+  // which went; all of them is a `down` of the stack.
+  void down_blocks(const std::string& stack, const std::vector<std::string>& blocks,
+                   std::function<void(Status, std::vector<std::string> stopped)> done);
   // Graceful stop (SIGTERM, `daemon.stop`): every stack down, the state file kept so that the
   // next daemon restores them; `on_stopped` runs then.
   void stop();

@@ -130,6 +130,19 @@ Json log_line_event(const std::string& stack, const std::string& block, const Lo
 
 namespace {
 
+// `"blocks"`, `"profiles"`, `"names"`: an array of strings (absent = none).
+Result<std::vector<std::string>> names_param(const Json& value, std::string_view key) {
+  std::vector<std::string> out;
+  if (value.is_null()) return out;
+  if (!value.is_array()) return Error{UV_EINVAL, std::string(key) + " must be an array of strings"};
+  for (const auto& item : value.as_array()) {
+    if (!item.is_string() || item.as_string().empty())
+      return Error{UV_EINVAL, std::string(key) + " must be an array of names"};
+    out.push_back(item.as_string());
+  }
+  return out;
+}
+
 Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& env) {
   std::vector<std::pair<std::string, std::string>> out;
   if (env.is_null()) return out;
@@ -243,6 +256,7 @@ void DaemonHandlers::on_request(Session session, const ipc::Request& request) {
   if (m == "kill") return kill(session, params);
   if (m == "events") return events(session, params);
   if (m == "stats") return stats(session, params);
+  if (m == "signal") return signal(session, params);
   if (m == "daemon.status") return daemon_status(session);
   if (m == "daemon.stop") {
     session.reply(Json::object());
@@ -291,6 +305,12 @@ void DaemonHandlers::up(Session session, const Json& params) {
   request.ephemeral = params["ephemeral"].bool_or(false);
   request.no_sandbox = params["no_sandbox"].bool_or(false);
   request.project_name = params["project_name"].string_or("");
+  auto named = names_param(params["blocks"], "blocks");
+  if (!named.ok()) return session.fail(errc::kInvalidParams, named.error().message);
+  auto profiles = names_param(params["profiles"], "profiles");
+  if (!profiles.ok()) return session.fail(errc::kInvalidParams, profiles.error().message);
+  request.blocks = std::move(*named);
+  request.profiles = std::move(*profiles);
   bool wait = params["wait"].bool_or(true);
   if (request.cwd.empty() || request.cwd[0] != '/')
     return session.fail(errc::kInvalidParams, "\"cwd\" must be an absolute path");
@@ -359,12 +379,68 @@ void DaemonHandlers::up(Session session, const Json& params) {
   }
 }
 
+// The stack brought up from `file`, or "" when none is.
+std::string DaemonHandlers::stack_of_file(const std::string& file) const {
+  std::string stack;
+  if (!file.empty())
+    for (const auto& record : daemon_.records())
+      if (record.request.file == file) stack = record.name;
+  return stack;
+}
+
 void DaemonHandlers::down(Session session, const Json& params) {
   std::string stack = params["stack"].string_or("");
   std::string file = params["file"].string_or("");
+  auto names = names_param(params["names"], "names");
+  if (!names.ok()) return session.fail(errc::kInvalidParams, names.error().message);
+  // One word and no -f: a stack that is up (or recorded) by that name, as always; else the
+  // words are blocks (BLOCK or STACK/BLOCK) of the stack of -f, of the current directory's
+  // stack file ("hint_file"), or of the one stack that is up.
+  if (names->size() == 1 && file.empty() && stack.empty()) {
+    const std::string& word = names->front();
+    bool recorded = std::any_of(daemon_.records().begin(), daemon_.records().end(),
+                                [&](const StackRecord& r) { return r.name == word; });
+    if (recorded || daemon_.supervisor().has_stack(word)) {
+      stack = word;
+      names->clear();
+    }
+  }
+  if (!names->empty()) {
+    std::string hint = stack;
+    if (hint.empty()) hint = stack_of_file(file);
+    if (hint.empty() && !file.empty())
+      return session.fail(errc::kNotFound, "no stack from " + file + " is up");
+    if (hint.empty()) hint = stack_of_file(params["hint_file"].string_or(""));
+    std::vector<std::string> blocks;
+    std::string in_stack;
+    for (const auto& name : *names) {
+      auto target = resolve_block_name(name, hint);
+      if (!target.ok() && names->size() == 1 && file.empty() && stack.empty() &&
+          name.find('/') == std::string::npos)
+        return session.fail(code_for(target.error()),
+                            "stack " + name + " is not up (" + target.error().message + ")");
+      if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
+      if (!in_stack.empty() && target->stack != in_stack)
+        return session.fail(errc::kInvalidParams, "the blocks are in two stacks (" + in_stack +
+                                                      ", " + target->stack +
+                                                      "): one `down` at a time");
+      in_stack = target->stack;
+      blocks.push_back(target->block);
+    }
+    return daemon_.down_blocks(
+        in_stack, blocks,
+        [this, session, in_stack](Status result, std::vector<std::string> stopped) mutable {
+          if (!result.ok()) return session.fail(code_for(result.error()), result.error().message);
+          if (!daemon_.supervisor().has_stack(in_stack)) drop_followers_of(in_stack);
+          Json list = Json::array();
+          for (const auto& block : stopped) list.push_back(block);
+          session.reply(Json::object({{"stack", in_stack},
+                                      {"stopped", list},
+                                      {"stack_down", !daemon_.supervisor().has_stack(in_stack)}}));
+        });
+  }
   if (stack.empty() && !file.empty()) {
-    for (const auto& record : daemon_.records())
-      if (record.request.file == file) stack = record.name;
+    stack = stack_of_file(file);
     if (stack.empty()) return session.fail(errc::kNotFound, "no stack from " + file + " is up");
   }
   if (stack.empty()) {
@@ -713,6 +789,19 @@ void DaemonHandlers::stats_tick(StatsWatch& watch) {
           if (w->timer.get() == t) return self->stats_tick(*w);
       },
       watch.interval_ms, 0);
+}
+
+// `signal`: one signal to a running block's command (`watch: {action: signal}`).
+void DaemonHandlers::signal(Session session, const Json& params) {
+  auto target = resolve_block(params);
+  if (!target.ok()) return session.fail(code_for(target.error()), target.error().message);
+  int64_t number = params["signal"].int_or(0);
+  if (number < 1 || number > 64)
+    return session.fail(errc::kInvalidParams, "\"signal\" must be a signal number");
+  Status sent =
+      daemon_.supervisor().signal_block(target->stack, target->block, static_cast<int>(number));
+  if (!sent.ok()) return session.fail(code_for(sent.error()), sent.error().message);
+  session.reply(Json::object());
 }
 
 void DaemonHandlers::daemon_status(Session session) {

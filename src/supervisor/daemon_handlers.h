@@ -35,6 +35,7 @@ class DaemonHandlers final : public ipc::Handler {
   struct Follower;
   void up(ipc::Session session, const Json& params);
   void down(ipc::Session session, const Json& params);
+  void signal(ipc::Session session, const Json& params);
   void ps(ipc::Session session, const Json& params);
   void status(ipc::Session session, const Json& params);
   void logs(ipc::Session session, const Json& params);
@@ -55,6 +56,7 @@ class DaemonHandlers final : public ipc::Handler {
   };
   Result<std::string> resolve_stack(const Json& params) const;
   Result<Target> resolve_block(const Json& params) const;
+  std::string stack_of_file(const std::string& file) const;
   // The one place a block's name becomes a Target: "STACK/BLOCK", or BLOCK in `stack` when it
   // is given, or BLOCK in the only stack that has one by that name.
   Result<Target> resolve_block_name(std::string block, std::string stack) const;

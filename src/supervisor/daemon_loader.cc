@@ -28,8 +28,12 @@ Environment daemon_environment(const std::string& home) {
 
 StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator allocate,
                                 bool ports_on_host) {
-  return [home, allocate, ports_on_host](const UpRequest& request) -> Result<ResolvedStack> {
+  return [home, allocate, ports_on_host](const UpRequest& request,
+                                         const RunningBlocks& running) -> Result<ResolvedStack> {
     LoadOptions options;
+    options.blocks = request.blocks;
+    options.profiles = request.profiles;
+    options.running_blocks = running;
     options.allocate_host_port = allocate;
     options.ports_on_host = ports_on_host;
     options.file = request.file;

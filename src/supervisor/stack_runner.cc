@@ -139,7 +139,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
   return runner;
 }
 
-Status StackRunner::apply(ResolvedStack next) {
+Status StackRunner::apply(ResolvedStack next, bool restart_stopped) {
   if (going_down_) return Error{UV_EBUSY, "stack " + spec_.name + " is going down"};
   STACKIE_TRY(open_host_forwards(next));   // first: a port that cannot be had changes nothing
   spec_.storage_root = next.storage_root;  // where new blocks' logs go
@@ -147,10 +147,11 @@ Status StackRunner::apply(ResolvedStack next) {
   for (const auto& block : next.blocks) {
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == block.name; });
-    bool unchanged = it != active_.end() &&
-                     same_block((*it)->spec(), block, forwards_host_ports(block)) &&
-                     !consumed_port_changed(block, spec_, next) &&
-                     (*it)->state() != BlockState::stopped && (*it)->state() != BlockState::failed;
+    bool unchanged =
+        it != active_.end() && same_block((*it)->spec(), block, forwards_host_ports(block)) &&
+        !consumed_port_changed(block, spec_, next) &&
+        (!restart_stopped ||
+         ((*it)->state() != BlockState::stopped && (*it)->state() != BlockState::failed));
     if (unchanged) {
       kept.push_back(std::move(*it));
       active_.erase(it);
@@ -276,6 +277,12 @@ BlockRunner* StackRunner::find(const std::string& block) {
   for (auto& runner : active_)
     if (runner->spec().name == block) return runner.get();
   return nullptr;
+}
+
+bool StackRunner::holds(const std::string& block) const {
+  auto named = [&](const auto& runner) { return runner->spec().name == block; };
+  return std::any_of(active_.begin(), active_.end(), named) ||
+         std::any_of(retiring_.begin(), retiring_.end(), named);
 }
 
 std::vector<const BlockRunner*> StackRunner::blocks() const {

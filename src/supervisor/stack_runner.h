@@ -56,8 +56,9 @@ class StackRunner {
   ~StackRunner();
 
   // Re-apply: unchanged blocks keep running; a block that is stopped or failed starts again
-  // (`up` means "make every block run", whoever stopped it).
-  Status apply(ResolvedStack next);
+  // (`up` means "make every block run", whoever stopped it) unless `restart_stopped` is false
+  // (`down BLOCK`: the others stay as they are). Blocks `next` lacks stop and go.
+  Status apply(ResolvedStack next, bool restart_stopped = true);
   void down();
 
   const ResolvedStack& spec() const { return spec_; }
@@ -69,6 +70,8 @@ class StackRunner {
   const BlockRunner* first_failed() const;
   const BlockRunner* first_stopped() const;
   BlockRunner* find(const std::string& block);
+  // Whether a runner of `block` is still here, in the stack or still stopping after it left.
+  bool holds(const std::string& block) const;
   std::vector<const BlockRunner*> blocks() const;
   std::shared_ptr<BlockLogs> logs_of(const std::string& block) const;
   void schedule();  // ask for a pump on the next loop turn

@@ -40,6 +40,12 @@ std::string state_to_json(const std::vector<StackRecord>& stacks) {
         {"unsandboxed", std::move(unsandboxed)},
     });
     if (!record.request.project_name.empty()) item.set("project_name", record.request.project_name);
+    for (const auto* names : {&record.request.blocks, &record.request.profiles}) {
+      if (names->empty()) continue;
+      Json array = Json::array();
+      for (const auto& name : *names) array.push_back(name);
+      item.set(names == &record.request.blocks ? "blocks" : "profiles", std::move(array));
+    }
     list.push_back(std::move(item));
   }
   return to_json_line(Json::object({{"v", kStateVersion}, {"stacks", std::move(list)}}));
@@ -66,6 +72,11 @@ Result<std::vector<StackRecord>> state_from_json(const std::string& text) {
       for (const auto& [key, value] : env.as_object())
         if (value.is_string()) record.request.env.emplace_back(key, value.as_string());
     }
+    for (auto [key, names] : {std::pair{"blocks", &record.request.blocks},
+                              std::pair{"profiles", &record.request.profiles}})
+      if (const Json& given = item[key]; given.is_array())
+        for (const Json& name : given.as_array())
+          if (name.is_string()) names->push_back(name.as_string());
     if (const Json& unsandboxed = item["unsandboxed"]; unsandboxed.is_array()) {
       for (const Json& block : unsandboxed.as_array())
         if (block.is_string()) record.unsandboxed.push_back(block.as_string());

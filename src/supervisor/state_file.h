@@ -20,6 +20,11 @@ struct UpRequest {
   bool ephemeral = false;
   bool no_sandbox = false;
   std::string project_name;  // -p NAME: the stack's name instead of the file's
+  // `up BLOCK...` (empty: the file's default set) and `--profile NAME...` (stack/loader.h).
+  // What the state file keeps is what the stack runs: the names of all its blocks once an
+  // `up` of part of it, or of more than its default set, made them differ.
+  std::vector<std::string> blocks;
+  std::vector<std::string> profiles;
   bool operator==(const UpRequest&) const = default;
 };
 

@@ -80,6 +80,29 @@ void Supervisor::down(const std::string& stack, Done done) {
   it->second.runner->down();
 }
 
+void Supervisor::remove_blocks(const std::string& stack, const std::vector<std::string>& blocks,
+                               Done done) {
+  auto it = stacks_.find(stack);
+  if (it == stacks_.end()) {
+    done(Error{UV_ENOENT, "stack " + stack + " is not up"});
+    return;
+  }
+  if (auto busy = busy_for_down(stack)) {
+    done(std::move(*busy));
+    return;
+  }
+  StackRunner& runner = *it->second.runner;
+  ResolvedStack next = runner.spec();
+  std::erase_if(next.blocks, [&](const ResolvedBlock& block) {
+    return std::find(blocks.begin(), blocks.end(), block.name) != blocks.end();
+  });
+  if (auto applied = runner.apply(std::move(next), /*restart_stopped=*/false); !applied.ok()) {
+    done(applied.take_error());
+    return;
+  }
+  it->second.removal_waiters.push_back({blocks, std::move(done)});
+}
+
 void Supervisor::shutdown(std::function<void()> done) {
   shutdown_done_ = std::move(done);
   for (auto& [name, entry] : stacks_) entry.runner->down();
@@ -111,6 +134,15 @@ void Supervisor::on_settled(StackRunner& stack) {
 
   settle_block_waiters(entry, stack);
   settle_up_waiters(entry, stack);
+  std::vector<Done> removed;
+  std::erase_if(entry.removal_waiters, [&](RemovalWaiter& waiter) {
+    bool gone = stack.going_down() ||
+                std::none_of(waiter.blocks.begin(), waiter.blocks.end(),
+                             [&](const std::string& block) { return stack.holds(block); });
+    if (gone) removed.push_back(std::move(waiter.done));
+    return gone;
+  });
+  for (auto& done : removed) done(Status{});
 
   if (stack.going_down() && stack.all_down()) {
     auto waiters = std::move(entry.down_waiters);
@@ -305,6 +337,9 @@ Status Supervisor::restart_block(const std::string& stack, const std::string& bl
 Status Supervisor::kill_block(const std::string& stack, const std::string& block, int signum) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   return runner->kill(signum);
+Status Supervisor::signal_block(const std::string& stack, const std::string& block, int signum) {
+  STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
+  return runner->send_signal(signum);
 }
 
 Result<std::vector<std::string>> Supervisor::join_argv(

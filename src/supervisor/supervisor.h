@@ -65,6 +65,9 @@ class Supervisor {
           bool restoring = false);
   // Stop a stack in reverse dependency order; `done` when every block is down.
   void down(const std::string& stack, Done done);
+  // Stop `blocks` of a stack and leave them out of it (the rest stay as they are); `done` when
+  // they are stopped. The caller chooses them (dependants included): Daemon::down_blocks.
+  void remove_blocks(const std::string& stack, const std::vector<std::string>& blocks, Done done);
   // Down every stack (SIGTERM of the daemon); `done` when nothing runs.
   void shutdown(std::function<void()> done);
 
@@ -94,6 +97,8 @@ class Supervisor {
   Status start_block(const std::string& stack, const std::string& block, Done done = {});
   Status stop_block(const std::string& stack, const std::string& block, Done done = {});
   Status restart_block(const std::string& stack, const std::string& block, Done done = {});
+  // One signal to the block's command (it must be running).
+  Status signal_block(const std::string& stack, const std::string& block, int signum);
   // `stackie exec`: the argv that runs `command` inside the running block's sandbox.
   Result<std::vector<std::string>> join_argv(const std::string& stack, const std::string& block,
                                              const std::vector<std::string>& command) const;
@@ -120,8 +125,14 @@ class Supervisor {
     bool started = false;      // seen with a process since the request (start/restart)
     Done done;
   };
+  // A remove_blocks() waiting for its blocks to be gone.
+  struct RemovalWaiter {
+    std::vector<std::string> blocks;
+    Done done;
+  };
   struct Entry {
     std::unique_ptr<StackRunner> runner;
+    std::vector<RemovalWaiter> removal_waiters;
     std::vector<Waiter> up_waiters;
     std::vector<Done> down_waiters;
     std::vector<BlockWaiter> block_waiters;

@@ -36,7 +36,8 @@ TEST(Secrets, DotenvSyntax) {
   EXPECT_EQ(values->at("B"), "two words");
   EXPECT_EQ(values->at("C"), "x=y");
   EXPECT_EQ(values->at("D"), "");
-  EXPECT_EQ(parse_dotenv("A=1\njunk\n", ".env").error().message, ".env:2:1: expected NAME=VALUE");
+  EXPECT_EQ(parse_dotenv("A=1\njunk\n", ".env").error().message,
+            ".env:2:5: expected '=' after 'junk' (NAME=VALUE)");
 }
 
 TEST(Secrets, MalformedCompanionIsAPositionedError) {

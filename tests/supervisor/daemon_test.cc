@@ -43,7 +43,8 @@ class DaemonTest : public LoopTest {
     options.supervisor.loop = &loop_;
     options.supervisor.passthrough = passthrough_.get();
     options.handle_signals = signals;
-    options.loader = [this](const UpRequest& request) -> Result<ResolvedStack> {
+    options.loader = [this](const UpRequest& request,
+                            const RunningBlocks&) -> Result<ResolvedStack> {
       auto it = stacks_.find(request.file);
       if (it == stacks_.end()) return Error{UV_ENOENT, request.file + ": no such stack file"};
       return it->second;
@@ -53,7 +54,7 @@ class DaemonTest : public LoopTest {
   }
   Status up(Daemon& daemon, const std::string& file) {
     std::optional<Status> result;
-    UpRequest request{file, dir_, {{"PATH", "/usr/bin:/bin"}}, false, false, ""};
+    UpRequest request{file, dir_, {{"PATH", "/usr/bin:/bin"}}, false, false, "", {}, {}};
     auto started = daemon.up(request, nullptr, [&](Status s) { result = s; });
     if (!started.ok()) return started.take_error();
     EXPECT_TRUE(run_until([&] { return result.has_value(); }));
@@ -131,7 +132,7 @@ TEST_F(DaemonTest, ARestartedDaemonRestoresTheStacksThatWereUp) {
 TEST_F(DaemonTest, ARestoreNeverUnsandboxesABlockTheLastUpDidNot) {
   stacks_["/proj/a.yml"] = stack("a", {block("web", {"wait"})});  // web: unsandboxed
   ::mkdir(home_.c_str(), 0700);
-  UpRequest request{"/proj/a.yml", dir_, {}, false, false, ""};
+  UpRequest request{"/proj/a.yml", dir_, {}, false, false, "", {}, {}};
   ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {}}}).ok());
   auto refused = open_daemon();
   ASSERT_TRUE(refused.ok());
@@ -171,7 +172,9 @@ TEST_F(DaemonTest, TheStateFileKeepsOnlyTheReferencedEnvironment) {
                      {"STACKIE_BLOCK_PATH", "/blocks"}},
                     false,
                     false,
-                    ""};
+                    "",
+                    {},
+                    {}};
   ASSERT_TRUE((*daemon)->up(request, nullptr, [&](Status st) { result = st; }).ok());
   ASSERT_TRUE(run_until([&] { return result.has_value(); }));
   auto records = read_state_file(home_ + "/state.json");
@@ -223,7 +226,7 @@ TEST_F(DaemonTest, TheStateFileIsNeverWrittenThroughALink) {
   std::string victim = dir_ + "/victim";
   std::ofstream(victim) << "mine\n";
   ASSERT_EQ(::symlink(victim.c_str(), (home_ + "/state.json.tmp").c_str()), 0);
-  UpRequest request{"/proj/a.yml", dir_, {}, false, false, ""};
+  UpRequest request{"/proj/a.yml", dir_, {}, false, false, "", {}, {}};
   ASSERT_TRUE(write_state_file(home_ + "/state.json", {{"a", request, {}}}).ok());
   std::ifstream in(victim);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -235,8 +238,10 @@ TEST_F(DaemonTest, TheStateFileIsNeverWrittenThroughALink) {
 
 TEST(StateFile, RoundTrips) {
   std::vector<StackRecord> records{
-      {"a", {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false, "other"}, {}},
-      {"b", {"/q/b.yml", "/q", {}, false, true, ""}, {"web", "worker"}}};
+      {"a",
+       {"/p/a.yml", "/p", {{"PGPASS", "x\"y"}}, true, false, "other", {"db", "api"}, {"debug"}},
+       {}},
+      {"b", {"/q/b.yml", "/q", {}, false, true, "", {}, {}}, {"web", "worker"}}};
   auto back = state_from_json(state_to_json(records));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, records);
