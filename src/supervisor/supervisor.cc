@@ -337,6 +337,8 @@ Status Supervisor::restart_block(const std::string& stack, const std::string& bl
 Status Supervisor::kill_block(const std::string& stack, const std::string& block, int signum) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   return runner->kill(signum);
+}
+
 Status Supervisor::signal_block(const std::string& stack, const std::string& block, int signum) {
   STACKIE_TRY_ASSIGN(runner, find_block(stack, block));
   return runner->send_signal(signum);

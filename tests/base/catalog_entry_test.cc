@@ -108,7 +108,7 @@ TEST(CatalogEntryBadInput, AliasesAndUnknownNames) {
   auto unknown = load_catalog_def("x.cc", dirs);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().message,
-            "unknown block 'x.cc': not in the block catalog (did you mean 'x.c'?)");
+            "unknown block 'x.cc': not in the block catalog; did you mean 'x.c'?");
   auto direct = load_catalog_def("x.b", dirs);  // x.b -> x.c is one hop: fine
   ASSERT_TRUE(direct.ok()) << direct.error().message;
   EXPECT_EQ(direct->name, "x.c");

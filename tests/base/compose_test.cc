@@ -393,6 +393,7 @@ TEST_P(ComposeConvert, TheStackFileLoadsToTheSameBlocks) {
     for (auto* block : {&expected, &got}) {
       block->definition_file.clear();
       block->command_where.clear();
+      block->environment_sources.clear();  // file:line of each variable: two different files
       block->policy.read_only.erase(
           std::remove_if(block->policy.read_only.begin(), block->policy.read_only.end(),
                          [&](const BindMount& bind) {

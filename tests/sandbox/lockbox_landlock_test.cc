@@ -208,7 +208,7 @@ TEST_P(Backends, WholeTreeDiesWithTheSandbox) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SideBySide, Backends, ::testing::Values("namespaces", "landlock"),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 // With user namespaces made unavailable (max_user_namespaces = 0 inside a user namespace of
 // the test, which needs no privilege), the lockbox's automatic choice is landlock, and the
