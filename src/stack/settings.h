@@ -20,7 +20,7 @@ struct Settings {
   // [sandbox] backend (Linux): "auto" (namespaces where the host allows them, else landlock),
   // "namespaces" or "landlock" (stackie-lockbox(1) BACKENDS).
   std::string sandbox_backend = "auto";
-  int api_port = 0;         // the HTTP API on 127.0.0.1:api_port (stackie-api(7)); 0 = off
+  int api_port = 0;  // the HTTP API on 127.0.0.1:api_port (stackie-api(7)); 0 = off
   bool operator==(const Settings&) const = default;
 };
 
