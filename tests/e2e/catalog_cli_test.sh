@@ -16,10 +16,10 @@ field() {  # field PYTHON-EXPRESSION over the JSON document `doc` on stdin
   python3 -c "import json, sys; doc = json.load(sys.stdin); print($1)"
 }
 
-out=$("$S" blocks --json 2>"$T/err"); check "blocks --json exits 1 when a definition is broken" 1 $?
+out=$(STACKIE_BLOCK_PATH=$T/blocks "$S" blocks --json 2>"$T/err"); check "blocks --json exits 1 when a definition is broken" 1 $?
 contains "the broken file is named with its position" "$(cat "$T/err")" "fixture.broken.yml:2:16: "
 names=$(printf '%s' "$out" | field '" ".join(b["name"] for b in doc["blocks"])')
-for name in stackie.postgres stackie.redis stackie.mariadb stackie.mysql stackie.memcached fixture.missing; do
+for name in stackie.postgres stackie.redis stackie.mariadb stackie.mysql fixture.missing; do
   contains "blocks lists $name" "$names" "$name"
 done
 out=$(STACKIE_BLOCK_PATH= "$S" blocks --json); check "blocks --json of the shipped catalog" 0 $?
@@ -54,12 +54,12 @@ equals "its vars with their defaults" \
 equals "its packages per OS" "$(printf '%s' "$out" | field 'doc["block"]["programs"][0]["packages"]')" \
   "{'apt': 'mariadb-server', 'brew': 'mariadb', 'winget': 'MariaDB.Server'}"
 contains "the definition's text" "$(printf '%s' "$out" | field 'doc["block"]["definition"]')" "mariadb-install-db"
-out=$(STACKIE_BLOCK_PATH= "$S" blocks show stackie.memcached); check "blocks show (text)" 0 $?
-contains "the var line" "$out" "^var *memory_mb (default: 64)"
-contains "then the file" "$out" "^stackie.memcached:$"
+out=$(STACKIE_BLOCK_PATH= "$S" blocks show stackie.mariadb); check "blocks show (text)" 0 $?
+contains "the var line" "$out" "^var *database (default: app)"
+contains "then the file" "$out" "^stackie.mariadb:$"
 out=$(STACKIE_BLOCK_PATH= "$S" blocks show stackie.postgress 2>&1); check "show of an unknown block" 1 $?
 equals "one line with a did-you-mean" "$out" \
-  "stackie: unknown block 'stackie.postgress': not in the block catalog (did you mean 'stackie.postgres'?)"
+  "stackie: unknown block 'stackie.postgress': not in the block catalog; did you mean 'stackie.postgres'?"
 "$S" blocks list >/dev/null 2>&1; check "an unknown subcommand is a usage error" 2 $?
 "$S" search >/dev/null 2>&1; check "search without a term is a usage error" 2 $?
 done_testing
