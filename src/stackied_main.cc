@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "base/directories.h"
+#include "base/posix_io.h"
 #include "base/version.h"
 #include "ipc/server.h"
 #include "spawn/passthrough_monitor.h"
@@ -83,7 +84,7 @@ void log_line(stackie::DaemonLogLevel level, const std::string& message) {
 // `stackie` starting a daemon learns the outcome.
 int daemonize(int* ready_fd) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  if (stackie::pipe_cloexec(fds) != 0) return -1;
   pid_t pid = ::fork();
   if (pid < 0) return -1;
   if (pid > 0) {

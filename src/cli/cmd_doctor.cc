@@ -1,10 +1,8 @@
 // `stackie doctor`: checks what the sandbox and the daemon need from this host, one line each,
 // OK or FAIL with the fix.
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,17 +10,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <span>
 #include <string>
 
-#include "base/cgroup_v2.h"
 #include "base/directories.h"
-#include "base/userns_diagnosis.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/doctor_checks.h"
 #include "stack/settings.h"
 
 namespace stackie::cli {
@@ -30,11 +26,11 @@ namespace stackie::cli {
 extern const char kDoctorUsage[] =
     "Usage: stackie doctor\n"
     "\n"
-    "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, that the daemon answers (a request with a deadline), how block\n"
-    "limits are enforced (a delegated cgroup v2 or rlimits, and why), and that storage is\n"
-    "writable with free space (a real write). Creates nothing. One line per check, OK or\n"
-    "FAIL with the fix.\n"
+    "Check the host: kernel version, what the sandbox needs (Linux: unprivileged user\n"
+    "namespaces, sysctls and a real unshare, and seccomp; macOS: Seatbelt), that the daemon\n"
+    "answers (a request with a deadline), how block limits are enforced (Linux: a delegated\n"
+    "cgroup v2 or rlimits, and why), and that storage is writable with free space (a real\n"
+    "write). Creates nothing. One line per check, OK or FAIL with the fix.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
 
@@ -48,19 +44,6 @@ struct Report {
     if (!ok) ++failures;
   }
 };
-
-// 0 when an unprivileged user namespace can be made, else the errno of unshare(CLONE_NEWUSER)
-// (in a child: this process stays as it is).
-int unshare_user_errno() {
-  pid_t pid = fork();
-  if (pid < 0) return errno;
-  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : errno & 0xff);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status)) return ECHILD;
-  return WEXITSTATUS(status);
-}
 
 // Below this much free space a stack's logs, state file and databases start failing.
 constexpr unsigned long long kLowSpaceBytes = 64ull << 20;
@@ -146,11 +129,7 @@ void report_limits(Report& report, const Json* daemon_status) {
       return;
     }
   }
-  auto cgroup = find_delegated_cgroup();
-  report.line(true,
-              "block limits (for a daemon started from here): " +
-                  (cgroup.ok() ? "cgroup v2 (" + cgroup->dir + ")"
-                               : "rlimits (no delegated cgroup: " + cgroup.error().message + ")"));
+  report.line(true, "block limits (for a daemon started from here): " + limits_enforcement_here());
 }
 
 }  // namespace
@@ -161,20 +140,8 @@ int run_doctor(std::span<char*> argv) {
   utsname uts{};
   uname(&uts);
   report.line(true, std::string("kernel ") + uts.sysname + " " + uts.release);
-  // The lockbox's own diagnosis (base/userns_diagnosis.h), so both say the same thing.
-  const int unshare_errno = unshare_user_errno();
-  const UsernsFacts facts = read_userns_facts(unshare_errno);
-  for (const UsernsSysctl& sysctl : userns_sysctls(facts))
-    report.line(!sysctl.forbids, sysctl.name + " = " + sysctl.value, "run: " + sysctl.fix);
-  report.line(unshare_errno == 0, "unshare(CLONE_NEWUSER) works",
-              userns_cause_and_fix(facts) + " (or run blocks with --no-sandbox)");
-  std::string seccomp;
-  std::ifstream status("/proc/self/status");
-  for (std::string l; std::getline(status, l);)
-    if (l.rfind("Seccomp:", 0) == 0) seccomp = l;
-  report.line(!seccomp.empty(),
-              "seccomp available (" + (seccomp.empty() ? "no Seccomp field" : seccomp) + ")",
-              "a kernel built with CONFIG_SECCOMP_FILTER");
+  for (const DoctorLine& check : sandbox_host_checks())
+    report.line(check.ok, check.what, check.fix);
   auto socket = daemon_socket_path();
   if (!socket.ok()) {
     report.line(false, "socket path", socket.error().message);

@@ -121,6 +121,11 @@ Status validate(const SandboxPolicy& policy) {
   for (int fd : policy.pass_fds) {
     if (fd < 3) return Error{0, "pass_fds holds " + std::to_string(fd) + "; fds 0-2 always pass"};
   }
+  for (const auto* ports : {&policy.serve_ports, &policy.connect_ports})
+    for (int port : *ports)
+      if (port < 1 || port > 65535)
+        return Error{0, (ports == &policy.serve_ports ? "serve_ports" : "connect_ports") +
+                            std::string(" holds ") + std::to_string(port) + "; a port is 1-65535"};
   return check_limits(policy.limits);
 }
 

@@ -54,6 +54,13 @@ struct SandboxPolicy {
   std::string storage_root;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
   ResourceLimits limits;      // none by default; the stack loader fills the block's
+  // `network: localhost` on a backend without a network namespace of its own (Seatbelt): the
+  // block shares the host's loopback, so the profile itself lets only declared ports cross. It
+  // may listen on 127.0.0.1 at `serve_ports` (its `serves`) and connect to 127.0.0.1 at
+  // `connect_ports` (what it `consumes`), nothing else. Linux ignores both: its own namespace
+  // and the daemon's forwarder already give that (DESIGN.md §6).
+  std::vector<int> serve_ports;
+  std::vector<int> connect_ports;
 
   bool operator==(const SandboxPolicy&) const = default;
 };

@@ -60,6 +60,26 @@ Result<uint64_t> get_count(const Json& object, const char* field) {
   return static_cast<uint64_t>(item->as_int());
 }
 
+// A list of integers (absent = empty: older senders).
+Result<std::vector<int>> get_ints(const Json& object, const char* field) {
+  std::vector<int> out;
+  const Json* array = object.find(field);
+  if (!array) return out;
+  if (!array->is_array()) return field_error(field, "an array of integers");
+  for (const Json& item : array->as_array()) {
+    if (!item.is_int() || item.as_int() < INT_MIN || item.as_int() > INT_MAX)
+      return field_error(field, "an array of integers");
+    out.push_back(static_cast<int>(item.as_int()));
+  }
+  return out;
+}
+
+Json ints_to_json(const std::vector<int>& values) {
+  Json array = Json::array();
+  for (int value : values) array.push_back(value);
+  return array;
+}
+
 }  // namespace
 
 std::string policy_to_json(const SandboxPolicy& policy) {
@@ -68,8 +88,6 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   Json environment = Json::array();
   for (const auto& [name, value] : policy.environment)
     environment.push_back(Json(Json::Array{name, value}));
-  Json fds = Json::array();
-  for (int fd : policy.pass_fds) fds.push_back(fd);
   return to_json(Json::object({
       {"v", 1},
       {"name", policy.name},
@@ -83,7 +101,9 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"working_dir", policy.working_dir},
       {"host_tmp_dir", policy.host_tmp_dir},
       {"storage_root", policy.storage_root},
-      {"pass_fds", std::move(fds)},
+      {"pass_fds", ints_to_json(policy.pass_fds)},
+      {"serve_ports", ints_to_json(policy.serve_ports)},
+      {"connect_ports", ints_to_json(policy.connect_ports)},
       {"limits", Json::object({
                      {"memory", static_cast<std::int64_t>(policy.limits.memory_bytes)},
                      {"pids", policy.limits.pids},
@@ -144,14 +164,12 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.host_tmp_dir = std::move(host_tmp_dir);
   STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
   policy.storage_root = std::move(storage_root);
-  if (const Json* fds = json.find("pass_fds")) {
-    if (!fds->is_array()) return field_error("pass_fds", "an array of integers");
-    for (const Json& item : fds->as_array()) {
-      if (!item.is_int() || item.as_int() < INT_MIN || item.as_int() > INT_MAX)
-        return field_error("pass_fds", "an array of integers");
-      policy.pass_fds.push_back(static_cast<int>(item.as_int()));
-    }
-  }
+  STACKIE_TRY_ASSIGN(pass_fds, get_ints(json, "pass_fds"));
+  policy.pass_fds = std::move(pass_fds);
+  STACKIE_TRY_ASSIGN(serve_ports, get_ints(json, "serve_ports"));
+  policy.serve_ports = std::move(serve_ports);
+  STACKIE_TRY_ASSIGN(connect_ports, get_ints(json, "connect_ports"));
+  policy.connect_ports = std::move(connect_ports);
   if (const Json* limits = json.find("limits")) {
     if (!limits->is_object()) return field_error("limits", "an object");
     STACKIE_TRY_ASSIGN(memory, get_count(*limits, "memory"));

@@ -21,6 +21,8 @@ const char kUsage[] =
     "  --storage-root DIR       open bind sources and --tmpdir below DIR from DIR, refusing\n"
     "                           any symlink on the way (a block may have planted one)\n"
     "  --net none|localhost|host  network namespace mode (default none)\n"
+    "  --serve PORT             macOS, --net localhost: may listen on 127.0.0.1:PORT\n"
+    "  --connect PORT           macOS, --net localhost: may connect to 127.0.0.1:PORT\n"
     "  --identity root|user     uid inside: 0 (default) or the caller's own\n"
     "  --setenv NAME VALUE      add a variable; nothing else of the environment passes\n"
     "  --pass-env NAME          add NAME with its value from this environment (if set), so a\n"
@@ -45,7 +47,9 @@ const char kUsage[] =
     "                           over the SOCK_SEQPACKET socket N (see stackie-lockbox(1))\n"
     "  --listen PORT            listen on 127.0.0.1:PORT inside, before COMMAND starts,\n"
     "                           and send the listener on the --net-fd socket\n"
-    "  --join PID               run COMMAND inside the running sandbox of PID\n"
+    "  --lifeline-fd N          macOS: kill every process of the block when fd N reads\n"
+    "                           a byte or end of file (the daemon holds the other end)\n"
+    "  --join PID               Linux: run COMMAND inside the running sandbox of PID\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
     "  -V, --version            print version, commit and sandbox backend\n"
@@ -187,14 +191,22 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(pids, parse_int(arg, text, kMinPids));
       policy.limits.pids = pids;
       options.policy_flags_used = true;
+    } else if (arg == "--serve" || arg == "--connect") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
+      if (port > 65535)
+        return usage_error(std::string(arg) + ": port " + std::string(text) + " out of range");
+      (arg == "--serve" ? policy.serve_ports : policy.connect_ports).push_back(port);
+      options.policy_flags_used = true;
     } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd" ||
-               arg == "--cgroup-fd") {
+               arg == "--cgroup-fd" || arg == "--lifeline-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
-      (arg == "--policy-fd"  ? options.policy_fd
-       : arg == "--error-fd" ? options.error_fd
-       : arg == "--net-fd"   ? options.net_fd
-                             : options.cgroup_fd) = fd;
+      (arg == "--policy-fd"   ? options.policy_fd
+       : arg == "--error-fd"  ? options.error_fd
+       : arg == "--net-fd"    ? options.net_fd
+       : arg == "--cgroup-fd" ? options.cgroup_fd
+                              : options.lifeline_fd) = fd;
     } else if (arg == "--listen") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
@@ -231,6 +243,10 @@ Status check_options(const Options& options) {
       (options.cgroup_fd == options.policy_fd || options.cgroup_fd == options.error_fd ||
        options.cgroup_fd == options.net_fd))
     return usage_error("--cgroup-fd must differ from --policy-fd, --error-fd and --net-fd");
+  if (options.lifeline_fd >= 0 &&
+      (options.lifeline_fd == options.policy_fd || options.lifeline_fd == options.error_fd ||
+       options.lifeline_fd == options.net_fd || options.lifeline_fd == options.cgroup_fd))
+    return usage_error("--lifeline-fd must differ from the other fds");
   if (options.join_pid != 0) {
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
     if (options.cgroup_fd >= 0) return usage_error("--join cannot take --cgroup-fd");

@@ -198,7 +198,16 @@ class BlockBuilder {
     if (spec_.def)
       return error_at(decl_.network->where, "network: outbound is for blocks of your own; '" +
                                                 block_.name + "' comes from the catalog");
-    if (on_host_network()) return {};  // unsandboxed: the host's network already
+    if (!block_.sandboxed) return {};  // unsandboxed: the host's network already
+    // The egress proxy listens inside the block's own network namespace (Linux). Without one
+    // the block shares the host's loopback, and its profile lets only declared ports cross:
+    // say so rather than run it without the network it asked for.
+    if (shares_host_loopback())
+      return error_at(decl_.network->where,
+                      "network: outbound needs a network namespace of the block's own (Linux "
+                      "only); on " +
+                          options_.os + " use 'platforms: {" + options_.os +
+                          ": {sandbox: false}}' for block '" + block_.name + "'");
     block_.outbound = true;
     for (const auto& pattern : decl_.egress) block_.egress_allow.push_back(pattern.text);
     std::set<int> used;
@@ -210,9 +219,17 @@ class BlockBuilder {
     return {};
   }
 
-  // On the host's network: unsandboxed, or sandboxed with `network: host`.
+  // On the host's network: unsandboxed, sandboxed with `network: host`, or `network:
+  // localhost` where sandboxes have no network namespace of their own (every OS but Linux):
+  // such a block listens and connects on the host's loopback itself, so its ports are host
+  // ports, and its profile lets only those cross (SandboxPolicy::serve_ports).
   bool on_host_network() const {
-    return !block_.sandboxed || block_.policy.network == NetworkMode::host;
+    return !block_.sandboxed || block_.policy.network == NetworkMode::host ||
+           shares_host_loopback();
+  }
+  bool shares_host_loopback() const {
+    return block_.sandboxed && block_.policy.network == NetworkMode::localhost &&
+           options_.os != "linux";
   }
 
   // Host ports first (DESIGN.md §6): ${serves.X} of a block on the host's network and
@@ -240,7 +257,8 @@ class BlockBuilder {
                               port.host_port != 0 ? port.host_port : port.port,
                               stack_.strict_ports || on_host_network(),
                               stack_.dir};
-      if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
+      if (on_host_network() && !shares_host_loopback() && port.host_port != 0 &&
+          port.host_port != port.port)
         return error_at(spec_.serves[i].port_where,
                         "'serves." + port.name + "' of '" + block_.name +
                             "' runs on the host's network: host_port must equal port");
@@ -254,6 +272,10 @@ class BlockBuilder {
       if (allocated->port != request.wanted)
         block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
     }
+    // Sharing the host's loopback, the block listens on its host port itself: that is its
+    // port, for ${serves.X}, its health check and its consumers alike.
+    if (shares_host_loopback())
+      for (auto& port : block_.serves) port.port = port.host_port;
     // A consumer on the host's network reaches a provider through its host port.
     if (on_host_network())
       for (auto& consume : block_.consumes)
@@ -398,7 +420,7 @@ class BlockBuilder {
     }
     if (ref.kind == "serves") {
       std::vector<std::string> known;
-      for (const auto& serve : spec_.serves) {
+      for (const auto& serve : block_.serves) {  // as allocated: see allocate_host_ports
         if (serve.name == name) return Expanded{std::to_string(serve.port), false};
         known.push_back(serve.name);
       }
@@ -541,7 +563,7 @@ class BlockBuilder {
       return {};
     }
     std::vector<std::string> known;
-    for (const auto& serve : spec_.serves) {
+    for (const auto& serve : block_.serves) {  // the ports as allocated (shared loopback)
       known.push_back(serve.name);
       if (serve.name == decl->port_name) health.port = serve.port;
     }
@@ -600,6 +622,11 @@ class BlockBuilder {
       for (const auto& path : ro) add(policy.read_only, path);
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
+    if (shares_host_loopback()) {
+      for (const auto& port : block_.serves) policy.serve_ports.push_back(port.host_port);
+      for (const auto& consume : block_.consumes)
+        policy.connect_ports.push_back(consume.local_port);
+    }
     return {};
   }
 
