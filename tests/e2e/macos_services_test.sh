@@ -10,11 +10,11 @@ set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
 . "$(dirname "$0")/lib.sh"
-[ "$(uname -s)" = Darwin ] || { echo "skip: macOS only"; exit 77; }
-[ "$(id -u)" != 0 ] || { echo "FAIL - run as yourself: postgres refuses root"; exit 1; }
+[ "$(uname -s)" = Darwin ] || skip_all "macOS only"
+[ "$(id -u)" != 0 ] || bail_out "run as yourself: postgres refuses root"
 for formula in postgresql@16 redis; do
   brew list --versions "$formula" >/dev/null 2>&1 ||
-    { echo "skip: Homebrew $formula missing (brew install postgresql@16 redis)"; exit 77; }
+    skip_all "Homebrew $formula missing (brew install postgresql@16 redis)"
 done
 
 bounded() { seconds=$1; shift; perl -e 'alarm shift; exec @ARGV or die "exec: $!"' "$seconds" "$@"; }
@@ -52,4 +52,5 @@ check "down" 0 $?
 left=$(pgrep -f "$T/home" 2>/dev/null | grep -v "^$$\$" || true)
 equals "no process of the stack survives down" "$left" ""
 
-[ "$fails" -eq 0 ] || { cat "$T/up.log"; exit 1; }
+[ "$fails" -eq 0 ] || sed 's/^/# /' "$T/up.log"
+done_testing
