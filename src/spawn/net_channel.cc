@@ -17,13 +17,14 @@ Result<NetChannel*> NetChannel::open(uv_loop_t* loop, int fd, Listeners on_liste
   auto* self = new NetChannel();
   self->fd_ = fd;
   self->on_listeners_ = std::move(on_listeners);
-  if (int rc = uv_poll_init(loop, &self->poll_, fd); rc != 0) {
+  if (int rc =
+          self->poll_.init([&](uv_poll_t* poll) { return uv_poll_init(loop, poll, fd); }, self);
+      rc != 0) {
     ::close(fd);
     delete self;
     return Error{rc, std::string("net channel: ") + uv_strerror(rc)};
   }
-  self->poll_.data = self;
-  uv_poll_start(&self->poll_, UV_READABLE, [](uv_poll_t* handle, int, int) {
+  uv_poll_start(self->poll_.get(), UV_READABLE, [](uv_poll_t* handle, int, int) {
     static_cast<NetChannel*>(handle->data)->on_readable();
   });
   return self;
@@ -117,7 +118,7 @@ void NetChannel::deliver(Result<int> socket) {
 
 void NetChannel::fail_all(int status) {
   broken_ = true;
-  if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&poll_))) uv_poll_stop(&poll_);
+  if (poll_) uv_poll_stop(poll_.get());
   auto failed = std::move(in_flight_);
   for (auto& done : waiting_) failed.push_back(std::move(done));
   in_flight_.clear();
@@ -132,10 +133,10 @@ void NetChannel::close() {
   fail_all(UV_ECANCELED);
   closed_ = true;
   on_listeners_ = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), [](uv_handle_t* handle) {
-    auto* self = static_cast<NetChannel*>(handle->data);
-    ::close(self->fd_);
-    delete self;
+  // The fd is closed only once libuv no longer polls it, then the channel frees itself.
+  poll_.close([this] {
+    ::close(fd_);
+    delete this;
   });
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "spawn/spawner.h"
 
 namespace stackie::spawn_detail {
@@ -32,7 +33,7 @@ class NetChannel {
   void fail_all(int status);
   void deliver(Result<int> socket);
 
-  uv_poll_t poll_{};
+  UvHandle<uv_poll_t> poll_;
   int fd_ = -1;
   Listeners on_listeners_;
   std::deque<SocketDone> in_flight_;  // sent, waiting for the reply

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <memory>
 
 namespace stackie::spawn_detail {
 
@@ -59,19 +60,13 @@ Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, 
   options.exit_cb = &ProcessCore::on_process_exit;
   if (plan.new_session) options.flags |= UV_PROCESS_DETACHED;
 
-  auto* core = new ProcessCore();
+  auto core = std::unique_ptr<ProcessCore>(new ProcessCore());
   core->on_exit_ = std::move(on_exit);
-  int rc = uv_spawn(loop, &core->handle_, &options);
-  if (rc != 0) {
-    // uv_spawn initialises the handle even on failure; it must still be closed.
-    core->running_ = false;
-    core->orphaned_ = true;
-    core->close();
+  // UvHandle::spawn closes the handle itself when uv_spawn fails.
+  if (int rc = core->handle_.spawn(loop, options, core.get()); rc != 0)
     return Error{rc, "cannot run " + plan.argv[0] + ": " + uv_strerror(rc)};
-  }
-  core->handle_.data = core;
-  core->pid_ = core->handle_.pid;
-  return core;
+  core->pid_ = core->handle_.get()->pid;
+  return core.release();
 }
 
 void ProcessCore::on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal) {
@@ -97,10 +92,7 @@ void ProcessCore::orphan(const std::function<void()>& kill_all) {
 }
 
 void ProcessCore::close() {
-  if (uv_is_closing(reinterpret_cast<uv_handle_t*>(&handle_))) return;
-  handle_.data = this;
-  uv_close(reinterpret_cast<uv_handle_t*>(&handle_),
-           [](uv_handle_t* h) { delete static_cast<ProcessCore*>(h->data); });
+  handle_.close([this] { delete this; });  // idempotent: a second call finds no handle
 }
 
 }  // namespace stackie::spawn_detail

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "spawn/spawner.h"
 
 namespace stackie::spawn_detail {
@@ -38,7 +39,7 @@ class ProcessCore {
  private:
   static void on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal);
   void close();
-  uv_process_t handle_{};
+  UvHandle<uv_process_t> handle_;
   int pid_ = 0;
   bool running_ = true;
   bool orphaned_ = false;

@@ -19,17 +19,11 @@ namespace stackie {
 
 namespace {
 
-uv_timer_t* new_timer(uv_loop_t* loop, void* data) {
-  auto* timer = new uv_timer_t;
-  uv_timer_init(loop, timer);
-  timer->data = data;
+UvHandle<uv_timer_t> new_timer(uv_loop_t* loop, void* data) {
+  UvHandle<uv_timer_t> timer;
+  // uv_timer_init only records the loop: it cannot fail.
+  timer.init([loop](uv_timer_t* t) { return uv_timer_init(loop, t); }, data);
   return timer;
-}
-
-void close_timer(uv_timer_t* timer) {
-  uv_timer_stop(timer);
-  uv_close(reinterpret_cast<uv_handle_t*>(timer),
-           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
 uint64_t wall_clock_ms() {
@@ -61,8 +55,6 @@ BlockRunner::~BlockRunner() {
   probe_.reset();
   consume_forwards_.clear();
   egress_.reset();
-  close_timer(timer_);
-  close_timer(probe_timer_);
   process_.reset();  // SIGKILL of the whole sandbox if still running
   close_pipes();
 }
@@ -87,7 +79,7 @@ bool BlockRunner::move(BlockEvent event, std::string reason) {
 }
 
 void BlockRunner::start() {
-  if (state_ == BlockState::backoff) uv_timer_stop(timer_);
+  if (state_ == BlockState::backoff) uv_timer_stop(timer_.get());
   if (move(BlockEvent::start)) launch();
 }
 
@@ -193,8 +185,8 @@ void BlockRunner::after_exit(const ExitStatus& status) {
     record.code = 0;
   }
   last_exit_ = std::move(record);
-  uv_timer_stop(probe_timer_);
-  uv_timer_stop(timer_);
+  uv_timer_stop(probe_timer_.get());
+  uv_timer_stop(timer_.get());
   probe_.reset();
   consume_forwards_.clear();
   egress_.reset();
@@ -312,7 +304,7 @@ void BlockRunner::became_alive() {
 void BlockRunner::arm_timer(Milliseconds delay, void (*fire)(BlockRunner&)) {
   timer_fire_ = fire;
   uv_timer_start(
-      timer_,
+      timer_.get(),
       [](uv_timer_t* t) {
         auto* self = static_cast<BlockRunner*>(t->data);
         self->timer_fire_(*self);
@@ -322,7 +314,7 @@ void BlockRunner::arm_timer(Milliseconds delay, void (*fire)(BlockRunner&)) {
 
 void BlockRunner::schedule_probe(Milliseconds delay) {
   uv_timer_start(
-      probe_timer_, [](uv_timer_t* t) { static_cast<BlockRunner*>(t->data)->probe(); },
+      probe_timer_.get(), [](uv_timer_t* t) { static_cast<BlockRunner*>(t->data)->probe(); },
       static_cast<uint64_t>(delay.count()), 0);
 }
 
@@ -366,7 +358,7 @@ void BlockRunner::probe_result(bool healthy, const std::string& detail) {
   if (state_ == BlockState::starting) why = never_healthy_hint(age, detail);
   move(BlockEvent::unhealthy, why);
   stop_cause_ = StopCause::unhealthy;
-  uv_timer_stop(probe_timer_);
+  uv_timer_stop(probe_timer_.get());
   // Stop it as `down` would; the exit then goes to the restart policy.
   (void)process_->signal(spec_.stop_signal);
   arm_timer(spec_.stop_timeout, [](BlockRunner& self) {
@@ -380,7 +372,7 @@ void BlockRunner::stop() {
   switch (state_) {
     case BlockState::created:
     case BlockState::backoff:
-      uv_timer_stop(timer_);
+      uv_timer_stop(timer_.get());
       move(BlockEvent::stop, "stopped");
       return;
     case BlockState::starting:
@@ -391,7 +383,7 @@ void BlockRunner::stop() {
     case BlockState::stopped:
     case BlockState::failed: return;
   }
-  uv_timer_stop(probe_timer_);
+  uv_timer_stop(probe_timer_.get());
   probe_.reset();
   move(BlockEvent::stop);
   stop_cause_ = StopCause::requested;

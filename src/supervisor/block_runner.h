@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "spawn/spawner.h"
 #include "stack/stack_model.h"
 #include "supervisor/block_logs.h"
@@ -128,9 +129,9 @@ class BlockRunner {
 
   // One timer for the state-exclusive waits: start_period (starting), backoff delay
   // (backoff), stop timeout (stopping). A second one paces health probes.
-  uv_timer_t* timer_ = nullptr;
+  UvHandle<uv_timer_t> timer_;
   void (*timer_fire_)(BlockRunner&) = nullptr;
-  uv_timer_t* probe_timer_ = nullptr;
+  UvHandle<uv_timer_t> probe_timer_;
   std::unique_ptr<ProbeHandle> probe_;
   int probe_failures_ = 0;
   bool exec_seen_ = false;  // on_exec came before spawn() returned
