@@ -25,6 +25,7 @@ const std::array kCommands = std::to_array<Command>({
     Command{"daemon", "start, stop, query or install stackied as a service", kDaemonUsage,
             run_daemon},
     Command{"doctor", "check the host for sandboxing and the daemon", kDoctorUsage, run_doctor},
+    Command{"mcp", "serve the Model Context Protocol on stdio (for AI agents)", kMcpUsage, run_mcp},
 });
 
 }  // namespace

@@ -34,5 +34,7 @@ int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"
 int run_daemon_uninstall(std::span<char*> argv);
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
+int run_mcp(std::span<char*> argv);
+extern const char kMcpUsage[];
 
 }  // namespace stackie::cli

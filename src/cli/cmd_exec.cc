@@ -16,6 +16,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/exec_plan.h"
 #include "cli/exec_relay.h"
 
 extern char** environ;  // POSIX names it; no standard header declares it
@@ -55,31 +56,15 @@ int run_exec(std::span<char*> argv) {
   if (const char* term = std::getenv("TERM");
       term && environment.is_object() && !environment.contains("TERM"))
     environment.set("TERM", term);
-  std::string cwd = r["cwd"].string_or("");
-  std::vector<std::string> words;
-  if (r["lockbox"].is_string()) {
-    words = {r["lockbox"].as_string(), "--join", std::to_string(r["join_pid"].int_or(0))};
-    // Names only on the command line: the values travel in the launcher's environment.
-    if (environment.is_object())
-      for (const auto& [name, value] : environment.as_object()) {
-        words.emplace_back("--pass-env");
-        words.push_back(name);
-      }
-    if (!cwd.empty()) words.insert(words.end(), {"--chdir", cwd});
-    // The lockbox checks it joins this sandbox: the pid may have been recycled meanwhile.
-    if (std::string id = r["sandbox_id"].string_or(""); !id.empty())
-      words.insert(words.end(), {"--name", id});
-    words.emplace_back("--");
-  } else if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
-  }
+  ExecPlan plan = exec_plan(r, environment);
+  if (!plan.sandboxed() && !plan.cwd.empty() && ::chdir(plan.cwd.c_str()) != 0)
+    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", plan.cwd.c_str(),
+                 std::strerror(errno));
+  std::vector<std::string> words = plan.prefix;
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
   // PATH is the block's when execvp searches).
-  std::vector<std::string> block_env;
-  if (environment.is_object())
-    for (const auto& [name, value] : environment.as_object())
-      block_env.push_back(name + "=" + value.string_or(""));
+  std::vector<std::string>& block_env = plan.env;
   std::fflush(stdout);
   if (r["lockbox"].is_string()) {
     auto status = run_relayed(words, block_env);

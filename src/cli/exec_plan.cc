@@ -1,0 +1,29 @@
+#include "cli/exec_plan.h"
+
+namespace stackie::cli {
+
+ExecPlan exec_plan(const Json& reply, const Json& environment) {
+  ExecPlan plan;
+  plan.cwd = reply["cwd"].string_or("");
+  if (reply["lockbox"].is_string()) {
+    plan.prefix = {reply["lockbox"].as_string(), "--join",
+                   std::to_string(reply["join_pid"].int_or(0))};
+    // Names only on the command line: the values travel in the launcher's environment.
+    if (environment.is_object())
+      for (const auto& [name, value] : environment.as_object()) {
+        plan.prefix.emplace_back("--pass-env");
+        plan.prefix.push_back(name);
+      }
+    if (!plan.cwd.empty()) plan.prefix.insert(plan.prefix.end(), {"--chdir", plan.cwd});
+    // The lockbox checks it joins this sandbox: the pid may have been recycled meanwhile.
+    if (std::string id = reply["sandbox_id"].string_or(""); !id.empty())
+      plan.prefix.insert(plan.prefix.end(), {"--name", id});
+    plan.prefix.emplace_back("--");
+  }
+  if (environment.is_object())
+    for (const auto& [name, value] : environment.as_object())
+      plan.env.push_back(name + "=" + value.string_or(""));
+  return plan;
+}
+
+}  // namespace stackie::cli
