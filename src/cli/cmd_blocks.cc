@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -205,12 +206,10 @@ int show(const Catalog& catalog, const std::string& name, bool json) {
   return kExitOk;
 }
 
-}  // namespace
-
-int run_blocks(std::span<char*> argv) {
-  ArgWalker args("blocks", argv);
-  bool json = false;
-  std::vector<std::string> words;
+// The words and --json of `blocks` and `search`; an exit status when an option is unknown.
+std::optional<int> read_words(const char* verb, std::span<char*> argv, bool& json,
+                              std::vector<std::string>& words) {
+  ArgWalker args(verb, argv);
   while (!args.done()) {
     if (args.flag("", "--json"))
       json = true;
@@ -218,9 +217,18 @@ int run_blocks(std::span<char*> argv) {
       words.emplace_back(args.current());
       args.next();
     } else {
-      return usage_error("blocks", "unknown option '" + std::string(args.current()) + "'");
+      return usage_error(verb, "unknown option '" + std::string(args.current()) + "'");
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_blocks(std::span<char*> argv) {
+  bool json = false;
+  std::vector<std::string> words;
+  if (auto bad = read_words("blocks", argv, json, words)) return *bad;
   Catalog catalog = current_catalog();
   if (words.empty()) {
     bool failed = false;
@@ -236,19 +244,9 @@ int run_blocks(std::span<char*> argv) {
 }
 
 int run_search(std::span<char*> argv) {
-  ArgWalker args("search", argv);
   bool json = false;
   std::vector<std::string> words;
-  while (!args.done()) {
-    if (args.flag("", "--json"))
-      json = true;
-    else if (args.current().empty() || args.current()[0] != '-') {
-      words.emplace_back(args.current());
-      args.next();
-    } else {
-      return usage_error("search", "unknown option '" + std::string(args.current()) + "'");
-    }
-  }
+  if (auto bad = read_words("search", argv, json, words)) return *bad;
   if (words.size() != 1) return usage_error("search", "give one search TERM");
   Catalog catalog = current_catalog();
   bool failed = false;
