@@ -266,17 +266,13 @@ Result<int> run_relayed(const std::vector<std::string>& argv, const std::vector<
   auto report = make_pipe();
   if (!report.ok()) return report.take_error();
 
-  std::vector<std::string> args_copy = argv, env_copy = env;
-  std::vector<char*> args, envp;
-  for (auto& a : args_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  for (auto& e : env_copy) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  ExecVectors exec_vectors(argv, env);
 
   RawMode raw;
   if (pty && !raw.enter(0)) return system_error(errno, "set the terminal to raw mode");
   pid_t child = fork();
-  if (child == 0) exec_child(*wiring, args.data(), envp.data(), report->second.get());
+  if (child == 0)
+    exec_child(*wiring, exec_vectors.argv(), exec_vectors.envp(), report->second.get());
   if (child < 0) return system_error(errno, "fork");
   // Only the child holds CMD's ends now: EOF and EIO on ours mean CMD (and all it started)
   // closed them.

@@ -5,7 +5,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 
@@ -43,6 +45,24 @@ bool set_flag(int fd, int fd_flag, int status_flag);
 
 // Both ends close-on-exec: {read end, write end}.
 Result<std::pair<Fd, Fd>> make_pipe();
+
+// argv and envp as execve(2) takes them, built before fork(): the child must not allocate.
+class ExecVectors {
+ public:
+  ExecVectors(std::vector<std::string> argv, std::vector<std::string> env)
+      : strings_{std::move(argv), std::move(env)} {
+    for (int i = 0; i < 2; ++i) {
+      for (auto& s : strings_[i]) pointers_[i].push_back(s.data());
+      pointers_[i].push_back(nullptr);
+    }
+  }
+  char** argv() { return pointers_[0].data(); }
+  char** envp() { return pointers_[1].data(); }
+
+ private:
+  std::vector<std::string> strings_[2];
+  std::vector<char*> pointers_[2];
+};
 
 // The caller's terminal in raw mode for as long as this lives: every key goes to CMD's pty
 // as typed, and the pty's own line discipline (set up like the caller's) does the rest.

@@ -75,18 +75,13 @@ Result<CapturedRun> run_captured(const std::vector<std::string>& argv,
   if (!err.ok()) return err.take_error();
   auto report = make_pipe();
   if (!report.ok()) return report.take_error();
-  std::vector<std::string> args_copy = argv, env_copy = env;
-  std::vector<char*> args, envp;
-  for (auto& a : args_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  for (auto& e : env_copy) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  ExecVectors exec_vectors(argv, env);
   std::string directory = cwd.empty() ? "/" : cwd;
 
   pid_t child = fork();
   if (child == 0)
-    exec_child(out->second.get(), err->second.get(), args.data(), envp.data(), directory.c_str(),
-               search_path, report->second.get());
+    exec_child(out->second.get(), err->second.get(), exec_vectors.argv(), exec_vectors.envp(),
+               directory.c_str(), search_path, report->second.get());
   if (child < 0) return system_error(errno, "fork");
   setpgid(child, child);  // as the child does: a timeout may come before it ran that far
   out->second.reset();
