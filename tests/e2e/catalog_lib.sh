@@ -59,7 +59,10 @@ kill_daemon() {
   kill -9 "$daemon"
   for _ in $(seq 30); do
     left=
-    for pid in $tree; do [ -d "/proc/$pid" ] && left="$left $pid"; done
+    for pid in $tree; do  # a zombie is dead, waiting for the machine's init to reap it
+      state=$(sed 's/^.*) \([A-Za-z]\) .*/\1/' "/proc/$pid/stat" 2>/dev/null) || continue
+      [ -n "$state" ] && [ "$state" != Z ] && left="$left $pid"
+    done
     [ -z "$left" ] && return 0
     sleep 0.2
   done
