@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/posix_io.h"
 #include "ipc/peer_cred.h"
 #include "ipc/socket_file.h"
 
@@ -87,7 +88,7 @@ void Client::close() {
 
 Result<Client> Client::connect(const std::string& socket_path, ClientOptions options) {
   STACKIE_TRY(check_socket_path(socket_path));
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int fd = socket_cloexec(AF_UNIX, SOCK_STREAM, true);
   if (fd < 0) return system_error(errno, "cannot create a socket");
   Client client(fd, options);
 
@@ -128,7 +129,7 @@ Status Client::write_all(std::string_view bytes) {
   if (fd_ < 0) return Error{UV_EBADF, "the connection to the daemon is closed"};
   const auto deadline = deadline_after(options_.idle_timeout);
   while (!bytes.empty()) {
-    const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    const ssize_t sent = send_nosignal(fd_, bytes.data(), bytes.size());
     if (sent > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(sent));
       continue;
