@@ -34,10 +34,7 @@ std::string normalize_path(const std::string& absolute) {
 }
 
 std::string executable_dir() {
-  char buffer[PATH_MAX];
-  ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (length <= 0) return "";
-  std::string path(buffer, static_cast<size_t>(length));
+  std::string path = executable_path();
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }

@@ -1,5 +1,5 @@
 // Path strings, and where an installed binary finds its own files. Pure string work except
-// executable_dir(), which reads /proc/self/exe.
+// executable_dir(), which asks executable_path().
 #pragma once
 
 #include <string>
@@ -8,6 +8,9 @@ namespace stackie {
 
 // The directory of the running executable (empty when unknown).
 std::string executable_dir();
+// The running program's absolute path, or "" when unknown. One file per platform:
+// executable_path_linux.cc (/proc/self/exe), executable_path_macos.cc (_NSGetExecutablePath).
+std::string executable_path();
 
 // The install prefix an installed binary runs from: `exe_dir` without its trailing `bindir`
 // (Meson's bindir option, relative to the prefix: "bin"). Empty when `exe_dir` does not end in

@@ -1,0 +1,14 @@
+#include <limits.h>
+#include <unistd.h>
+
+#include "base/fs_path.h"
+
+namespace stackie {
+
+std::string executable_path() {
+  char buffer[PATH_MAX];
+  ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  return length > 0 ? std::string(buffer, static_cast<size_t>(length)) : std::string();
+}
+
+}  // namespace stackie
