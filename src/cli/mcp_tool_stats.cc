@@ -22,8 +22,8 @@ ToolAnswer get_sandbox_stats(DaemonLink& daemon, const Json& arguments) {
   }
   auto stats = daemon.call("stats", params);
   if (!stats.ok()) return tool_error("stats: " + stats.error().message);
-  return tool_json(Json::object(
-      {{"interval_ms", (*stats)["interval_ms"]}, {"sandboxes", (*stats)["blocks"]}}));
+  return tool_json(
+      Json::object({{"interval_ms", (*stats)["interval_ms"]}, {"sandboxes", (*stats)["blocks"]}}));
 }
 
 }  // namespace

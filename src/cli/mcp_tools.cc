@@ -259,8 +259,9 @@ std::vector<Tool> block_tools() {
   Json signal = Json::object({{"type", "string"},
                               {"minLength", 1},
                               {"maxLength", 16},
-                              {"description", "a signal name or number: SIGTERM, TERM, 15 "
-                                              "(default SIGKILL)"}});
+                              {"description",
+                               "a signal name or number: SIGTERM, TERM, 15 "
+                               "(default SIGKILL)"}});
   return {
       Tool{"list_sandboxes", "List sandboxes",
            "Every block of the user's stacks (or of one stack) with its sandbox id, state, "
