@@ -42,7 +42,7 @@ void DaemonHandlers::exec_run(Session session, const Json& params) {
   if (!timeout_s.is_null() && (!timeout_s.is_int() || timeout_s.as_int() < 1 ||
                                timeout_s.as_int() > kExecCaptureMostTimeout.count()))
     return session.fail(errc::kInvalidParams, "\"timeout_s\" must be 1..300");
-  if (exec_runs_ >= kMostExecRuns)
+  if (*exec_runs_ >= kMostExecRuns)
     return session.fail(errc::kBusy, "16 commands are running in blocks already; try again");
 
   const StackRunner* stack = daemon_.supervisor().stack(target->stack);
@@ -70,11 +70,11 @@ void DaemonHandlers::exec_run(Session session, const Json& params) {
   if (request.argv == *words) request.cwd = runner->spec().policy.working_dir;
   request.timeout = std::chrono::seconds(timeout_s.int_or(kExecCaptureDefaultTimeout.count()));
 
-  ++exec_runs_;
+  ++*exec_runs_;
   auto timeout = request.timeout;
   run_exec_capture(daemon_.supervisor().loop(), request,
-                   [this, session, timeout](Result<CapturedExit> exit) mutable {
-                     --exec_runs_;
+                   [runs = exec_runs_, session, timeout](Result<CapturedExit> exit) mutable {
+                     --*runs;
                      if (!exit.ok()) return session.fail(errc::kFailed, exit.error().message);
                      session.reply(captured_exit_json(*exit, timeout, kExecCaptureCap));
                    });

@@ -72,7 +72,9 @@ class DaemonHandlers final : public ipc::Handler {
   std::map<uint64_t, uint64_t> event_followers_;  // session serial -> bus subscription
   // `stats` requests in progress (their timer is the only sampling there is), by serial.
   std::map<uint64_t, std::unique_ptr<StatsWatch>> stats_watches_;
-  size_t exec_runs_ = 0;  // `exec.run` commands not yet answered
+  // `exec.run` commands not yet answered; shared with their callbacks, which may outlive this
+  // object when the daemon stops while one runs.
+  std::shared_ptr<size_t> exec_runs_ = std::make_shared<size_t>(0);
 };
 
 }  // namespace stackie
