@@ -38,10 +38,10 @@ int lockbox_signal(const ExitStatus& status, SandboxKind kind) {
 
 std::string describe_exit(const ExitStatus& status, SandboxKind kind) {
   if (!status.setup_error.empty()) return status.setup_error;
-  if (status.term_signal != 0) return "killed by " + exit_signal_name(status.term_signal);
+  if (status.term_signal != 0) return "killed by " + signal_name(status.term_signal);
   int64_t code = status.exit_status;
   if (int signum = lockbox_signal(status, kind); signum != 0)
-    return "killed by " + exit_signal_name(signum);
+    return "killed by " + signal_name(signum);
   if (code == 126) return "exit status 126: command not executable";
   if (code == 127) return "exit status 127: command not found";
   return "exit status " + std::to_string(code);
