@@ -213,6 +213,19 @@ Routed route(const HttpRequest& request) {
       plan.collect_field = "lines";
       return accept(std::move(plan));
     }
+    if (action == "exec") {
+      // The command in the body, {"argv": [...], "timeout_s": N}: run by the daemon with its
+      // output captured (IPC `exec.run`), never relayed to a terminal.
+      if (verb != "POST") return refuse(405, "method_not_allowed", "POST a command to exec");
+      Result<Json> body = parse_json(request.body);
+      if (!body.ok() || !body->is_object())
+        return refuse(400, "bad_request", "the body must be a JSON object {\"argv\": [...]}");
+      plan.method = "exec.run";
+      plan.params.set("block", block);
+      plan.params.set("argv", (*body)["argv"]);
+      if (!(*body)["timeout_s"].is_null()) plan.params.set("timeout_s", (*body)["timeout_s"]);
+      return accept(std::move(plan));
+    }
     return refuse(404, "not_found", "no such block action: " + action);
   }
   if (area == "events" && parts.size() == 2 && verb == "GET") {

@@ -21,20 +21,20 @@ namespace stackie {
 using ipc::Session;
 namespace errc = ipc::errc;
 
-namespace {
-
-uint64_t wall_ms() {
-  using namespace std::chrono;
-  return static_cast<uint64_t>(
-      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
-}
-
 std::string_view code_for(const Error& error) {
   if (error.code == UV_ENOENT) return errc::kNotFound;
   if (error.code == UV_EBUSY) return errc::kBusy;
   if (error.code == UV_ECANCELED) return errc::kShuttingDown;
   if (error.code == UV_EINVAL) return errc::kInvalidParams;
   return errc::kFailed;
+}
+
+namespace {
+
+uint64_t wall_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 std::string_view health_of(BlockState state, bool has_health_check) {
@@ -252,6 +252,7 @@ void DaemonHandlers::on_request(Session session, const ipc::Request& request) {
   if (m == "status") return status(session, params);
   if (m == "logs") return logs(session, params);
   if (m == "exec") return exec(session, params);
+  if (m == "exec.run") return exec_run(session, params);
   if (m == "restart" || m == "stop" || m == "start") return block_action(session, params, m);
   if (m == "kill") return kill(session, params);
   if (m == "events") return events(session, params);

@@ -57,8 +57,8 @@ TEST(McpTools, EveryToolIsListedWithASchemaTheCheckerKnows) {
   }
   for (const char* wanted :
        {"list_sandboxes", "inspect_sandbox", "start_sandbox", "stop_sandbox", "restart_sandbox",
-        "get_sandbox_logs", "exec_in_sandbox", "search_sandbox_logs", "get_health_status",
-        "summarise_sandbox_health"})
+        "kill_sandbox", "get_sandbox_logs", "exec_in_sandbox", "search_sandbox_logs",
+        "get_sandbox_stats", "get_health_status", "summarise_sandbox_health"})
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   EXPECT_EQ(describe_tools(tools).size(), tools.size());
 }
@@ -94,6 +94,11 @@ TEST(McpTools, BadArgumentsAreToolErrorsAndNeverReachTheDaemon) {
                 "context: must be at most 20"},
            Case{"search_sandbox_logs", R"({"sandbox":"web","pattern":"x","level":"loud"})",
                 "level: must be one of"},
+           Case{"kill_sandbox", R"({"sandbox":"web","signal":""})", "signal: must not be empty"},
+           Case{"kill_sandbox", R"({"signal":"TERM"})", "sandbox: is required"},
+           Case{"get_sandbox_stats", R"({"interval_ms":50})", "interval_ms: must be at least 100"},
+           Case{"get_sandbox_stats", R"({"sandbox":"web","follow":true})",
+                "follow: is not an argument"},
        }) {
     Json result = call(tools, daemon, c.tool, c.arguments);
     EXPECT_TRUE(result["isError"].bool_or(false)) << c.tool << " " << c.arguments;
@@ -131,6 +136,32 @@ TEST(McpTools, LogsAskTheDaemonForTheBlockAndStream) {
   EXPECT_TRUE(daemon.last_params["since"].is_int());
   EXPECT_EQ(result["structuredContent"]["count"], Json(2));
   EXPECT_NE(result["content"][0]["text"].string_or("").find("stdout two"), std::string::npos);
+}
+
+TEST(McpTools, KillSendsTheNamedSignalOrNoneForTheDaemonsDefault) {
+  auto tools = all_tools();
+  FakeDaemon daemon;
+  Json result = call(tools, daemon, "kill_sandbox", R"({"sandbox":"web","signal":"TERM"})");
+  EXPECT_FALSE(result["isError"].bool_or(true)) << to_json(result);
+  ASSERT_EQ(daemon.methods, std::vector<std::string>{"kill"});
+  EXPECT_EQ(daemon.last_params["block"].string_or(""), "web");
+  EXPECT_EQ(daemon.last_params["signal"].string_or(""), "TERM");
+  call(tools, daemon, "kill_sandbox", R"({"sandbox":"shop/web"})");
+  EXPECT_TRUE(daemon.last_params["signal"].is_null());  // the daemon's default: SIGKILL
+}
+
+TEST(McpTools, StatsAskOnceForOneBlockOrEvery) {
+  auto tools = all_tools();
+  FakeDaemon daemon;
+  call(tools, daemon, "get_sandbox_stats", R"({"sandbox":"web","interval_ms":200})");
+  ASSERT_EQ(daemon.methods, std::vector<std::string>{"stats"});
+  EXPECT_EQ(to_json(daemon.last_params["blocks"]), R"(["web"])");
+  EXPECT_EQ(daemon.last_params["interval_ms"].int_or(0), 200);
+  EXPECT_FALSE(daemon.last_params["follow"].bool_or(true));  // one answer, never a stream
+  call(tools, daemon, "get_sandbox_stats", R"({"stack":"shop"})");
+  EXPECT_TRUE(daemon.last_params["blocks"].is_null());
+  EXPECT_EQ(daemon.last_params["stack"].string_or(""), "shop");
+  EXPECT_EQ(daemon.last_params["interval_ms"].int_or(0), 1000);
 }
 
 TEST(McpTools, AnInvalidRegexIsAToolError) {
