@@ -126,9 +126,10 @@ std::string pane_title(const TopModel& model) {
   return title + " ";
 }
 
+// The most needed first: a narrow terminal cuts the end.
 const char kKeys[] =
-    "up/down select  a one/all logs  r restart  x stop  s start  e shell  / filter  "
-    "PgUp/PgDn scroll  q quit";
+    "q quit  up/down select  a one/all logs  r restart  x stop  s start  e shell  / filter  "
+    "PgUp/PgDn scroll";
 
 }  // namespace
 

@@ -39,7 +39,9 @@ void ForegroundUp::print_line(const Json& line) {
   // The block wrote this text: it reaches the terminal without its control characters.
   std::string out;
   if (color_) out += std::string("\033[") + kColors[slot % 6] + "m";
-  out += terminal_safe(name) + " |";
+  std::string shown = terminal_safe(name);
+  if (shown.size() < name_width_) shown.append(name_width_ - shown.size(), ' ');  // aligned
+  out += shown + " |";
   if (color_) out += "\033[0m";
   out += " " + terminal_safe(line["text"].string_or("")) + "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -53,6 +55,7 @@ int ForegroundUp::follow(ipc::Client& client, const std::string& stack,
                                                 {"tail", kEveryLine},
                                                 {"follow", true}}));
   if (!logs.ok()) return report_transport_error(logs.error());
+  for (const auto& block : blocks) name_width_ = std::max(name_width_, block.size());
   std::printf("following the logs of every block; Ctrl-C stops the stack\n");
   std::fflush(stdout);
   while (!interrupted()) {

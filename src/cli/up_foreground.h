@@ -43,6 +43,7 @@ class ForegroundUp {
   SignalPipe signals_;
   int signal_ = 0;                    // the first stopping signal
   std::vector<std::string> colored_;  // blocks in the order first seen: their colour slot
+  size_t name_width_ = 0;             // the longest block name: the lines' text aligned
 };
 
 }  // namespace stackie::cli

@@ -14,6 +14,12 @@
 namespace stackie::cli {
 namespace {
 
+Json array_of(std::initializer_list<Json> items) {
+  Json out = Json::array();
+  for (const auto& item : items) out.push_back(item);
+  return out;
+}
+
 Json ps_row(const char* name, const char* state, int64_t restarts = 0) {
   return Json::object(
       {{"stack", "shop"},
@@ -23,7 +29,7 @@ Json ps_row(const char* name, const char* state, int64_t restarts = 0) {
        {"pid", 4242},
        {"uptime_s", 65},
        {"restarts", restarts},
-       {"ports", Json::array({Json::object(
+       {"ports", array_of({Json::object(
                      {{"name", "http"}, {"host", "127.0.0.1:8080"}, {"sandbox", 80}})})}});
 }
 
@@ -89,12 +95,12 @@ TEST(TopModel, OtherStacksAreNotOurs) {
 
 TEST(TopModel, StatsFillCpuAndMemoryAndAStoppedBlockHasNone) {
   TopModel model = two_blocks();
-  model.apply_stats(Json::object({{"blocks", Json::array({Json::object({{"stack", "shop"},
-                                                                        {"name", "db"},
-                                                                        {"state", "running"},
-                                                                        {"cpu_percent", 12.5},
-                                                                        {"memory_bytes", 3 << 20},
-                                                                        {"uptime_s", 70}})})}}));
+  model.apply_stats(Json::object({{"blocks", array_of({Json::object({{"stack", "shop"},
+                                                                     {"name", "db"},
+                                                                     {"state", "running"},
+                                                                     {"cpu_percent", 12.5},
+                                                                     {"memory_bytes", 3 << 20},
+                                                                     {"uptime_s", 70}})})}}));
   EXPECT_EQ(model.blocks()[0].cpu_percent.value_or(-1), 12.5);
   EXPECT_EQ(model.blocks()[0].memory_bytes.value_or(-1), 3 << 20);
   model.apply_ps(ps_of({ps_row("db", "running"), ps_row("api", "starting")}));
@@ -165,7 +171,7 @@ TEST(TopLayout, NoColourUnderNoColorButTheSelectionStaysVisible) {
   EXPECT_NE(text.find("\033[7m"), std::string::npos) << "the selected row in reverse video";
   std::string coloured;
   for (const auto& row : top_layout(model, {80, 12}, {})) coloured += row;
-  EXPECT_NE(coloured.find("\033[32m"), std::string::npos) << "running in green";
+  EXPECT_NE(coloured.find("\033[33mstarting"), std::string::npos) << "starting in yellow";
 }
 
 TEST(TopLayout, ASmallTerminalIsToldWhatItLacks) {
