@@ -85,6 +85,10 @@ tmx send-keys -t tui a / 't' 'i' 'c' 'k' Enter
 wait_screen 'lines with "tick"'; check "/ filters the lines" 0 $?
 if screen | grep -q "hostile |"; then bad "a line without the filter is shown"; else ok "only the lines with the filter"; fi
 tmx send-keys -t tui / Escape
+tmx send-keys -t tui e
+wait_screen "a shell in tui/hostile; exit it to come back"; check "e leaves the screen for a shell in the block" 0 $?
+tmx send-keys -t tui 'echo inside-$((6*7)); exit' Enter
+wait_screen "shell in tui/hostile exited with 0"; check "and comes back when it exits" 0 $?
 screen > "$T/screen.txt"
 note "the screen of stackie top (tmux capture-pane):"
 sed 's/^/#   /' "$T/screen.txt"
@@ -98,7 +102,14 @@ tmx resize-window -t tui -x 40 -y 8 2>/dev/null && {
 tmx send-keys -t tui q
 wait_screen "^TOP-EXIT=0"; check "q quits with 0" 0 $?
 equals "the alternate screen is left" "$(tmx display -p -t tui '#{alternate_on}')" 0
+contains "the shell ran its command" "$(screen)" "^inside-42"
 contains "the shell's prompt is back" "$(screen | grep -A 1 '^TOP-EXIT=0' | tail -n 1)" "^PROMPT"
+
+tmx send-keys -t tui "clear; $S top tui; echo TOP-EXIT=\$?" Enter
+wait_screen "stackie top - stack tui"
+tmx send-keys -t tui C-c
+wait_screen "^TOP-EXIT=0"; check "Ctrl-C quits top (STACK named) with 0" 0 $?
+equals "and leaves the alternate screen" "$(tmx display -p -t tui '#{alternate_on}')" 0
 
 # SIGTERM from outside: the terminal comes back too, and the exit says which signal.
 tmx send-keys -t tui "clear; $S top; echo TOP-EXIT=\$?" Enter
