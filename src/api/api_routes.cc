@@ -207,6 +207,7 @@ Routed route(const HttpRequest& request) {
       if (!set_number(plan.params, request, "tail", "tail", error)) return error;
       if (!set_number(plan.params, request, "since", "since", error)) return error;
       if (!query("stream").empty()) plan.params.set("streams", one(query("stream")));
+      if (!query("level").empty()) plan.params.set("level", query("level"));
       plan.stream = truthy(query("follow"));
       plan.params.set("follow", plan.stream);
       plan.collect_event = "line";

@@ -229,7 +229,7 @@ ToolAnswer summarise_sandbox_health(DaemonLink& daemon, const Json& arguments) {
   });
   Json errors = Json::array();
   for (auto it = lines.rbegin(); it != lines.rend() && errors.size() < 2; ++it)
-    if (guess_level(it->text) == LogLevel::error) errors.push_back(clipped(it->text, 100));
+    if (it->level >= LogLevel::error) errors.push_back(clipped(it->text, 100));
   text += errors.size() == 0 ? "; no error lines" : "; last errors:";
   for (std::size_t i = errors.size(); i-- > 0;) text += " [" + errors.at(i).as_string() + "]";
   Json summary = Json::object({{"sandbox", name},

@@ -177,7 +177,10 @@ TEST(McpTools, AnInvalidRegexIsAToolError) {
 
 std::vector<LogEntry> entries(std::vector<std::string> texts) {
   std::vector<LogEntry> out;
-  for (auto& text : texts) out.push_back(LogEntry{"t", "stdout", std::move(text)});
+  for (auto& text : texts) {
+    LogLevel level = classify_log_line(text);  // as the daemon reads each line
+    out.push_back(LogEntry{"t", "stdout", std::move(text), level});
+  }
   return out;
 }
 
@@ -214,20 +217,25 @@ TEST(McpLogSearch, RegexIgnoreCaseAndTheMatchCap) {
   EXPECT_EQ((*found)["matches"][0]["text"], Json("get /b 404"));
 }
 
-TEST(McpLogSearch, LevelsAreGuessedFromTheFirstWords) {
-  EXPECT_EQ(guess_level("2026-12-02 10:00:00 ERROR db: gone"), LogLevel::error);
-  EXPECT_EQ(guess_level("[warn] slow query"), LogLevel::warn);
-  EXPECT_EQ(guess_level("level=info msg=started"), LogLevel::info);
-  EXPECT_EQ(guess_level("Traceback (most recent call last):"), LogLevel::error);
-  EXPECT_EQ(guess_level("127.0.0.1 - - \"GET / HTTP/1.1\" 200"), LogLevel::unknown);
-  EXPECT_EQ(guess_level("no errors today"), LogLevel::unknown);  // "errors" is not "error"
-  auto lines = entries({"INFO up", "WARN slow", "ERROR down", "plain"});
+TEST(McpLogSearch, TheLevelFilterKeepsLinesAtLeastThatSevere) {
+  auto lines = entries({"INFO up", "WARN slow", "ERROR down", "FATAL: gone", "plain"});
   SearchQuery query;
   query.pattern = " ";
   query.min_level = LogLevel::warn;
   auto found = search_log(lines, query);
   ASSERT_TRUE(found.ok());
-  EXPECT_EQ((*found)["total_matches"], Json(2));
+  EXPECT_EQ((*found)["total_matches"], Json(3));
+  EXPECT_EQ((*found)["matches"][2]["level"], Json("fatal"));
+}
+
+TEST(McpLogSearch, TheDaemonsLevelIsTakenAsItSaysIt) {
+  Json data = Json::object({{"ts", "t"}, {"stream", "stdout"}, {"level", "warn"}, {"text", "x"}});
+  EXPECT_EQ(log_entry_from_event(data).level, LogLevel::warn);
+  data.set("level", Json());  // the daemon read no level: the text is not read again
+  data.set("text", "ERROR but unknown to the daemon");
+  EXPECT_EQ(log_entry_from_event(data).level, LogLevel::unknown);
+  Json old = Json::object({{"ts", "t"}, {"stream", "stdout"}, {"text", "ERROR from an old one"}});
+  EXPECT_EQ(log_entry_from_event(old).level, LogLevel::error);
 }
 
 TEST(McpLogSearch, AHostileLineOfAMegabyteIsSearchedBounded) {
