@@ -69,14 +69,14 @@ void TopModel::apply_stats(const Json& document) {
 void TopModel::add_log(const Json& line) {
   if (line["stack"].string_or(stack_) != stack_) return;
   logs_.push_back(TopLogLine{line["block"].string_or("?"), line["stream"].string_or("stdout"),
-                             line["text"].string_or("")});
+                             line["level"].string_or(""), line["text"].string_or("")});
   if (logs_.size() > kMaxLogLines) logs_.pop_front();
   // Scrolled back, the view stays on the same lines while new ones arrive below.
   if (scroll_ > 0 && shows(logs_.back())) ++scroll_;
 }
 
 void TopModel::add_skipped(int64_t count) {
-  logs_.push_back(TopLogLine{"", "stackie",
+  logs_.push_back(TopLogLine{"", "stackie", "",
                              std::to_string(count) + " lines skipped (this screen fell behind)"});
   if (logs_.size() > kMaxLogLines) logs_.pop_front();
 }

@@ -31,6 +31,7 @@ struct TopBlock {
 struct TopLogLine {
   std::string block;
   std::string stream;  // stdout, stderr, stackie
+  std::string level;   // the daemon's reading: warn, error, fatal...; empty when none
   std::string text;
 };
 

@@ -52,6 +52,14 @@ const char* block_color(size_t slot) {
   return kColors[slot % 6];
 }
 
+// A line's colour by the severity the daemon read in it (red for error and fatal, yellow for
+// warn); stackie's own notes dim.
+const char* text_color(const TopLogLine& line) {
+  if (line.level == "error" || line.level == "fatal") return "31";
+  if (line.level == "warn") return "33";
+  return line.stream == "stackie" ? "2" : nullptr;
+}
+
 std::string cpu_text(const TopBlock& block) {
   if (!block.cpu_percent) return "-";
   char text[16];
@@ -111,7 +119,7 @@ std::string log_row(const TopLogLine& line, const TopModel& model, size_t name_w
             block_color(model.color_slot(line.block)));
     row.add("| ", 2, "2");
   }
-  row.rest(terminal_safe(line.text), line.stream == "stackie" ? "2" : nullptr);
+  row.rest(terminal_safe(line.text), text_color(line));
   return row.done();
 }
 

@@ -195,6 +195,22 @@ TEST(TopLayout, ManyBlocksScrollToKeepTheSelectionOnScreen) {
   EXPECT_EQ(text.find(" b0 "), std::string::npos) << text;
 }
 
+TEST(TopLayout, ErrorAndWarningLinesAreColouredByTheirLevel) {
+  TopModel model = two_blocks();
+  Json error = line("db", "FATAL: the disk is full");
+  error.set("level", "fatal");
+  Json warning = line("db", "WARNING: slow query");
+  warning.set("level", "warn");
+  model.add_log(error);
+  model.add_log(warning);
+  model.add_log(line("db", "plain"));
+  std::string text;
+  for (const auto& row : top_layout(model, {80, 12}, {})) text += row;
+  EXPECT_NE(text.find("\033[31mFATAL: the disk is full"), std::string::npos) << text;
+  EXPECT_NE(text.find("\033[33mWARNING: slow query"), std::string::npos) << text;
+  EXPECT_NE(text.find("| \033[0mplain"), std::string::npos) << text;
+}
+
 TEST(TopLayout, FilterInputAndStatusTakeTheBottomRow) {
   TopModel model = two_blocks();
   TopViewOptions typing;
