@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "base/fs_path.h"
 #include "base/safe_open.h"
 
 namespace stackie {
@@ -208,6 +209,33 @@ Result<std::string> read_env_file(const std::string& path, const std::string& tr
     text.append(buffer, static_cast<size_t>(got));
   }
   return Error{-EFBIG, path + ": larger than 1 MiB; not an env file"};
+}
+
+Result<std::vector<EnvFileRead>> read_declared_env_files(const std::vector<EnvFileDecl>& files,
+                                                         const std::string& dir,
+                                                         const std::string& owner) {
+  std::vector<EnvFileRead> out;
+  for (const auto& file : files) {
+    const std::string& text = file.path.text;
+    std::string path = normalize_path(!text.empty() && text[0] == '/' ? text : dir + "/" + text);
+    struct stat info {};
+    if (!file.required && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT) continue;
+    auto content = read_env_file(path, dir);
+    if (!content.ok())
+      return error_at(file.path.where, "env_file of " + owner + ": " + content.error().message);
+    STACKIE_TRY_ASSIGN(entries, parse_env_file(*content, path));
+    out.push_back(EnvFileRead{std::move(path), std::move(entries)});
+  }
+  return out;
+}
+
+YamlNode literal_scalar(const EnvFileEntry& entry) {
+  YamlNode node;
+  node.kind = YamlNode::Kind::scalar;
+  node.style = YamlNode::Style::quoted;
+  node.where = entry.where;
+  for (char c : entry.value) node.text += c == '$' ? std::string("$$") : std::string(1, c);
+  return node;
 }
 
 }  // namespace stackie

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "stack/yaml_node.h"
 
 namespace stackie {
 
@@ -30,5 +31,26 @@ Result<std::vector<EnvFileEntry>> parse_env_file(std::string_view text, const st
 // component may be a symlink, elsewhere the file itself may not be one. Only a regular file of
 // at most 1 MiB is read (a FIFO would hang the daemon, a huge file would fill its memory).
 Result<std::string> read_env_file(const std::string& path, const std::string& trusted_dir);
+
+// `env_file:` of a stack block or a compose service: FILE, a list of them, or compose's long
+// form `{path: FILE, required: false}`; relative to the stack file's directory.
+struct EnvFileDecl {
+  YamlNode path;
+  bool required = true;
+};
+
+struct EnvFileRead {
+  std::string path;  // absolute
+  std::vector<EnvFileEntry> entries;
+};
+
+// Reads each of `files` in order (read_env_file's rules), skipping a missing one that is not
+// required. `owner` names who declared them in errors ("block 'api'", "service 'db'").
+Result<std::vector<EnvFileRead>> read_declared_env_files(const std::vector<EnvFileDecl>& files,
+                                                         const std::string& dir,
+                                                         const std::string& owner);
+
+// An entry's value as a scalar taken as written: '$' is doubled so interpolation leaves it.
+YamlNode literal_scalar(const EnvFileEntry& entry);
 
 }  // namespace stackie
