@@ -67,6 +67,9 @@ class Client {
   Result<RequestId> send(std::string_view method, Json params = Json::object());
   // The next message from the server, waiting at most `timeout` (0 = forever).
   Result<ServerMessage> read_message(std::chrono::milliseconds timeout);
+  // Whether whole messages are already read from the socket and waiting here: a caller that
+  // polls fd() must take them first (poll() no longer sees them).
+  bool buffered() const { return !pending_lines_.empty(); }
   // Raw bytes, unframed (tests feed garbage with it).
   Status send_raw(std::string_view bytes);
 
