@@ -118,6 +118,16 @@ pkill -TERM -P "$(tmx display -p -t tui '#{pane_pid}')"  # the shell's one child
 wait_screen "^TOP-EXIT=143"; check "SIGTERM ends top with 143" 0 $?
 equals "and leaves the alternate screen" "$(tmx display -p -t tui '#{alternate_on}')" 0
 
+# `stackie logs` on a terminal shows a block's escape sequences as text too; into a pipe or a
+# file the bytes stay as the block wrote them.
+tmx send-keys -t tui "clear; $S logs tui/hostile; echo LOGS-EXIT=\$?" Enter
+wait_screen "^LOGS-EXIT=0"; check "logs on a terminal" 0 $?
+contains "logs shows the hostile line as text" "$(screen)" "evil ?]2;pwned-title? ?\[2J end"
+title=$(tmx display -p -t tui '#{pane_title}')
+case $title in *pwned*) bad "logs let the block retitle the terminal: $title" ;; *) ok "logs cannot retitle the terminal" ;; esac
+raw=$(run logs tui/hostile | grep -c "$(printf '\033')]2;pwned")
+equals "into a pipe the bytes are the block's" "$raw" 1
+
 # The daemon goes away under top: one clear line, exit 3, the terminal back.
 tmx send-keys -t tui "clear; $S top; echo TOP-EXIT=\$?" Enter
 wait_screen "stackie top - stack tui"
