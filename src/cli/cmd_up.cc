@@ -16,6 +16,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/terminal_text.h"
 #include "cli/up_foreground.h"
 #include "cli/up_progress.h"
 
@@ -268,13 +269,18 @@ int run_up(std::span<char*> argv) {
     const auto& remote = reply->error();
     if (remote.code == "failed" && remote.data.is_object()) {
       // The daemon's message may already carry the log tail; print it only when it does not.
-      std::fprintf(stderr, "stackie: %s\n", remote.message.c_str());
+      // Both hold the block's own words: on a terminal they are shown as text.
+      const bool on_terminal = ::isatty(STDERR_FILENO) == 1;
+      auto shown = [on_terminal](const std::string& text) {
+        return on_terminal ? terminal_safe_lines(text) : text;
+      };
+      std::fprintf(stderr, "stackie: %s\n", shown(remote.message).c_str());
       const auto& tail = remote.data["log_tail"];
       bool tail_in_message = tail.is_array() && tail.size() > 0 &&
                              remote.message.find(tail[0].string_or("")) != std::string::npos;
       if (tail.is_array() && !tail_in_message)
         for (const auto& line : tail.as_array())
-          std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
+          std::fprintf(stderr, "  | %s\n", shown(line.string_or("")).c_str());
       // A block that fails is what watching is for: the next good change brings it back.
       if (watch) return watch_stack(*path, {});
       return kExitFailed;

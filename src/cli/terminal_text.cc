@@ -87,4 +87,17 @@ std::string fit(std::string_view text, size_t width) {
   return out;
 }
 
+std::string terminal_safe_lines(std::string_view text) {
+  std::string out;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out += terminal_safe(text.substr(start, end - start));
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace stackie::cli

@@ -12,6 +12,8 @@ namespace stackie::cli {
 // Text safe to put on a terminal: C0 and C1 control characters (ESC among them), DEL, the
 // bidirectional overrides and bytes that are not UTF-8 each become one '?'; a tab one space.
 std::string terminal_safe(std::string_view text);
+// The same for text of several lines: each line made safe, the newlines kept.
+std::string terminal_safe_lines(std::string_view text);
 // Columns a UTF-8 string takes: 2 for East Asian wide characters, 0 for combining marks.
 size_t display_width(std::string_view text);
 // `text` cut or padded with spaces to exactly `width` columns (never a character cut in half).

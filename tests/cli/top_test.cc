@@ -251,6 +251,13 @@ TEST(TopText, FitCountsWideCharactersAndNeverCutsOneInHalf) {
   EXPECT_EQ(terminal_safe("tab\there"), "tab here");
 }
 
+TEST(TopText, SeveralLinesKeepTheirNewlinesOnly) {
+  EXPECT_EQ(terminal_safe_lines("failed:\n\033]2;x\007 one\n\033[2Jtwo"),
+            "failed:\n?]2;x? one\n?[2Jtwo");
+  EXPECT_EQ(terminal_safe_lines("end\n"), "end\n");
+  EXPECT_EQ(terminal_safe_lines(""), "");
+}
+
 TEST(ScreenDiff, RewritesOnlyTheRowsThatChanged) {
   ScreenDiff diff;
   std::vector<std::string> rows = {"one  ", "two  ", "three"};
