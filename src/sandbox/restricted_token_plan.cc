@@ -94,8 +94,12 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
   plan.deny_only = {Principal::user()};
   // Not SYSTEM (DESIGN.md §5b, refinement 1): it has full control on nearly every ACL, so it
   // would satisfy the restricting half almost everywhere.
+  // Not BUILTIN\Users either (issue 18): Users can read whatever a user makes outside the
+  // profile (C:\src inherits "Users: read" from C:\), so with Users restricting, a block
+  // could read it. ALL APPLICATION PACKAGES is granted on the system's own directories only; the
+  // access-check model (tests/sandbox/token_access_model_test.cc) shows both.
   plan.restricting_sids = {Principal::of(plan.block_sid),
-                           Principal::of(std::string(kSidBuiltinUsers))};
+                           Principal::of(std::string(kSidAllApplicationPackages))};
   plan.privileges_kept = {"SeChangeNotifyPrivilege"};
   // New objects without an inheritable parent ACL (the process, its threads, pipes, events)
   // get this DACL: the block SID lets the block open what it created (restricting half), the

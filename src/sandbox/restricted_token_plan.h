@@ -30,6 +30,9 @@ struct Principal {
 
 // Well-known SIDs the plan uses.
 inline constexpr std::string_view kSidBuiltinUsers = "S-1-5-32-545";
+// ALL APPLICATION PACKAGES: Windows grants it read and execute on what every program needs
+// (C:\\Windows, System32, Program Files) and nothing on folders a user makes.
+inline constexpr std::string_view kSidAllApplicationPackages = "S-1-15-2-1";
 inline constexpr std::string_view kSidLocalSystem = "S-1-5-18";
 
 // Windows access masks (winnt.h values; repeated here so pure code needs no Windows header).
@@ -88,7 +91,7 @@ struct RestrictedTokenPlan {
   std::string block_sid;  // derived from the block name, see block_sid_for()
   // CreateRestrictedToken arguments.
   std::vector<Principal> deny_only;          // SidsToDisable: the user's own SID
-  std::vector<Principal> restricting_sids;   // SidsToRestrict: block SID, BUILTIN\Users
+  std::vector<Principal> restricting_sids;   // SidsToRestrict: block SID, ALL APP PACKAGES
   std::vector<std::string> privileges_kept;  // everything else goes (DISABLE_MAX_PRIVILEGE)
   std::vector<AclEntry> default_dacl;        // TokenDefaultDacl: objects the block creates
   std::vector<PathAcl> path_acls;            // one protected DACL per granted path

@@ -223,6 +223,12 @@ Result<HANDLE> create_restricted_token(HANDLE own, Caller& caller,
   return owned.release();
 }
 
+constexpr DWORD kJobUiRestrictions =
+    JOB_OBJECT_UILIMIT_HANDLES | JOB_OBJECT_UILIMIT_READCLIPBOARD |
+    JOB_OBJECT_UILIMIT_WRITECLIPBOARD | JOB_OBJECT_UILIMIT_GLOBALATOMS |
+    JOB_OBJECT_UILIMIT_DISPLAYSETTINGS | JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS |
+    JOB_OBJECT_UILIMIT_EXITWINDOWS | JOB_OBJECT_UILIMIT_DESKTOP;
+
 Result<HANDLE> create_kill_on_close_job() {
   Handle job(CreateJobObjectW(nullptr, nullptr));
   if (!job.h) return win32_error("CreateJobObject");
@@ -232,6 +238,13 @@ Result<HANDLE> create_kill_on_close_job() {
       JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
   if (!SetInformationJobObject(job.h, JobObjectExtendedLimitInformation, &limits, sizeof limits))
     return win32_error("SetInformationJobObject");
+  // The desktop the block shares with the user (issue 18): no handles to the user's windows, no
+  // clipboard either way, no global atoms, no changing display or system settings, no logoff or
+  // shutdown, no switching desktops.
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  ui.UIRestrictionsClass = kJobUiRestrictions;
+  if (!SetInformationJobObject(job.h, JobObjectBasicUIRestrictions, &ui, sizeof ui))
+    return win32_error("SetInformationJobObject(JobObjectBasicUIRestrictions)");
   return job.release();
 }
 
@@ -268,6 +281,18 @@ Status RestrictedProcess::terminate(uint32_t exit_code) {
   if (!job_) return Error{0, "the job is already closed"};
   if (!TerminateJobObject(job_, exit_code)) return win32_error("TerminateJobObject");
   return {};
+}
+
+Result<uint32_t> RestrictedProcess::ui_restrictions() const {
+  if (!job_) return Error{0, "the job is already closed"};
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  if (!QueryInformationJobObject(job_, JobObjectBasicUIRestrictions, &ui, sizeof ui, nullptr))
+    return win32_error("QueryInformationJobObject(JobObjectBasicUIRestrictions)");
+  return static_cast<uint32_t>(ui.UIRestrictionsClass);
+}
+
+uint32_t expected_job_ui_restrictions() {
+  return kJobUiRestrictions;
 }
 
 void RestrictedProcess::close_job() {

@@ -76,13 +76,13 @@ SandboxPolicy policy_a() {
   return policy;
 }
 
-TEST(TokenPlan, RestrictsToBlockSidAndUsersButNeverSystem) {
+TEST(TokenPlan, RestrictsToBlockSidAndAllApplicationPackagesButNeverSystem) {
   Result<RestrictedTokenPlan> plan = plan_restricted_token(policy_a());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->block_sid, block_sid_for("demo-a"));
   EXPECT_EQ(plan->restricting_sids,
             (std::vector<Principal>{Principal::of(plan->block_sid),
-                                    Principal::of(std::string(kSidBuiltinUsers))}));
+                                    Principal::of(std::string(kSidAllApplicationPackages))}));
   EXPECT_EQ(plan->deny_only, std::vector<Principal>{Principal::user()});
   EXPECT_EQ(plan->privileges_kept, std::vector<std::string>{"SeChangeNotifyPrivilege"});
   for (const Principal& who : plan->restricting_sids) EXPECT_NE(who.sid, kSidLocalSystem);
@@ -96,6 +96,7 @@ TEST(TokenPlan, WritablePathsGetProtectedDaclWithoutUsers) {
   for (const PathAcl& acl : plan->path_acls) {
     for (const AclEntry& entry : acl.entries) {
       EXPECT_NE(entry.who.sid, kSidBuiltinUsers) << acl.path;
+      EXPECT_NE(entry.who.sid, kSidAllApplicationPackages) << acl.path;
       EXPECT_EQ(entry.type, AclEntry::Type::allow);
       EXPECT_EQ(entry.inheritance, kObjectInherit | kContainerInherit);
       const bool reaches_block =
