@@ -140,9 +140,8 @@ Status merge_environment(BlockSpec& spec, const StackFile& stack) {
   if (spec.def) spec.environment = spec.def->environment;
   for (const auto& file : spec.decl->env_files) {
     const std::string& text = file.path.text;
-    std::string path = normalize_path(text[0] == '/' ? text : stack.dir + "/" + text);
-    struct stat info {};
-    if (!file.required && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT) continue;
+    std::string path = normalize_path(is_absolute_path(text) ? text : stack.dir + "/" + text);
+    if (!file.required && is_missing(path)) continue;
     auto content = read_env_file(path, stack.dir);
     if (!content.ok())
       return error_at(file.path.where,
