@@ -160,6 +160,31 @@ TEST(TokenPlan, InheritsStdioOnlyAndKillsOnJobClose) {
   EXPECT_FALSE(plan->network_confined);
 }
 
+// The block's `limits:` reach its job; no limit stays no limit.
+TEST(TokenPlan, JobCarriesTheBlocksLimits) {
+  SandboxPolicy policy = policy_a();
+  policy.limits.memory_bytes = 512ull << 20;
+  policy.limits.pids = 64;
+  policy.limits.cpu_millis = 1500;
+  Result<RestrictedTokenPlan> plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->job_limits, (JobLimits{512ull << 20, 64, 1500}));
+  policy.limits = {};
+  plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->job_limits, JobLimits{});
+}
+
+// CpuRate is the share of all the machine's CPUs in 1/100 of a percent.
+TEST(TokenPlan, CpuRateIsTheShareOfAllCpus) {
+  EXPECT_EQ(job_cpu_rate(1500, 4), 3750u);  // 1.5 of 4 CPUs: 37.5 %
+  EXPECT_EQ(job_cpu_rate(500, 1), 5000u);
+  EXPECT_EQ(job_cpu_rate(1, 64), 1u);    // never 0, which would mean no cap
+  EXPECT_EQ(job_cpu_rate(4000, 4), 0u);  // all of them: no cap at all
+  EXPECT_EQ(job_cpu_rate(9000, 4), 0u);
+  EXPECT_EQ(job_cpu_rate(0, 4), 0u);
+}
+
 TEST(TokenPlan, DefaultDaclNamesTheBlockSid) {
   Result<RestrictedTokenPlan> plan = plan_restricted_token(policy_a());
   ASSERT_TRUE(plan.ok());
