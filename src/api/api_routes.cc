@@ -207,10 +207,24 @@ Routed route(const HttpRequest& request) {
       if (!set_number(plan.params, request, "tail", "tail", error)) return error;
       if (!set_number(plan.params, request, "since", "since", error)) return error;
       if (!query("stream").empty()) plan.params.set("streams", one(query("stream")));
+      if (!query("level").empty()) plan.params.set("level", query("level"));
       plan.stream = truthy(query("follow"));
       plan.params.set("follow", plan.stream);
       plan.collect_event = "line";
       plan.collect_field = "lines";
+      return accept(std::move(plan));
+    }
+    if (action == "exec") {
+      // The command in the body, {"argv": [...], "timeout_s": N}: run by the daemon with its
+      // output captured (IPC `exec.run`), never relayed to a terminal.
+      if (verb != "POST") return refuse(405, "method_not_allowed", "POST a command to exec");
+      Result<Json> body = parse_json(request.body);
+      if (!body.ok() || !body->is_object())
+        return refuse(400, "bad_request", "the body must be a JSON object {\"argv\": [...]}");
+      plan.method = "exec.run";
+      plan.params.set("block", block);
+      plan.params.set("argv", (*body)["argv"]);
+      if (!(*body)["timeout_s"].is_null()) plan.params.set("timeout_s", (*body)["timeout_s"]);
       return accept(std::move(plan));
     }
     return refuse(404, "not_found", "no such block action: " + action);

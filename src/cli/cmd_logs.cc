@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log_level.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
@@ -20,7 +21,7 @@ namespace stackie::cli {
 
 extern const char kLogsUsage[] =
     "Usage: stackie logs [-p STACK] [BLOCK|STACK/BLOCK...] [-f] [-n N] [--since TIME] [-t]\n"
-    "                    [--stdout|--stderr] [--color=auto|always|never]\n"
+    "                    [--stdout|--stderr] [--level LEVEL] [--json] [--color=auto|always|never]\n"
     "\n"
     "Print the last lines of the blocks' logs (all blocks of the stack when none is named).\n"
     "Lines are prefixed 'name |' when several blocks are shown, each block in a stable colour.\n"
@@ -34,6 +35,9 @@ extern const char kLogsUsage[] =
     "                        a time (2026-12-02T10:00:00Z, 2026-12-02 10:00 local, 2026-12-02)\n"
     "  -t, --timestamps      prefix each line with its RFC 3339 UTC time\n"
     "      --stdout, --stderr  only that stream (stackie's own notes go with stderr)\n"
+    "      --level LEVEL     only lines announcing LEVEL or worse: debug, info, warn, error,\n"
+    "                        fatal (read from the line: postgres, redis, JSON and most logs)\n"
+    "      --json            one JSON object a line: {stack, block, stream, ts, level, text}\n"
     "      --color WHEN      auto (a tty and no NO_COLOR), always, never\n"
     "\n"
     "Exit status: 0, 1 no such block, 2 usage error, 3 no daemon.\n";
@@ -46,7 +50,8 @@ constexpr long long kEveryLine = 1'000'000;
 int run_logs(std::span<char*> argv) {
   ArgWalker args("logs", argv);
   std::vector<std::string> blocks;
-  bool follow = false, timestamps = false;
+  bool follow = false, timestamps = false, json = false;
+  std::string level;
   long long tail = 10;
   bool tail_given = false;
   std::optional<int64_t> since_ms;
@@ -61,7 +66,14 @@ int run_logs(std::span<char*> argv) {
       follow = true;
     else if (args.flag("-t", "--timestamps"))
       timestamps = true;
-    else if (args.flag("", "--stdout"))
+    else if (args.flag("", "--json"))
+      json = true;
+    else if (auto l = args.value("", "--level")) {
+      level = *l;
+      if (args.error.empty() && !parse_log_level(level))
+        return usage_error("logs",
+                           "--level is debug, info, warn, error or fatal, not '" + level + "'");
+    } else if (args.flag("", "--stdout"))
       streams.push_back("stdout");
     else if (args.flag("", "--stderr"))
       streams.push_back("stderr");
@@ -100,6 +112,7 @@ int run_logs(std::span<char*> argv) {
   Json params = Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
   if (!project.empty()) params.set("stack", project);
   if (streams.size() > 0) params.set("streams", streams);
+  if (!level.empty()) params.set("level", level);
   if (since_ms) {
     params.set("since", static_cast<long long>(*since_ms));
     // --since alone means every line from then on that the daemon still holds, not 10 of them.
@@ -125,6 +138,12 @@ int run_logs(std::span<char*> argv) {
       return;
     }
     if (event.name != "line") return;
+    if (json) {
+      std::string line = to_json(event.data) + "\n";
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      if (follow) std::fflush(stdout);
+      return;
+    }
     std::string name = event.data["block"].string_or("?");
     if (with_stack) name = event.data["stack"].string_or("?") + "/" + name;
     std::string out;

@@ -31,7 +31,7 @@ extern const char kStatusUsage[] =
     "Usage: stackie status BLOCK [--json]\n"
     "\n"
     "Show one block (BLOCK or STACK/BLOCK): state, health, pid, ports, sandbox, paths, last\n"
-    "exit and last health check.\n"
+    "exit and last health check, and how many of its log lines were warnings, errors, fatal.\n"
     "\n"
     "Options:\n"
     "      --json  the daemon's document verbatim ({\"v\":1,\"block\":{...}})\n"
@@ -257,6 +257,12 @@ int run_status(std::span<char*> argv) {
     if (b["log_error"].is_string())
       std::printf("  log files:  NOT WRITTEN: %s\n", b["log_error"].as_string().c_str());
   }
+  const auto& levels = b["log_levels"];
+  if (levels.is_object())
+    std::printf("  log lines:  %lld warn, %lld error, %lld fatal (stackie logs --level warn)\n",
+                static_cast<long long>(levels["warn"].int_or(0)),
+                static_cast<long long>(levels["error"].int_or(0)),
+                static_cast<long long>(levels["fatal"].int_or(0)));
   print_policy(b["policy"]);
   return kExitOk;
 }

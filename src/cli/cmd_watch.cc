@@ -5,6 +5,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -213,14 +214,11 @@ int watch_stack(const std::string& file, const std::vector<std::string>& only) {
       uv_run(&loop, UV_RUN_DEFAULT);
     }
   }
-  uv_walk(
-      &loop,
-      [](uv_handle_t* handle, void*) {
-        if (!uv_is_closing(handle)) uv_close(handle, nullptr);
-      },
-      nullptr);
+  // Every handle of this loop has an owner (a UvHandle) that started its close when the session
+  // and the signal handles went out of scope above; this run frees them in their close callbacks.
   uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
+  [[maybe_unused]] const int busy = uv_loop_close(&loop);
+  assert(busy == 0 && "a libuv handle of the watch loop has no owner");
   return status;
 }
 

@@ -11,32 +11,6 @@ namespace stackie::cli::mcp {
 
 namespace {
 
-struct LevelWord {
-  std::string_view word;
-  LogLevel level;
-};
-constexpr std::array<LevelWord, 16> kLevelWords = {{
-    {"error", LogLevel::error},
-    {"err", LogLevel::error},
-    {"fatal", LogLevel::error},
-    {"critical", LogLevel::error},
-    {"crit", LogLevel::error},
-    {"panic", LogLevel::error},
-    {"traceback", LogLevel::error},
-    {"exception", LogLevel::error},
-    {"warning", LogLevel::warn},
-    {"warn", LogLevel::warn},
-    {"info", LogLevel::info},
-    {"notice", LogLevel::info},
-    {"debug", LogLevel::debug},
-    {"trace", LogLevel::debug},
-    {"emerg", LogLevel::error},
-    {"alert", LogLevel::error},
-}};
-
-// How far into a line its level is looked for (a timestamp and a logger name come first).
-constexpr std::size_t kLevelWindow = 96;
-
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -73,53 +47,25 @@ class Regex {
 };
 
 Json entry_json(const LogEntry& line) {
-  return Json::object({{"ts", line.ts},
-                       {"stream", line.stream},
-                       {"level", std::string(to_string(guess_level(line.text)))},
-                       {"text", line.text}});
+  return Json::object(
+      {{"ts", line.ts},
+       {"stream", line.stream},
+       {"level",
+        line.level == LogLevel::unknown ? Json() : Json(std::string(to_string(line.level)))},
+       {"text", line.text}});
 }
 
 }  // namespace
 
-LogLevel guess_level(std::string_view text) {
-  std::string head = lower(text.substr(0, kLevelWindow));
-  for (std::size_t i = 0; i < head.size();) {
-    if (!std::isalpha(static_cast<unsigned char>(head[i]))) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end < head.size() && std::isalpha(static_cast<unsigned char>(head[end]))) ++end;
-    std::string_view word(head.data() + i, end - i);
-    for (const auto& candidate : kLevelWords)
-      if (word == candidate.word) return candidate.level;
-    i = end;
-  }
-  return LogLevel::unknown;
-}
-
-std::optional<LogLevel> parse_level(std::string_view name) {
-  if (name == "error") return LogLevel::error;
-  if (name == "warn" || name == "warning") return LogLevel::warn;
-  if (name == "info") return LogLevel::info;
-  if (name == "debug") return LogLevel::debug;
-  return std::nullopt;
-}
-
-std::string_view to_string(LogLevel level) {
-  switch (level) {
-    case LogLevel::error: return "error";
-    case LogLevel::warn: return "warn";
-    case LogLevel::info: return "info";
-    case LogLevel::debug: return "debug";
-    case LogLevel::unknown: break;
-  }
-  return "unknown";
-}
-
 LogEntry log_entry_from_event(const Json& data) {
-  return LogEntry{data["ts"].string_or(""), data["stream"].string_or(""),
-                  data["text"].string_or("")};
+  LogEntry entry{data["ts"].string_or(""), data["stream"].string_or(""), data["text"].string_or(""),
+                 LogLevel::unknown};
+  // The daemon's reading of the line (base/log_level.h); a daemon too old to send one: ours.
+  if (const Json* level = data.find("level"))
+    entry.level = parse_log_level(level->string_or("")).value_or(LogLevel::unknown);
+  else
+    entry.level = classify_log_line(entry.text);
+  return entry;
 }
 
 Result<Json> search_log(const std::vector<LogEntry>& lines, const SearchQuery& query) {
@@ -128,8 +74,7 @@ Result<Json> search_log(const std::vector<LogEntry>& lines, const SearchQuery& q
   std::string needle = query.ignore_case ? lower(query.pattern) : query.pattern;
   auto hit = [&](const LogEntry& line) {
     if (query.min_level) {
-      LogLevel level = guess_level(line.text);
-      if (level == LogLevel::unknown || level < *query.min_level) return false;
+      if (line.level == LogLevel::unknown || line.level < *query.min_level) return false;
     }
     std::string text = line.text.substr(0, kMatchedBytes);
     if (query.regex) return regex.matches(text);

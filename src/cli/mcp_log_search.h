@@ -13,22 +13,17 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "base/log_level.h"
 
 namespace stackie::cli::mcp {
 
 inline constexpr std::size_t kMatchedBytes = 8192;
 
-// Severity a line announces, guessed from its first words (ERROR, warn:, [INFO], DEBUG...);
-// unknown when it says none (Stackie's log lines carry no level of their own).
-enum class LogLevel { unknown = 0, debug, info, warn, error };
-LogLevel guess_level(std::string_view text);
-std::optional<LogLevel> parse_level(std::string_view name);
-std::string_view to_string(LogLevel level);
-
 struct LogEntry {
   std::string ts;      // RFC 3339 UTC, as the daemon sends it
   std::string stream;  // stdout, stderr, stackie
   std::string text;
+  LogLevel level = LogLevel::unknown;  // base/log_level.h, as the daemon read it
 };
 // The "line" events' data of a `logs` request, in order.
 LogEntry log_entry_from_event(const Json& data);

@@ -1,67 +1,48 @@
-// exec_in_sandbox: a command inside a running block, joined as `stackie exec` joins it
-// (exec_plan.h), its output captured (mcp_exec_capture.h) instead of relayed.
-#include <chrono>
+// exec_in_sandbox: a command inside a running block, run by the daemon (`exec.run`,
+// supervisor/exec_capture.h) with its output captured: never on this server's own stdin and
+// stdout, which carry the protocol.
 #include <string>
-#include <vector>
 
-#include "cli/exec_plan.h"
-#include "cli/mcp_exec_capture.h"
 #include "cli/mcp_tools.h"
 
 namespace stackie::cli::mcp {
 
 namespace {
 
-constexpr int64_t kDefaultTimeoutS = 30;
-constexpr int64_t kMostTimeoutS = 300;
+constexpr int64_t kMostTimeoutS = 300;  // the daemon's limit, published in the schema
 
-Json stream_json(const CapturedStream& stream) {
-  return Json::object({{"text", stream.kept},
-                       {"bytes", static_cast<int64_t>(stream.bytes)},
-                       {"truncated", stream.truncated()}});
-}
-
-std::string stream_text(const char* name, const CapturedStream& stream) {
+std::string stream_text(const char* name, const Json& stream) {
+  const std::string& kept = stream["text"].string_or("");
   std::string text = std::string("--- ") + name;
-  if (stream.truncated())
-    text += " (truncated: first " + std::to_string(stream.kept.size()) + " of " +
-            std::to_string(stream.bytes) + " bytes)";
-  text += " ---\n" + stream.kept;
-  if (!stream.kept.empty() && stream.kept.back() != '\n') text += "\n";
+  if (stream["truncated"].bool_or(false))
+    text += " (truncated: first " + std::to_string(kept.size()) + " of " +
+            std::to_string(stream["bytes"].int_or(0)) + " bytes)";
+  text += " ---\n" + kept;
+  if (!kept.empty() && kept.back() != '\n') text += "\n";
   return text;
 }
 
 ToolAnswer exec_in_sandbox(DaemonLink& daemon, const Json& arguments) {
-  auto reply = daemon.call("exec", block_params(arguments));
-  if (!reply.ok()) return tool_error("exec: " + reply.error().message);
-  ExecPlan plan = exec_plan(*reply, (*reply)["environment"]);
-  std::vector<std::string> words = plan.prefix;
-  for (const Json& word : arguments["argv"].as_array()) words.push_back(word.as_string());
-  auto timeout = std::chrono::seconds(arguments["timeout_s"].int_or(kDefaultTimeoutS));
-  auto run =
-      run_captured(words, plan.env, plan.sandboxed() ? "" : plan.cwd, !plan.sandboxed(), timeout);
+  Json params = block_params(arguments);
+  params.set("argv", arguments["argv"]);
+  if (arguments["timeout_s"].is_int()) params.set("timeout_s", arguments["timeout_s"]);
+  auto run = daemon.call("exec.run", params);
   if (!run.ok()) return tool_error("exec: " + run.error().message);
-  Json structured =
-      Json::object({{"exit_code", run->exit_code >= 0 ? Json(run->exit_code) : Json()},
-                    {"signal", run->signal != 0 ? Json(run->signal) : Json()},
-                    {"timed_out", run->timed_out},
-                    {"timeout_s", static_cast<int64_t>(timeout.count())},
-                    {"stdout", stream_json(run->out)},
-                    {"stderr", stream_json(run->err)},
-                    {"output_cap_bytes", static_cast<int64_t>(kExecOutputCap)}});
+  const Json& result = *run;
+  bool timed_out = result["timed_out"].bool_or(false);
   std::string text;
-  if (run->timed_out)
-    text = "timed out after " + std::to_string(timeout.count()) + " s (killed)";
-  else if (run->signal != 0)
-    text = "killed by signal " + std::to_string(run->signal);
+  if (timed_out)
+    text = "timed out after " + std::to_string(result["timeout_s"].int_or(0)) + " s (killed)";
+  else if (result["signal"].is_int())
+    text = "killed by signal " + std::to_string(result["signal"].as_int());
   else
-    text = "exit status " + std::to_string(run->exit_code);
-  // 125-127 from the launcher: the command could not be run at all (stackie-lockbox(1)).
-  if (!run->timed_out && plan.sandboxed() && run->exit_code == 127)
+    text = "exit status " + std::to_string(result["exit_code"].int_or(-1));
+  // 127 from the launcher: the command could not be run at all (stackie-lockbox(1)).
+  if (!timed_out && result["exit_code"].int_or(0) == 127)
     text += " (command not found in the sandbox?)";
-  text += "\n" + stream_text("stdout", run->out) + stream_text("stderr", run->err);
+  text += "\n" + stream_text("stdout", result["stdout"]) + stream_text("stderr", result["stderr"]);
   // A command that ran and failed is an answer, not a failed call; one killed for its time is.
-  return ToolAnswer{std::move(text), std::move(structured), run->timed_out};
+  return ToolAnswer{std::move(text), result, timed_out};
 }
 
 }  // namespace

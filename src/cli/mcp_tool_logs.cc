@@ -74,7 +74,8 @@ ToolAnswer search_sandbox_logs(DaemonLink& daemon, const Json& arguments) {
   query.pattern = arguments["pattern"].as_string();
   query.regex = arguments["regex"].bool_or(false);
   query.ignore_case = arguments["ignore_case"].bool_or(false);
-  if (arguments["level"].is_string()) query.min_level = parse_level(arguments["level"].as_string());
+  if (arguments["level"].is_string())
+    query.min_level = parse_log_level(arguments["level"].as_string());
   query.context = static_cast<std::size_t>(arguments["context"].int_or(2));
   query.max_matches = static_cast<std::size_t>(arguments["max_matches"].int_or(50));
   auto lines = fetch_lines(daemon, arguments, kEveryLine);
@@ -122,15 +123,16 @@ std::vector<Tool> log_tools() {
   search.set("ignore_case", Json::object({{"type", "boolean"}}));
   search.set("stream", stream_schema());
   search.set("since", since_schema());
-  search.set(
-      "level",
-      Json::object(
-          {{"type", "string"},
-           {"enum", Json::array().push_back("debug").push_back("info").push_back("warn").push_back(
-                        "error")},
-           {"description",
-            "only lines at least this severe, guessed from "
-            "their first words (ERROR, WARN, INFO...)"}}));
+  search.set("level", Json::object({{"type", "string"},
+                                    {"enum", Json::array()
+                                                 .push_back("debug")
+                                                 .push_back("info")
+                                                 .push_back("warn")
+                                                 .push_back("error")
+                                                 .push_back("fatal")},
+                                    {"description",
+                                     "only lines at least this severe, guessed from "
+                                     "their first words (ERROR, WARN, INFO...)"}}));
   search.set("context", Json::object({{"type", "integer"},
                                       {"minimum", 0},
                                       {"maximum", 20},

@@ -1,4 +1,4 @@
-// The tools about blocks as a whole: list, inspect, start/stop/restart, health and its
+// The tools about blocks as a whole: list, inspect, start/stop/restart/kill, health and its
 // summary; and what every tool shares (schemas, results, running one by name).
 #include "cli/mcp_tools.h"
 
@@ -73,7 +73,7 @@ Json block_params(const Json& arguments) {
 
 std::vector<Tool> all_tools() {
   std::vector<Tool> tools = block_tools();
-  for (auto* more : {&log_tools, &exec_tools})
+  for (auto* more : {&log_tools, &exec_tools, &stats_tools})
     for (auto& tool : more()) tools.push_back(std::move(tool));
   return tools;
 }
@@ -139,6 +139,16 @@ ToolAnswer stop_sandbox(DaemonLink& daemon, const Json& arguments) {
 }
 ToolAnswer restart_sandbox(DaemonLink& daemon, const Json& arguments) {
   return block_action(daemon, arguments, "restart");
+}
+
+// kill: a signal to every process of the block now, with no grace period (SIGKILL unless one
+// is named). The restart policy then decides, as for any other exit.
+ToolAnswer kill_sandbox(DaemonLink& daemon, const Json& arguments) {
+  Json params = block_params(arguments);
+  if (arguments["signal"].is_string()) params.set("signal", arguments["signal"].as_string());
+  auto done = daemon.call("kill", params);
+  if (!done.ok()) return tool_error("kill: " + done.error().message);
+  return tool_json(Json::object({{"sandbox", (*done)["block"]}}));
 }
 
 Json health_of(const Json& block) {
@@ -219,7 +229,7 @@ ToolAnswer summarise_sandbox_health(DaemonLink& daemon, const Json& arguments) {
   });
   Json errors = Json::array();
   for (auto it = lines.rbegin(); it != lines.rend() && errors.size() < 2; ++it)
-    if (guess_level(it->text) == LogLevel::error) errors.push_back(clipped(it->text, 100));
+    if (it->level >= LogLevel::error) errors.push_back(clipped(it->text, 100));
   text += errors.size() == 0 ? "; no error lines" : "; last errors:";
   for (std::size_t i = errors.size(); i-- > 0;) text += " [" + errors.at(i).as_string() + "]";
   Json summary = Json::object({{"sandbox", name},
@@ -246,6 +256,12 @@ std::vector<Tool> block_tools() {
        {"description", "wait until the block is there (default true); false answers at once"}});
   Json block_schema = object_schema(block_properties(), {"sandbox"});
   Json action_schema = object_schema(with(block_properties(), "wait", wait), {"sandbox"});
+  Json signal = Json::object({{"type", "string"},
+                              {"minLength", 1},
+                              {"maxLength", 16},
+                              {"description",
+                               "a signal name or number: SIGTERM, TERM, 15 "
+                               "(default SIGKILL)"}});
   return {
       Tool{"list_sandboxes", "List sandboxes",
            "Every block of the user's stacks (or of one stack) with its sandbox id, state, "
@@ -269,6 +285,11 @@ std::vector<Tool> block_tools() {
            "Stop and start a block again; with wait (the default) the answer comes once it runs "
            "(and is healthy when it has a check), with its new pid.",
            action_schema, false, true, restart_sandbox},
+      Tool{"kill_sandbox", "Kill a sandbox",
+           "Send a signal (SIGKILL unless named) to every process of a block at once, with no "
+           "grace period; its restart policy then decides whether it runs again.",
+           object_schema(with(block_properties(), "signal", signal), {"sandbox"}), false, true,
+           kill_sandbox},
       Tool{"get_health_status", "Health of a sandbox",
            "A block's state and health, its last health check and last exit.", block_schema, true,
            false, get_health_status},

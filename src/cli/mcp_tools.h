@@ -1,7 +1,8 @@
 // The MCP server's tools: each a name, a description for the model, the JSON Schema of its
 // arguments (published in tools/list and enforced by mcp_schema before the tool runs) and its
 // code. The code of each concern is in its own file: mcp_tools.cc (listing, inspecting,
-// start/stop/restart, health), mcp_tool_logs.cc (logs and their search), mcp_tool_exec.cc.
+// start/stop/restart/kill, health), mcp_tool_logs.cc (logs and their search), mcp_tool_exec.cc,
+// mcp_tool_stats.cc.
 #pragma once
 
 #include <optional>
@@ -41,6 +42,7 @@ std::vector<Tool> all_tools();
 std::vector<Tool> block_tools();  // mcp_tools.cc
 std::vector<Tool> log_tools();    // mcp_tool_logs.cc
 std::vector<Tool> exec_tools();   // mcp_tool_exec.cc
+std::vector<Tool> stats_tools();  // mcp_tool_stats.cc
 
 // {"tools":[...]} entries, and a call by name (nullopt: no such tool). Arguments are checked
 // against the schema first; a tool never sees arguments its schema refuses.

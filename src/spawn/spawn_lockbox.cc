@@ -15,6 +15,7 @@
 
 #include "base/fs_path.h"
 #include "base/json.h"
+#include "base/uv_handle.h"
 #include "spawn/net_channel.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
@@ -82,15 +83,14 @@ class ErrorPipe {
   static Result<ErrorPipe*> open(uv_loop_t* loop, int fd, std::function<void()> on_exec) {
     auto* self = new ErrorPipe();
     self->on_exec_ = std::move(on_exec);
-    uv_pipe_init(loop, &self->pipe_, 0);
-    self->pipe_.data = self;
-    if (int rc = uv_pipe_open(&self->pipe_, fd); rc != 0) {
+    self->pipe_.init([loop](uv_pipe_t* h) { return uv_pipe_init(loop, h, 0); }, self);
+    if (int rc = uv_pipe_open(self->pipe_.get(), fd); rc != 0) {
       ::close(fd);
       self->close();
       return Error{rc, std::string("error pipe: ") + uv_strerror(rc)};
     }
     uv_read_start(
-        reinterpret_cast<uv_stream_t*>(&self->pipe_),
+        self->pipe_.stream(),
         [](uv_handle_t*, size_t, uv_buf_t* buf) {
           static char scratch[4096];  // single-threaded loop; consumed before the next read
           *buf = uv_buf_init(scratch, sizeof scratch);
@@ -115,7 +115,7 @@ class ErrorPipe {
   std::string finish() {
     on_exec_ = nullptr;
     uv_os_fd_t fd;
-    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) == 0) {
+    if (uv_fileno(pipe_.handle(), &fd) == 0) {
       char buf[4096];
       ssize_t n;
       while ((n = ::read(fd, buf, sizeof buf)) > 0) append(buf, static_cast<size_t>(n));
@@ -123,10 +123,10 @@ class ErrorPipe {
     close();
     return std::move(report_);
   }
+  // Frees this object once libuv is done with the handle: call it once, then forget the pointer.
   void close() {
     on_exec_ = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(&pipe_),
-             [](uv_handle_t* h) { delete static_cast<ErrorPipe*>(h->data); });
+    pipe_.close([this] { delete this; });
   }
 
  private:
@@ -134,7 +134,7 @@ class ErrorPipe {
     if (report_.size() < kMaxErrorReport)
       report_.append(data, std::min(n, kMaxErrorReport - report_.size()));
   }
-  uv_pipe_t pipe_{};
+  UvHandle<uv_pipe_t> pipe_;
   std::string report_;
   std::function<void()> on_exec_;
 };

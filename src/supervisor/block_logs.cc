@@ -318,7 +318,9 @@ void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_m
     ring_.pop_front();
   }
   buffer.assign(text);
-  LogLine line{next_seq_++, time_ms, stream, std::move(buffer)};
+  LogLevel level = stream == LogStream::daemon ? LogLevel::unknown : classify_log_line(text);
+  ++level_counts_[static_cast<size_t>(level)];
+  LogLine line{next_seq_++, time_ms, stream, level, std::move(buffer)};
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
     std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
@@ -340,7 +342,7 @@ void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_m
 void BlockLogs::deliver(const LogLine& line) {
   for (auto& [id, follower] : followers_) {
     if (follower.skipped > 0) {
-      LogLine marker{line.seq, line.time_ms, LogStream::daemon,
+      LogLine marker{line.seq, line.time_ms, LogStream::daemon, LogLevel::unknown,
                      "[stackie] " + std::to_string(follower.skipped) +
                          " lines skipped: the follower did not keep up"};
       if (!follower.sink->offer(marker)) {

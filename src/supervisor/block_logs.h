@@ -4,6 +4,7 @@
 // block: files are appended with O_APPEND writes, followers that cannot take a line skip it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/log_level.h"
 #include "base/safe_open.h"
 
 namespace stackie {
@@ -26,7 +28,8 @@ struct LogLine {
   uint64_t seq = 0;
   int64_t time_ms = 0;  // wall clock, milliseconds since the epoch
   LogStream stream = LogStream::out;
-  std::string text;  // without the newline
+  LogLevel level = LogLevel::unknown;  // what the line announces; unknown for our own notes
+  std::string text;                    // without the newline
 };
 
 // "2026-12-01T21:35:00.123Z"
@@ -127,6 +130,9 @@ class BlockLogs {
   // Batches of lines that could not be written to the files, and the last such error ("" when
   // the last write succeeded): `status` shows them per block.
   uint64_t write_errors() const { return write_errors_; }
+  // Lines of the block's own output announcing `level` (warn and worse are what `status`
+  // shows), since the daemon started keeping this block's logs.
+  uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
 
  private:
@@ -159,6 +165,7 @@ class BlockLogs {
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
   uint64_t write_errors_ = 0;
+  std::array<uint64_t, 6> level_counts_{};  // by LogLevel
   std::string write_error_;
 };
 

@@ -491,9 +491,10 @@ void BlockRunner::forward_consumes(std::vector<int> listeners) {
   }
 }
 
-std::vector<std::string> BlockRunner::join_argv(const std::vector<std::string>& command) const {
+std::vector<std::string> BlockRunner::join_argv(const std::vector<std::string>& command,
+                                                const std::vector<std::string>& pass_env) const {
   if (!process_ || phase_ != Phase::command) return {};
-  return process_->join_argv(command, {});
+  return process_->join_argv(command, pass_env);
 }
 
 }  // namespace stackie

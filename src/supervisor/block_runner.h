@@ -92,7 +92,9 @@ class BlockRunner {
   BlockLogs& logs() { return *logs_; }
   std::shared_ptr<BlockLogs> shared_logs() const { return logs_; }
   // What `stackie exec` runs: the command inside this block's sandbox; empty when not running.
-  std::vector<std::string> join_argv(const std::vector<std::string>& command) const;
+  // `pass_env`: names whose values the spawner puts in the argv's environment (Process).
+  std::vector<std::string> join_argv(const std::vector<std::string>& command,
+                                     const std::vector<std::string>& pass_env = {}) const;
   // `network: localhost` in a namespace of its own: its ports are reached only through
   // sockets made inside (DESIGN.md §6), and its `consumes` through listeners made inside.
   bool has_own_network() const;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "base/directories.h"
+#include "base/log_level.h"
 #include "base/version.h"
 #include "supervisor/block_stats.h"
 #include "supervisor/block_target.h"
@@ -21,20 +22,20 @@ namespace stackie {
 using ipc::Session;
 namespace errc = ipc::errc;
 
-namespace {
-
-uint64_t wall_ms() {
-  using namespace std::chrono;
-  return static_cast<uint64_t>(
-      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
-}
-
 std::string_view code_for(const Error& error) {
   if (error.code == UV_ENOENT) return errc::kNotFound;
   if (error.code == UV_EBUSY) return errc::kBusy;
   if (error.code == UV_ECANCELED) return errc::kShuttingDown;
   if (error.code == UV_EINVAL) return errc::kInvalidParams;
   return errc::kFailed;
+}
+
+namespace {
+
+uint64_t wall_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 std::string_view health_of(BlockState state, bool has_health_check) {
@@ -121,11 +122,14 @@ SandboxPolicy masked_policy(const ResolvedBlock& block) {
 }  // namespace
 
 Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line) {
-  return Json::object({{"stack", stack},
-                       {"block", block},
-                       {"stream", std::string(to_string(line.stream))},
-                       {"ts", format_timestamp(line.time_ms)},
-                       {"text", line.text}});
+  return Json::object(
+      {{"stack", stack},
+       {"block", block},
+       {"stream", std::string(to_string(line.stream))},
+       {"ts", format_timestamp(line.time_ms)},
+       {"level",
+        line.level == LogLevel::unknown ? Json() : Json(std::string(to_string(line.level)))},
+       {"text", line.text}});
 }
 
 namespace {
@@ -154,15 +158,25 @@ Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& e
   return out;
 }
 
-// Which streams a `logs` request asked for (`streams`: "stdout", "stderr"; none = all). The
-// daemon's own notes go with stderr, as they do in the files (stderr.log).
-struct StreamFilter {
+// Which lines a `logs` request asked for: its streams (`streams`: "stdout", "stderr"; none =
+// all; the daemon's own notes go with stderr, as they do in the files, stderr.log) and, with
+// `level`, only lines that announce at least that severity (base/log_level.h).
+struct LineFilter {
   bool out = true, err = true;
-  bool wants(LogStream stream) const { return stream == LogStream::out ? out : err; }
+  std::optional<LogLevel> min_level;
+  bool wants(const LogLine& line) const {
+    if (!(line.stream == LogStream::out ? out : err)) return false;
+    return !min_level || (line.level != LogLevel::unknown && line.level >= *min_level);
+  }
 };
 
-Result<StreamFilter> stream_filter(const Json& streams) {
-  StreamFilter filter;
+Result<LineFilter> line_filter(const Json& streams, const Json& level) {
+  LineFilter filter;
+  if (!level.is_null()) {
+    filter.min_level = level.is_string() ? parse_log_level(level.as_string()) : std::nullopt;
+    if (!filter.min_level)
+      return Error{UV_EINVAL, "\"level\" is one of debug, info, warn, error, fatal"};
+  }
   if (streams.is_null()) return filter;
   if (!streams.is_array()) return Error{UV_EINVAL, "\"streams\" must be an array"};
   if (streams.size() == 0) return filter;
@@ -187,10 +201,10 @@ struct DaemonHandlers::Follower final : LogSink {
   Session session;
   std::string stack;
   std::string block;
-  StreamFilter streams;
+  LineFilter filter;
   uint64_t id = 0;
   bool offer(const LogLine& line) override {
-    if (!streams.wants(line.stream)) return true;  // not asked for: nothing to skip either
+    if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
     return session.event_lazily("line", [&] { return log_line_event(stack, block, line); }) ==
            ipc::EventOutcome::sent;
   }
@@ -252,6 +266,7 @@ void DaemonHandlers::on_request(Session session, const ipc::Request& request) {
   if (m == "status") return status(session, params);
   if (m == "logs") return logs(session, params);
   if (m == "exec") return exec(session, params);
+  if (m == "exec.run") return exec_run(session, params);
   if (m == "restart" || m == "stop" || m == "start") return block_action(session, params, m);
   if (m == "kill") return kill(session, params);
   if (m == "events") return events(session, params);
@@ -509,6 +524,9 @@ void DaemonHandlers::status(Session session, const Json& params) {
         Json::object({{"stdout", logs_dir + "/stdout.log"}, {"stderr", logs_dir + "/stderr.log"}});
     result.set("logs", logs);
     result.set("log_error", row.log_error.empty() ? Json() : Json(row.log_error));
+    result.set("log_levels", Json::object({{"warn", static_cast<int64_t>(row.log_warnings)},
+                                           {"error", static_cast<int64_t>(row.log_errors)},
+                                           {"fatal", static_cast<int64_t>(row.log_fatals)}}));
     result.set("paths", Json::object({{"volumes", volumes},
                                       {"tmp", tmp.empty() ? Json() : Json(tmp)},
                                       {"logs", logs_dir}}));
@@ -534,8 +552,8 @@ void DaemonHandlers::status(Session session, const Json& params) {
 }
 
 void DaemonHandlers::logs(Session session, const Json& params) {
-  auto streams = stream_filter(params["streams"]);
-  if (!streams.ok()) return session.fail(errc::kInvalidParams, streams.error().message);
+  auto filter = line_filter(params["streams"], params["level"]);
+  if (!filter.ok()) return session.fail(errc::kInvalidParams, filter.error().message);
   // Each named block ("BLOCK" or "STACK/BLOCK") through the one resolver; none named: every
   // block of the one stack meant.
   std::vector<Target> targets;
@@ -565,7 +583,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     if (!got.ok()) return session.fail(code_for(got.error()), got.error().message);
     std::vector<LogLine> kept;
     for (auto& line : *got)
-      if (line.time_ms >= since && streams->wants(line.stream)) kept.push_back(std::move(line));
+      if (line.time_ms >= since && filter->wants(line)) kept.push_back(std::move(line));
     size_t skip = kept.size() > tail ? kept.size() - tail : 0;
     for (size_t i = skip; i < kept.size(); ++i) lines.push_back({&target, std::move(kept[i])});
   }
@@ -581,7 +599,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     follower->session = session;
     follower->stack = target.stack;
     follower->block = target.block;
-    follower->streams = *streams;
+    follower->filter = *filter;
     auto id = daemon_.supervisor().follow(target.stack, target.block, follower.get());
     if (!id.ok()) continue;
     follower->id = *id;

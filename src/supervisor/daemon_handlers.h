@@ -18,6 +18,9 @@ namespace stackie {
 // UTF-8 become U+FFFD); tests/fuzz/logwire_fuzz.cc holds it to that.
 Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line);
 
+// The IPC error code of an Error from the supervisor (ENOENT: not_found, EBUSY: busy, ...).
+std::string_view code_for(const Error& error);
+
 class DaemonHandlers final : public ipc::Handler {
  public:
   // `lockbox`: the launcher path reported by `exec` (empty when none was found).
@@ -40,6 +43,7 @@ class DaemonHandlers final : public ipc::Handler {
   void status(ipc::Session session, const Json& params);
   void logs(ipc::Session session, const Json& params);
   void exec(ipc::Session session, const Json& params);
+  void exec_run(ipc::Session session, const Json& params);  // daemon_exec_run.cc
   void block_action(ipc::Session session, const Json& params, const std::string& action);
   void kill(ipc::Session session, const Json& params);
   void events(ipc::Session session, const Json& params);
@@ -68,6 +72,9 @@ class DaemonHandlers final : public ipc::Handler {
   std::map<uint64_t, uint64_t> event_followers_;  // session serial -> bus subscription
   // `stats` requests in progress (their timer is the only sampling there is), by serial.
   std::map<uint64_t, std::unique_ptr<StatsWatch>> stats_watches_;
+  // `exec.run` commands not yet answered; shared with their callbacks, which may outlive this
+  // object when the daemon stops while one runs.
+  std::shared_ptr<size_t> exec_runs_ = std::make_shared<size_t>(0);
 };
 
 }  // namespace stackie

@@ -80,19 +80,16 @@ std::string origin_form(const std::string& head) {
 class EgressTunnel {
  public:
   EgressTunnel(EgressProxy* proxy) : proxy_(proxy), loop_(proxy->loop_) {
-    client_ = new uv_tcp_t;
-    uv_tcp_init(loop_, client_);
-    client_->data = this;
+    client_.init([this](uv_tcp_t* h) { return uv_tcp_init(loop_, h); }, this);  // cannot fail
     open_handles_ = 1;
   }
 
-  uv_tcp_t* client() { return client_; }
+  uv_stream_t* client() { return client_.stream(); }
 
   void start() {
-    uv_read_start(reinterpret_cast<uv_stream_t*>(client_), allocate,
-                  [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                    static_cast<EgressTunnel*>(s->data)->on_head(n, buf);
-                  });
+    uv_read_start(client_.stream(), allocate, [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+      static_cast<EgressTunnel*>(s->data)->on_head(n, buf);
+    });
   }
 
   // The proxy goes away: close at once.
@@ -110,7 +107,7 @@ class EgressTunnel {
     uv_write_t req;
     std::string data;
     EgressTunnel* tunnel;
-    uv_tcp_t* source;  // reading from it resumes once this is written
+    uv_stream_t* source;  // reading from it resumes once this is written
   };
 
   static void allocate(uv_handle_t*, size_t, uv_buf_t* buf) {
@@ -127,7 +124,7 @@ class EgressTunnel {
         refuse("431 Request Header Fields Too Large", "too long a request");
       return;
     }
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(client_));
+    uv_read_stop(client_.stream());
     Destination where = parse_request_line(head_);
     if (where.host.empty())
       return refuse("400 Bad Request", "only CONNECT host:port and http:// requests go out");
@@ -168,13 +165,11 @@ class EgressTunnel {
     if (closing_) return;
     if (status != 0 || result == nullptr)
       return refuse("502 Bad Gateway", destination_ + ": " + uv_strerror(status));
-    upstream_ = new uv_tcp_t;
-    uv_tcp_init(loop_, upstream_);
-    upstream_->data = this;
+    upstream_.init([this](uv_tcp_t* h) { return uv_tcp_init(loop_, h); }, this);
     ++open_handles_;
     auto* req = new uv_connect_t;
     req->data = this;
-    int rc = uv_tcp_connect(req, upstream_, result->ai_addr, [](uv_connect_t* r, int s) {
+    int rc = uv_tcp_connect(req, upstream_.get(), result->ai_addr, [](uv_connect_t* r, int s) {
       auto* self = static_cast<EgressTunnel*>(r->data);
       delete r;
       self->on_connected(s);
@@ -189,68 +184,63 @@ class EgressTunnel {
     if (closing_) return;
     if (status != 0) return refuse("502 Bad Gateway", destination_ + ": " + uv_strerror(status));
     if (proxy_ != nullptr) proxy_->note_("egress: " + destination_);
-    if (connect_) send(client_, "HTTP/1.1 200 Connection established\r\n\r\n", nullptr);
-    if (!head_.empty()) send(upstream_, std::move(head_), nullptr);
-    relay(client_, upstream_);
-    relay(upstream_, client_);
+    if (connect_) send(client_.stream(), "HTTP/1.1 200 Connection established\r\n\r\n", nullptr);
+    if (!head_.empty()) send(upstream_.stream(), std::move(head_), nullptr);
+    relay(client_.stream());
+    relay(upstream_.stream());
   }
 
-  // Bytes read from `from` are written to `to`; reading pauses while a write is pending.
-  void relay(uv_tcp_t* from, uv_tcp_t* to) {
-    (void)to;
-    uv_read_start(reinterpret_cast<uv_stream_t*>(from), allocate,
-                  [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                    auto* self = static_cast<EgressTunnel*>(s->data);
-                    auto* source = reinterpret_cast<uv_tcp_t*>(s);
-                    uv_tcp_t* target = source == self->client_ ? self->upstream_ : self->client_;
-                    if (n == UV_EOF) return self->half_close(source, target);
-                    if (n < 0) return self->close_all();
-                    uv_read_stop(s);
-                    self->send(target, std::string(buf->base, static_cast<size_t>(n)), source);
-                  });
+  // Bytes read from `from` are written to the other side; reading pauses while a write is
+  // pending.
+  void relay(uv_stream_t* from) {
+    uv_read_start(from, allocate, [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+      auto* self = static_cast<EgressTunnel*>(s->data);
+      uv_stream_t* source = s;
+      uv_stream_t* target =
+          source == self->client_.stream() ? self->upstream_.stream() : self->client_.stream();
+      if (n == UV_EOF) return self->half_close(source, target);
+      if (n < 0) return self->close_all();
+      uv_read_stop(s);
+      self->send(target, std::string(buf->base, static_cast<size_t>(n)), source);
+    });
   }
 
-  void send(uv_tcp_t* to, std::string data, uv_tcp_t* resume) {
+  void send(uv_stream_t* to, std::string data, uv_stream_t* resume) {
     auto* write = new Write{{}, std::move(data), this, resume};
     uv_buf_t buf = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
-    int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(to), &buf, 1,
-                      [](uv_write_t* req, int status) {
-                        auto* w = reinterpret_cast<Write*>(req);
-                        EgressTunnel* self = w->tunnel;
-                        uv_tcp_t* source = w->source;
-                        delete w;
-                        if (status != 0) return self->close_all();
-                        if (source != nullptr && !self->closing_) self->relay_again(source);
-                      });
+    int rc = uv_write(&write->req, to, &buf, 1, [](uv_write_t* req, int status) {
+      auto* w = reinterpret_cast<Write*>(req);
+      EgressTunnel* self = w->tunnel;
+      uv_stream_t* source = w->source;
+      delete w;
+      if (status != 0) return self->close_all();
+      if (source != nullptr && !self->closing_) self->relay(source);
+    });
     if (rc != 0) {
       delete write;
       close_all();
     }
   }
 
-  void relay_again(uv_tcp_t* source) { relay(source, nullptr); }
-
-  void half_close(uv_tcp_t* source, uv_tcp_t* target) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(source));
+  void half_close(uv_stream_t* source, uv_stream_t* target) {
+    uv_read_stop(source);
     if (++eofs_ == 2) return close_all();
     auto* req = new uv_shutdown_t;
     req->data = this;
-    if (uv_shutdown(req, reinterpret_cast<uv_stream_t*>(target),
-                    [](uv_shutdown_t* r, int) { delete r; }) != 0)
-      delete req;
+    if (uv_shutdown(req, target, [](uv_shutdown_t* r, int) { delete r; }) != 0) delete req;
   }
 
   void refuse(const std::string& status, const std::string& why) {
     if (proxy_ != nullptr) proxy_->note_("egress refused: " + why);
     std::string body = "stackie: " + why + "\n";
-    send(client_,
+    send(client_.stream(),
          "HTTP/1.1 " + status + "\r\nContent-Type: text/plain\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
          nullptr);
     // Close once the answer is out: a shutdown completes after pending writes.
     auto* req = new uv_shutdown_t;
     req->data = this;
-    if (uv_shutdown(req, reinterpret_cast<uv_stream_t*>(client_), [](uv_shutdown_t* r, int) {
+    if (uv_shutdown(req, client_.stream(), [](uv_shutdown_t* r, int) {
           auto* self = static_cast<EgressTunnel*>(r->data);
           delete r;
           self->close_all();
@@ -265,20 +255,17 @@ class EgressTunnel {
     closing_ = true;
     if (lookup_ != nullptr) lookup_->tunnel = nullptr;
     if (proxy_ != nullptr) proxy_->tunnels_.erase(this);
-    for (uv_tcp_t* handle : {client_, upstream_}) {
-      if (handle == nullptr) continue;
-      uv_close(reinterpret_cast<uv_handle_t*>(handle), [](uv_handle_t* h) {
-        auto* self = static_cast<EgressTunnel*>(h->data);
-        delete reinterpret_cast<uv_tcp_t*>(h);
-        if (--self->open_handles_ == 0) delete self;
-      });
-    }
+    auto closed = [this] {
+      if (--open_handles_ == 0) delete this;
+    };
+    client_.close(closed);  // each a no-op for a handle never made
+    upstream_.close(closed);
   }
 
   EgressProxy* proxy_;
   uv_loop_t* loop_;
-  uv_tcp_t* client_ = nullptr;
-  uv_tcp_t* upstream_ = nullptr;
+  UvHandle<uv_tcp_t> client_;
+  UvHandle<uv_tcp_t> upstream_;
   Lookup* lookup_ = nullptr;
   int open_handles_ = 0;
   int eofs_ = 0;
@@ -293,34 +280,26 @@ EgressProxy::EgressProxy(uv_loop_t* loop, std::vector<std::string> allow, Note n
 
 EgressProxy::~EgressProxy() {
   for (EgressTunnel* tunnel : std::set<EgressTunnel*>(tunnels_)) tunnel->abort();
-  if (listener_ != nullptr)
-    uv_close(reinterpret_cast<uv_handle_t*>(listener_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-}
+}  // listener_ closes itself
 
 Result<std::unique_ptr<EgressProxy>> EgressProxy::adopt(uv_loop_t* loop, int fd,
                                                         std::vector<std::string> allow, Note note) {
   std::unique_ptr<EgressProxy> proxy(new EgressProxy(loop, std::move(allow), std::move(note)));
-  proxy->listener_ = new uv_tcp_t;
-  uv_tcp_init(loop, proxy->listener_);
-  proxy->listener_->data = proxy.get();
-  if (int rc = uv_tcp_open(proxy->listener_, fd); rc != 0) {
+  proxy->listener_.init([loop](uv_tcp_t* h) { return uv_tcp_init(loop, h); }, proxy.get());
+  if (int rc = uv_tcp_open(proxy->listener_.get(), fd); rc != 0) {
     ::close(fd);
     return Error{rc, std::string("egress proxy: ") + uv_strerror(rc)};
   }
-  int rc = uv_listen(reinterpret_cast<uv_stream_t*>(proxy->listener_), 128,
-                     [](uv_stream_t* server, int status) {
-                       if (status == 0) static_cast<EgressProxy*>(server->data)->accept_one();
-                     });
+  int rc = uv_listen(proxy->listener_.stream(), 128, [](uv_stream_t* server, int status) {
+    if (status == 0) static_cast<EgressProxy*>(server->data)->accept_one();
+  });
   if (rc != 0) return Error{rc, std::string("egress proxy: ") + uv_strerror(rc)};
   return proxy;
 }
 
 void EgressProxy::accept_one() {
   auto* tunnel = new EgressTunnel(this);
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(listener_),
-                reinterpret_cast<uv_stream_t*>(tunnel->client())) != 0 ||
-      tunnels_.size() >= kMaxTunnels) {
+  if (uv_accept(listener_.stream(), tunnel->client()) != 0 || tunnels_.size() >= kMaxTunnels) {
     tunnel->abort();
     return;
   }

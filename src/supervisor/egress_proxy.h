@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/uv_handle.h"
 
 namespace stackie {
 
@@ -47,8 +48,8 @@ class EgressProxy {
   uv_loop_t* loop_;
   std::vector<std::string> allow_;
   Note note_;
-  uv_tcp_t* listener_ = nullptr;  // freed in its close callback
   std::set<EgressTunnel*> tunnels_;
+  UvHandle<uv_tcp_t> listener_;
 };
 
 }  // namespace stackie

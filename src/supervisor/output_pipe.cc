@@ -9,17 +9,16 @@ namespace stackie {
 OutputPipe* OutputPipe::create(uv_loop_t* loop, std::shared_ptr<BlockLogs> logs, LogStream stream,
                                std::vector<OutputPipe*>* registry) {
   auto* pipe = new OutputPipe(std::move(logs), stream, registry);
-  uv_pipe_init(loop, &pipe->pipe_, 0);
-  pipe->pipe_.data = pipe;
-  uv_idle_init(loop, &pipe->next_turn_);
-  pipe->next_turn_.data = pipe;
+  // Neither init can fail: both only fill in the handle.
+  pipe->pipe_.init([loop](uv_pipe_t* h) { return uv_pipe_init(loop, h, 0); }, pipe);
+  pipe->next_turn_.init([loop](uv_idle_t* h) { return uv_idle_init(loop, h); }, pipe);
   registry->push_back(pipe);
   return pipe;
 }
 
 void OutputPipe::start_reading() {
   uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&pipe_),
+      pipe_.stream(),
       [](uv_handle_t* h, size_t, uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(h->data);
         *buf = uv_buf_init(self->buffer_, sizeof self->buffer_);
@@ -40,8 +39,8 @@ void OutputPipe::start_reading() {
 // flood). Reading resumes at the next turn, after the other ready handles ran.
 void OutputPipe::yield_turn() {
   if (closed_) return;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&pipe_));
-  uv_idle_start(&next_turn_, [](uv_idle_t* idle) {
+  uv_read_stop(pipe_.stream());
+  uv_idle_start(next_turn_.get(), [](uv_idle_t* idle) {
     auto* self = static_cast<OutputPipe*>(idle->data);
     uv_idle_stop(idle);
     if (!self->closed_) self->start_reading();
@@ -50,7 +49,7 @@ void OutputPipe::yield_turn() {
 
 void OutputPipe::drain() {
   uv_os_fd_t fd;
-  if (closed_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&pipe_), &fd) != 0) return;
+  if (closed_ || uv_fileno(pipe_.handle(), &fd) != 0) return;
   for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
     ssize_t n = ::read(fd, buffer_, sizeof buffer_);
     if (n <= 0) break;
@@ -64,12 +63,11 @@ void OutputPipe::close() {
   logs_->end_of_stream(stream_);
   if (registry_ != nullptr) std::erase(*registry_, this);
   registry_ = nullptr;
-  auto closed = [](uv_handle_t* h) {
-    auto* self = static_cast<OutputPipe*>(h->data);
-    if (--self->open_handles_ == 0) delete self;
+  auto closed = [this] {
+    if (--open_handles_ == 0) delete this;
   };
-  uv_close(reinterpret_cast<uv_handle_t*>(&next_turn_), closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&pipe_), closed);
+  next_turn_.close(closed);
+  pipe_.close(closed);
 }
 
 }  // namespace stackie

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/uv_handle.h"
 #include "supervisor/block_logs.h"
 
 namespace stackie {
@@ -17,7 +18,7 @@ class OutputPipe {
   // Registers itself in `registry` (the owner's list of open pipes) until it closes.
   static OutputPipe* create(uv_loop_t* loop, std::shared_ptr<BlockLogs> logs, LogStream stream,
                             std::vector<OutputPipe*>* registry);
-  uv_pipe_t* handle() { return &pipe_; }
+  uv_pipe_t* handle() { return pipe_.get(); }
 
   void start_reading();
   // Take what is buffered in the pipe now (the process just exited): its last words belong in
@@ -31,9 +32,9 @@ class OutputPipe {
       : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
   void yield_turn();
 
-  uv_pipe_t pipe_{};
-  uv_idle_t next_turn_{};
-  int open_handles_ = 2;  // pipe_ and next_turn_: freed once both are closed
+  UvHandle<uv_pipe_t> pipe_;
+  UvHandle<uv_idle_t> next_turn_;
+  int open_handles_ = 2;  // pipe_ and next_turn_: this object is freed once both are closed
   std::shared_ptr<BlockLogs> logs_;
   LogStream stream_;
   std::vector<OutputPipe*>* registry_;

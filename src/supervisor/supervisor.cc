@@ -264,6 +264,10 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
       row.last_exit = block->last_exit();
       row.last_health = block->last_health();
       row.log_error = block->shared_logs()->write_error();
+      const BlockLogs& logs = *block->shared_logs();
+      row.log_warnings = logs.lines_at(LogLevel::warn);
+      row.log_errors = logs.lines_at(LogLevel::error);
+      row.log_fatals = logs.lines_at(LogLevel::fatal);
       row.limits_enforcement = block->limits_enforcement();
       row.usage = block->usage();
       out.push_back(std::move(row));

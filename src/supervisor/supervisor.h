@@ -29,7 +29,8 @@ struct BlockStatus {
   std::string network;  // localhost, outbound, host or none (the block's sandbox network)
   std::optional<ExitRecord> last_exit;
   std::optional<HealthRecord> last_health;
-  std::string log_error;             // why its log files are not being written; "" when they are
+  std::string log_error;  // why its log files are not being written; "" when they are
+  uint64_t log_warnings = 0, log_errors = 0, log_fatals = 0;  // lines announcing each
   std::string limits_enforcement;    // Spawner::limits_enforcement of the block's spawner
   std::optional<CgroupUsage> usage;  // from its cgroup, while it runs in one
 };

@@ -57,8 +57,8 @@ TEST(McpTools, EveryToolIsListedWithASchemaTheCheckerKnows) {
   }
   for (const char* wanted :
        {"list_sandboxes", "inspect_sandbox", "start_sandbox", "stop_sandbox", "restart_sandbox",
-        "get_sandbox_logs", "exec_in_sandbox", "search_sandbox_logs", "get_health_status",
-        "summarise_sandbox_health"})
+        "kill_sandbox", "get_sandbox_logs", "exec_in_sandbox", "search_sandbox_logs",
+        "get_sandbox_stats", "get_health_status", "summarise_sandbox_health"})
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   EXPECT_EQ(describe_tools(tools).size(), tools.size());
 }
@@ -94,6 +94,11 @@ TEST(McpTools, BadArgumentsAreToolErrorsAndNeverReachTheDaemon) {
                 "context: must be at most 20"},
            Case{"search_sandbox_logs", R"({"sandbox":"web","pattern":"x","level":"loud"})",
                 "level: must be one of"},
+           Case{"kill_sandbox", R"({"sandbox":"web","signal":""})", "signal: must not be empty"},
+           Case{"kill_sandbox", R"({"signal":"TERM"})", "sandbox: is required"},
+           Case{"get_sandbox_stats", R"({"interval_ms":50})", "interval_ms: must be at least 100"},
+           Case{"get_sandbox_stats", R"({"sandbox":"web","follow":true})",
+                "follow: is not an argument"},
        }) {
     Json result = call(tools, daemon, c.tool, c.arguments);
     EXPECT_TRUE(result["isError"].bool_or(false)) << c.tool << " " << c.arguments;
@@ -133,6 +138,32 @@ TEST(McpTools, LogsAskTheDaemonForTheBlockAndStream) {
   EXPECT_NE(result["content"][0]["text"].string_or("").find("stdout two"), std::string::npos);
 }
 
+TEST(McpTools, KillSendsTheNamedSignalOrNoneForTheDaemonsDefault) {
+  auto tools = all_tools();
+  FakeDaemon daemon;
+  Json result = call(tools, daemon, "kill_sandbox", R"({"sandbox":"web","signal":"TERM"})");
+  EXPECT_FALSE(result["isError"].bool_or(true)) << to_json(result);
+  ASSERT_EQ(daemon.methods, std::vector<std::string>{"kill"});
+  EXPECT_EQ(daemon.last_params["block"].string_or(""), "web");
+  EXPECT_EQ(daemon.last_params["signal"].string_or(""), "TERM");
+  call(tools, daemon, "kill_sandbox", R"({"sandbox":"shop/web"})");
+  EXPECT_TRUE(daemon.last_params["signal"].is_null());  // the daemon's default: SIGKILL
+}
+
+TEST(McpTools, StatsAskOnceForOneBlockOrEvery) {
+  auto tools = all_tools();
+  FakeDaemon daemon;
+  call(tools, daemon, "get_sandbox_stats", R"({"sandbox":"web","interval_ms":200})");
+  ASSERT_EQ(daemon.methods, std::vector<std::string>{"stats"});
+  EXPECT_EQ(to_json(daemon.last_params["blocks"]), R"(["web"])");
+  EXPECT_EQ(daemon.last_params["interval_ms"].int_or(0), 200);
+  EXPECT_FALSE(daemon.last_params["follow"].bool_or(true));  // one answer, never a stream
+  call(tools, daemon, "get_sandbox_stats", R"({"stack":"shop"})");
+  EXPECT_TRUE(daemon.last_params["blocks"].is_null());
+  EXPECT_EQ(daemon.last_params["stack"].string_or(""), "shop");
+  EXPECT_EQ(daemon.last_params["interval_ms"].int_or(0), 1000);
+}
+
 TEST(McpTools, AnInvalidRegexIsAToolError) {
   auto tools = all_tools();
   FakeDaemon daemon;
@@ -146,7 +177,10 @@ TEST(McpTools, AnInvalidRegexIsAToolError) {
 
 std::vector<LogEntry> entries(std::vector<std::string> texts) {
   std::vector<LogEntry> out;
-  for (auto& text : texts) out.push_back(LogEntry{"t", "stdout", std::move(text)});
+  for (auto& text : texts) {
+    LogLevel level = classify_log_line(text);  // as the daemon reads each line
+    out.push_back(LogEntry{"t", "stdout", std::move(text), level});
+  }
   return out;
 }
 
@@ -183,20 +217,25 @@ TEST(McpLogSearch, RegexIgnoreCaseAndTheMatchCap) {
   EXPECT_EQ((*found)["matches"][0]["text"], Json("get /b 404"));
 }
 
-TEST(McpLogSearch, LevelsAreGuessedFromTheFirstWords) {
-  EXPECT_EQ(guess_level("2026-12-02 10:00:00 ERROR db: gone"), LogLevel::error);
-  EXPECT_EQ(guess_level("[warn] slow query"), LogLevel::warn);
-  EXPECT_EQ(guess_level("level=info msg=started"), LogLevel::info);
-  EXPECT_EQ(guess_level("Traceback (most recent call last):"), LogLevel::error);
-  EXPECT_EQ(guess_level("127.0.0.1 - - \"GET / HTTP/1.1\" 200"), LogLevel::unknown);
-  EXPECT_EQ(guess_level("no errors today"), LogLevel::unknown);  // "errors" is not "error"
-  auto lines = entries({"INFO up", "WARN slow", "ERROR down", "plain"});
+TEST(McpLogSearch, TheLevelFilterKeepsLinesAtLeastThatSevere) {
+  auto lines = entries({"INFO up", "WARN slow", "ERROR down", "FATAL: gone", "plain"});
   SearchQuery query;
   query.pattern = " ";
   query.min_level = LogLevel::warn;
   auto found = search_log(lines, query);
   ASSERT_TRUE(found.ok());
-  EXPECT_EQ((*found)["total_matches"], Json(2));
+  EXPECT_EQ((*found)["total_matches"], Json(3));
+  EXPECT_EQ((*found)["matches"][2]["level"], Json("fatal"));
+}
+
+TEST(McpLogSearch, TheDaemonsLevelIsTakenAsItSaysIt) {
+  Json data = Json::object({{"ts", "t"}, {"stream", "stdout"}, {"level", "warn"}, {"text", "x"}});
+  EXPECT_EQ(log_entry_from_event(data).level, LogLevel::warn);
+  data.set("level", Json());  // the daemon read no level: the text is not read again
+  data.set("text", "ERROR but unknown to the daemon");
+  EXPECT_EQ(log_entry_from_event(data).level, LogLevel::unknown);
+  Json old = Json::object({{"ts", "t"}, {"stream", "stdout"}, {"text", "ERROR from an old one"}});
+  EXPECT_EQ(log_entry_from_event(old).level, LogLevel::error);
 }
 
 TEST(McpLogSearch, AHostileLineOfAMegabyteIsSearchedBounded) {

@@ -33,3 +33,28 @@ stop_daemon() {
   [ -n "$pid" ] && sleep 1 && kill -9 "$pid" 2>/dev/null
   return 0
 }
+
+# npm_package NAME VERSION: NAME@VERSION from the npm registry, installed once per user and
+# version into a cache under /var/tmp (never the source tree) and shared by later runs; sets
+# NPM_DIR to the directory holding its node_modules/. Skips the whole script, saying which,
+# when node, npm or the registry is missing. The system's CA bundle is added to node's own (a
+# proxy that re-signs TLS, as on a CI runner behind one, is trusted as curl does).
+npm_package() {
+  command -v node >/dev/null 2>&1 || skip_all "node is not installed (the $1 client needs it)"
+  command -v npm >/dev/null 2>&1 || skip_all "npm is not installed (to fetch $1)"
+  if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+    export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+  fi
+  NPM_DIR=${STACKIE_NPM_CACHE:-/var/tmp/stackie-npm-$(id -u)}/$(echo "$1" | tr -d @ | tr / -)-$2
+  [ -f "$NPM_DIR/node_modules/$1/package.json" ] && return 0
+  mkdir -p "$(dirname "$NPM_DIR")"
+  npm_staging=$(mktemp -d "$(dirname "$NPM_DIR")/staging-XXXXXX")
+  if ! timeout 300 npm install --prefix "$npm_staging" --no-audit --no-fund --ignore-scripts \
+    --no-save --fetch-retries 1 --cache "$npm_staging/.npm" "$1@$2" >"$npm_staging.log" 2>&1; then
+    why=$(grep -m1 -i "err" "$npm_staging.log")
+    rm -rf "$npm_staging" "$npm_staging.log"
+    skip_all "npm cannot fetch $1@$2 (registry unreachable?): $why"
+  fi
+  rm -rf "$npm_staging/.npm" "$npm_staging.log"
+  mv "$npm_staging" "$NPM_DIR" 2>/dev/null || rm -rf "$npm_staging"  # another run may have won
+}

@@ -126,6 +126,20 @@ equals "PGDATABASE and PGUSER come from the block" "$out" "shop|postgres"
 psql_in -c "create table items (id int primary key, name text);
             insert into items values (1, 'one'), (2, 'two');" >/dev/null
 check "exec psql creates a table and inserts rows" 0 $?
+# --- log severity: postgres's own ERROR line is classified, filtered and counted --------------
+psql_in -c 'select * from no_such_table' >/dev/null 2>&1; check "a failing query fails" 1 $?
+sleep 0.5
+out=$(run logs -n 400 --level error stackie.postgres)
+contains "logs --level error shows postgres's ERROR line" "$out" 'ERROR: *relation "no_such_table" does not exist'
+if printf '%s\n' "$out" | grep -q ' LOG: '; then bad "logs --level error leaves out LOG lines"
+else ok "logs --level error leaves out LOG lines"; fi
+out=$(run logs -n 400 --json stackie.postgres)
+contains "logs --json gives each line its level" "$out" '"level":"error","text":"[^"]*ERROR: *relation'
+contains "and postgres's LOG lines are info" "$out" '"level":"info","text":"[^"]*LOG: '
+out=$(run status stackie.postgres)
+contains "status counts the block's error lines" "$out" "log lines: .*[1-9][0-9]* error"
+out=$(run logs --level loud stackie.postgres 2>&1); check "an unknown level is a usage error" 2 $?
+
 out=$(run exec stackie.redis -- redis-cli ping); check "exec redis-cli ping" 0 $?
 equals "redis answers PONG" "$out" "PONG"
 out=$(run exec stackie.redis -- redis-cli set k v); equals "redis-cli set k v" "$out" "OK"

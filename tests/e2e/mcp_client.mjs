@@ -64,8 +64,8 @@ await step('tools/list', async () => {
   const { tools } = await client.listTools();
   toolNames = tools.map((t) => t.name);
   const wanted = ['list_sandboxes', 'inspect_sandbox', 'start_sandbox', 'stop_sandbox',
-    'restart_sandbox', 'get_sandbox_logs', 'exec_in_sandbox', 'search_sandbox_logs',
-    'get_health_status', 'summarise_sandbox_health'];
+    'restart_sandbox', 'kill_sandbox', 'get_sandbox_logs', 'exec_in_sandbox', 'search_sandbox_logs',
+    'get_sandbox_stats', 'get_health_status', 'summarise_sandbox_health'];
   const missing = wanted.filter((n) => !toolNames.includes(n));
   check('tools/list has every tool', missing.length === 0, `missing ${missing}`);
   check('every tool has an object input schema', tools.every((t) => t.inputSchema?.type === 'object'),
@@ -173,6 +173,38 @@ await step('stop and start', async () => {
   check('stop_sandbox stops the logger', !s.isError && s.structuredContent?.sandbox?.state === 'stopped', text(s));
   const t = await call('start_sandbox', { sandbox: 'logger' });
   check('start_sandbox starts it again', !t.isError && t.structuredContent?.sandbox?.state === 'running', text(t));
+});
+
+await step('get_sandbox_stats', async () => {
+  const r = await call('get_sandbox_stats', { sandbox: 'logger', interval_ms: 300 });
+  const row = (r.structuredContent?.sandboxes ?? [])[0] ?? {};
+  console.log(`# stats: ${JSON.stringify(row)}`);
+  check('get_sandbox_stats measures the logger', !r.isError && row.name === 'logger' &&
+    row.state === 'running' && row.memory_bytes > 0 && row.pids >= 1 &&
+    typeof row.cpu_percent === 'number', text(r).slice(0, 300));
+  const all = await call('get_sandbox_stats', {});
+  const names = (all.structuredContent?.sandboxes ?? []).map((b) => b.name).sort();
+  check('without a sandbox, every block', JSON.stringify(names) === '["hostile","logger","web"]',
+    JSON.stringify(names));
+});
+
+await step('kill_sandbox', async () => {
+  const before = await call('list_sandboxes', {});
+  const pid = (before.structuredContent?.sandboxes ?? []).find((b) => b.name === 'hostile')?.pid;
+  const k = await call('kill_sandbox', { sandbox: 'hostile', signal: 'SIGKILL' });
+  check('kill_sandbox answers with the block', !k.isError && k.structuredContent?.sandbox?.name === 'hostile', text(k));
+  // on-failure (the default policy) brings it back after a death by signal: a new pid.
+  let now;
+  for (let i = 0; i < 100; i++) {
+    const l = await call('list_sandboxes', {});
+    now = (l.structuredContent?.sandboxes ?? []).find((b) => b.name === 'hostile');
+    if (now?.state === 'running' && now.pid !== pid && now.restarts >= 1) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  check('the killed block died and its restart policy started it again',
+    now?.state === 'running' && now.pid !== pid && now.restarts >= 1, `${pid} -> ${JSON.stringify(now)}`);
+  const bad_ = await call('kill_sandbox', { sandbox: 'hostile', signal: 'SIGNOPE' });
+  check('an unknown signal is a tool error', bad_.isError === true && /signal/.test(text(bad_)), text(bad_));
 });
 
 await step('bad arguments', async () => {

@@ -23,26 +23,8 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$T"
 
-command -v node >/dev/null 2>&1 || skip_all "node is not installed (the MCP SDK client needs it)"
-command -v npm >/dev/null 2>&1 || skip_all "npm is not installed (to fetch the MCP SDK)"
-# The SDK, once per version and user, shared by later runs. The system's CA bundle is added to
-# node's own (a proxy that re-signs TLS, as on a CI runner behind one, is trusted as curl does).
-if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
-  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
-fi
-CACHE=${STACKIE_NPM_CACHE:-/var/tmp/stackie-npm-$(id -u)}/mcp-sdk-$SDK_VERSION
-if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
-  mkdir -p "$(dirname "$CACHE")"
-  staging=$(mktemp -d "$(dirname "$CACHE")/staging-XXXXXX")
-  if ! timeout 300 npm install --prefix "$staging" --no-audit --no-fund --ignore-scripts \
-    --no-save --fetch-retries 1 --cache "$staging/.npm" "@modelcontextprotocol/sdk@$SDK_VERSION" >"$T/npm.log" 2>&1; then
-    why=$(grep -m1 -i "err" "$T/npm.log")
-    rm -rf "$staging"
-    skip_all "npm cannot fetch @modelcontextprotocol/sdk@$SDK_VERSION (registry unreachable?): $why"
-  fi
-  rm -rf "$staging/.npm"
-  mv "$staging" "$CACHE" 2>/dev/null || rm -rf "$staging"  # another run may have won
-fi
+npm_package @modelcontextprotocol/sdk "$SDK_VERSION"
+CACHE=$NPM_DIR
 installed=$(node -p "require('$CACHE/node_modules/@modelcontextprotocol/sdk/package.json').version")
 note "MCP client: @modelcontextprotocol/sdk $installed (node $(node --version))"
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -193,6 +194,63 @@ TEST_F(ApiTest, TokenHostOriginAndTheEndpointsWithCurl) {
   EXPECT_EQ(status_of(kill), "200") << kill.out;
   Shell bad_signal = curl("-X POST " + auth() + "'" + base() + "/api/blocks/api/kill?signal=NOPE'");
   EXPECT_EQ(status_of(bad_signal), "400") << bad_signal.out;
+}
+
+// POST .../exec: the daemon runs the command in the block (IPC exec.run) and answers its exit
+// and output, each stream cut at 64 KiB; the block's bytes come back inside JSON strings.
+TEST_F(ApiTest, ExecRunsACommandInTheBlockAndCapturesItsOutput) {
+  bring_up();
+  auto exec = [&](const std::string& body) {
+    std::ofstream(dir_ + "/body.json") << body;
+    return curl("-X POST -H 'Content-Type: application/json' --data-binary @" + dir_ +
+                "/body.json " + auth() + base() + "/api/blocks/api/exec");
+  };
+  auto json_of = [](const Shell& r) {
+    auto parsed = parse_json(r.out.substr(0, r.out.rfind('\n')));
+    return parsed.ok() ? *parsed : Json();
+  };
+  Shell ran = exec(R"({"argv":["sh","-c","echo out; echo err >&2; exit 3"]})");
+  ASSERT_EQ(status_of(ran), "200") << ran.out;
+  Json result = json_of(ran);
+  EXPECT_EQ(result["exit_code"].int_or(-1), 3) << ran.out;
+  EXPECT_EQ(result["stdout"]["text"].string_or(""), "out\n");
+  EXPECT_EQ(result["stderr"]["text"].string_or(""), "err\n");
+  EXPECT_FALSE(result["timed_out"].bool_or(true));
+
+  Shell big = exec(R"({"argv":["sh","-c","head -c 100000 /dev/zero | tr '\\0' x"]})");
+  Json cut = json_of(big);
+  EXPECT_TRUE(cut["stdout"]["truncated"].bool_or(false)) << big.out.substr(0, 200);
+  EXPECT_EQ(cut["stdout"]["bytes"].int_or(0), 100000);
+  EXPECT_EQ(cut["stdout"]["text"].string_or("").size(), 65536u);
+
+  // What the block prints is data: broken UTF-8 and a fake JSON document stay one string.
+  Shell hostile = exec(R"({"argv":["sh","-c","printf 'a\\377b\\n{\"exit_code\":0}'"]})");
+  Json quoted = json_of(hostile);
+  EXPECT_EQ(quoted["exit_code"].int_or(-1), 0) << hostile.out;
+  EXPECT_NE(quoted["stdout"]["text"].string_or("").find("{\"exit_code\":0}"), std::string::npos)
+      << hostile.out;
+
+  Shell slow = exec(R"({"argv":["sleep","30"],"timeout_s":1})");
+  Json killed = json_of(slow);
+  EXPECT_TRUE(killed["timed_out"].bool_or(false)) << slow.out;
+  // The sandbox's launcher reports its command's death by SIGTERM as 128+15 (stackie-lockbox(1)).
+  EXPECT_TRUE(killed["exit_code"].int_or(0) == 128 + SIGTERM ||
+              killed["signal"].int_or(0) == SIGTERM)
+      << slow.out;
+
+  EXPECT_EQ(status_of(exec("not json")), "400");
+  EXPECT_EQ(status_of(exec(R"({"timeout_s":5})")), "400") << "no argv";
+  EXPECT_EQ(status_of(exec(R"({"argv":[]})")), "400");
+  EXPECT_EQ(status_of(exec(R"({"argv":["true"],"timeout_s":301})")), "400");
+  EXPECT_EQ(status_of(curl(auth() + base() + "/api/blocks/api/exec")), "405") << "GET";
+  std::ofstream(dir_ + "/body.json") << R"({"argv":["true"]})";
+  EXPECT_EQ(status_of(curl("-X POST --data-binary @" + dir_ + "/body.json " + auth() + base() +
+                           "/api/blocks/nope/exec")),
+            "404");
+  EXPECT_EQ(status_of(curl("-X POST --data-binary @" + dir_ + "/body.json " + base() +
+                           "/api/blocks/api/exec")),
+            "401")
+      << "exec needs the token like everything else";
 }
 
 TEST_F(ApiTest, HostileClientsAreCutOffAndTheDaemonGoesOn) {

@@ -71,8 +71,13 @@ TEST_F(StatsTest, ABusyBlockAndAnIdleOneMeasuredFromTheirOwnProcesses) {
   ASSERT_NE(idle, nullptr);
   std::string source = (*hog)["source"].string_or("");
   EXPECT_TRUE(source == "cgroup" || source == "proc") << source;
-  EXPECT_GE((*hog)["cpu_percent"].number_or(-1), 50.0) << to_json(*hog);
-  EXPECT_LE((*idle)["cpu_percent"].number_or(100), 20.0) << to_json(*idle);
+  // The hog spins on one core, but a loaded runner (tests run in parallel on two cores) may
+  // give it far less than all of one: the share must show, and stand well above the idle's.
+  double hog_cpu = (*hog)["cpu_percent"].number_or(-1);
+  double idle_cpu = (*idle)["cpu_percent"].number_or(100);
+  EXPECT_GE(hog_cpu, 10.0) << to_json(*hog);
+  EXPECT_GT(hog_cpu, idle_cpu + 5.0) << to_json(*hog) << " " << to_json(*idle);
+  EXPECT_LE(idle_cpu, 20.0) << to_json(*idle);
   EXPECT_GE((*hog)["memory_bytes"].int_or(0), 64 << 20) << to_json(*hog);
   EXPECT_GE((*hog)["rss_bytes"].int_or(0), 64 << 20) << to_json(*hog);
   EXPECT_GE((*hog)["pss_bytes"].int_or(0), 60 << 20) << to_json(*hog);

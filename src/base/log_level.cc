@@ -1,0 +1,156 @@
+#include "base/log_level.h"
+
+#include <array>
+#include <cctype>
+#include <cstddef>
+
+namespace stackie {
+namespace {
+
+// How far into a line its level is looked for (a timestamp and a logger name come first).
+constexpr std::size_t kLevelWindow = 96;
+// How far into a JSON line its level field is looked for.
+constexpr std::size_t kJsonWindow = 4096;
+
+struct LevelWord {
+  std::string_view word;  // lower case
+  LogLevel level;
+};
+constexpr std::array<LevelWord, 19> kLevelWords = {{
+    {"fatal", LogLevel::fatal},     {"panic", LogLevel::fatal},     {"emerg", LogLevel::fatal},
+    {"emergency", LogLevel::fatal}, {"alert", LogLevel::fatal},     {"error", LogLevel::error},
+    {"err", LogLevel::error},       {"critical", LogLevel::error},  {"crit", LogLevel::error},
+    {"traceback", LogLevel::error}, {"exception", LogLevel::error}, {"warning", LogLevel::warn},
+    {"warn", LogLevel::warn},       {"info", LogLevel::info},       {"notice", LogLevel::info},
+    {"log", LogLevel::info},  // postgres's "LOG:"
+    {"debug", LogLevel::debug},     {"trace", LogLevel::debug},     {"verbose", LogLevel::debug},
+}};
+
+bool is_alpha(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0;
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool same_word(std::string_view text, std::string_view lower_word) {
+  if (text.size() != lower_word.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
+  return true;
+}
+
+std::optional<LogLevel> level_of_word(std::string_view word) {
+  for (const auto& candidate : kLevelWords)
+    if (same_word(word, candidate.word)) return candidate.level;
+  return std::nullopt;
+}
+
+// "log" is a level only as postgres writes it, "LOG:" in capitals; in prose it is a noun.
+bool plausible(std::string_view word, char next) {
+  if (same_word(word, "log")) return word == "LOG" && next == ':';
+  return true;
+}
+
+LogLevel first_level_word(std::string_view text) {
+  std::string_view head = text.substr(0, kLevelWindow);
+  for (std::size_t i = 0; i < head.size();) {
+    if (!is_alpha(head[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < head.size() && is_alpha(head[end])) ++end;
+    std::string_view word = head.substr(i, end - i);
+    char next = end < head.size() ? head[end] : '\0';
+    if (auto level = level_of_word(word); level && plausible(word, next)) return *level;
+    i = end;
+  }
+  return LogLevel::unknown;
+}
+
+// redis: "PID:ROLE DD Mon YYYY HH:MM:SS.mmm C message", C one of . - * #
+std::optional<LogLevel> redis_level(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && is_digit(text[i])) ++i;
+  if (i == 0 || i + 3 > text.size() || text[i] != ':' || !is_alpha(text[i + 1]) ||
+      text[i + 2] != ' ')
+    return std::nullopt;
+  // The marker follows the time, which ends in ".mmm ".
+  std::size_t dot = text.find('.', i + 3);
+  if (dot == std::string_view::npos || dot > i + 3 + 32) return std::nullopt;
+  std::size_t marker = dot + 5;
+  if (marker + 1 >= text.size() || text[marker - 1] != ' ' || text[marker + 1] != ' ')
+    return std::nullopt;
+  switch (text[marker]) {
+    case '.': return LogLevel::debug;
+    case '-':
+    case '*': return LogLevel::info;
+    case '#': return LogLevel::warn;
+    default: return std::nullopt;
+  }
+}
+
+// The value of "level", "severity", "lvl" or "levelname" in a JSON object line, read without
+// parsing the whole line: a string names a level, a number is pino's and bunyan's scale.
+std::optional<LogLevel> json_level(std::string_view text) {
+  std::string_view head = text.substr(0, kJsonWindow);
+  for (std::string_view key : {"\"level\"", "\"severity\"", "\"lvl\"", "\"levelname\""}) {
+    std::size_t at = head.find(key);
+    if (at == std::string_view::npos) continue;
+    std::size_t i = at + key.size();
+    while (i < head.size() && (head[i] == ' ' || head[i] == ':')) ++i;
+    if (i >= head.size()) return std::nullopt;
+    if (head[i] == '"') {
+      std::size_t end = head.find('"', i + 1);
+      if (end == std::string_view::npos) return std::nullopt;
+      return parse_log_level(head.substr(i + 1, end - i - 1))
+          .value_or(first_level_word(head.substr(i + 1, end - i - 1)));
+    }
+    int number = 0;
+    std::size_t digits = 0;
+    for (; i < head.size() && is_digit(head[i]) && digits < 3; ++i, ++digits)
+      number = number * 10 + (head[i] - '0');
+    if (digits == 0) return std::nullopt;
+    if (number >= 60) return LogLevel::fatal;
+    if (number >= 50) return LogLevel::error;
+    if (number >= 40) return LogLevel::warn;
+    if (number >= 30) return LogLevel::info;
+    return LogLevel::debug;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LogLevel classify_log_line(std::string_view text) {
+  std::size_t start = 0;
+  while (start < text.size() && (text[start] == ' ' || text[start] == '\t')) ++start;
+  if (start < text.size() && text[start] == '{')
+    if (auto level = json_level(text.substr(start))) return *level;
+  if (auto level = redis_level(text)) return *level;
+  return first_level_word(text);
+}
+
+std::optional<LogLevel> parse_log_level(std::string_view name) {
+  if (same_word(name, "debug") || same_word(name, "trace")) return LogLevel::debug;
+  if (same_word(name, "info")) return LogLevel::info;
+  if (same_word(name, "warn") || same_word(name, "warning")) return LogLevel::warn;
+  if (same_word(name, "error")) return LogLevel::error;
+  if (same_word(name, "fatal")) return LogLevel::fatal;
+  return std::nullopt;
+}
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug: return "debug";
+    case LogLevel::info: return "info";
+    case LogLevel::warn: return "warn";
+    case LogLevel::error: return "error";
+    case LogLevel::fatal: return "fatal";
+    case LogLevel::unknown: break;
+  }
+  return "";
+}
+
+}  // namespace stackie
