@@ -3,7 +3,8 @@
 // trusted directory's own final path followed by the same components. A junction a block planted
 // on the way leads elsewhere and is refused, with no window between a check and the open. The
 // file itself is opened as the reparse point it may be (FILE_FLAG_OPEN_REPARSE_POINT) and refused
-// if it is one, below the directory or not.
+// if it is one, or if its final path is not its own directory's plus its name, below the
+// directory or not.
 #include <windows.h>
 
 #include <cerrno>
@@ -49,6 +50,12 @@ Result<std::wstring> final_path(HANDLE handle, const std::string& what) {
   }
 }
 
+Result<std::wstring> final_path_of_dir(const std::string& dir, const std::string& path) {
+  Handle handle(open_for_reading(dir, FILE_FLAG_BACKUP_SEMANTICS));
+  if (!handle.valid()) return windows_error(path + ": cannot read: open " + dir);
+  return final_path(handle.get(), dir);
+}
+
 bool same_path(const std::wstring& a, const std::wstring& b) {
   return CompareStringOrdinal(a.data(), static_cast<int>(a.size()), b.data(),
                               static_cast<int>(b.size()), TRUE) == CSTR_EQUAL;
@@ -62,6 +69,11 @@ Result<std::string> read_env_file(const std::string& path, const std::string& tr
     DWORD code = GetLastError();
     Error error = windows_error(path + ": cannot read", code);
     if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND) error.code = -ENOENT;
+    // A directory cannot be opened without FILE_FLAG_BACKUP_SEMANTICS: say what it is.
+    DWORD attributes = GetFileAttributesW(widen(path).c_str());
+    if (code == ERROR_ACCESS_DENIED && attributes != INVALID_FILE_ATTRIBUTES &&
+        (attributes & FILE_ATTRIBUTE_DIRECTORY))
+      return Error{-EINVAL, path + ": not a regular file"};
     return error;
   }
   BY_HANDLE_FILE_INFORMATION info{};
@@ -74,12 +86,20 @@ Result<std::string> read_env_file(const std::string& path, const std::string& tr
   if (info.nFileSizeHigh != 0 || info.nFileSizeLow > kMaxEnvFileSize)
     return Error{-EFBIG, path + ": larger than 1 MiB; not an env file"};
 
+  // Where the handle really leads, against where its directory (and the trusted one) leads:
+  // a symlink Windows does not flag as a reparse point (Wine shows a Unix symlink as a plain
+  // file) is still caught by its final path.
+  STACKIE_TRY_ASSIGN(file_final, final_path(file.get(), path));
+  const size_t slash = path.rfind('/');
+  std::string parent = path.substr(0, slash);
+  if (parent.empty() || parent.back() == ':') parent += '/';  // "C:" alone is C:'s current dir
+  STACKIE_TRY_ASSIGN(parent_final, final_path_of_dir(parent, path));
+  if (parent_final.empty() || parent_final.back() != L'\\') parent_final += L'\\';
+  if (!same_path(parent_final + widen(path.substr(slash + 1)), file_final))
+    return Error{-ELOOP, path + ": cannot read: it is a symlink (name the file it points to)"};
   if (path.size() > trusted_dir.size() && path.compare(0, trusted_dir.size(), trusted_dir) == 0 &&
       path[trusted_dir.size()] == '/') {
-    Handle dir(open_for_reading(trusted_dir, FILE_FLAG_BACKUP_SEMANTICS));
-    if (!dir.valid()) return windows_error(path + ": cannot read: open " + trusted_dir);
-    STACKIE_TRY_ASSIGN(dir_final, final_path(dir.get(), trusted_dir));
-    STACKIE_TRY_ASSIGN(file_final, final_path(file.get(), path));
+    STACKIE_TRY_ASSIGN(dir_final, final_path_of_dir(trusted_dir, path));
     std::wstring expected = dir_final + widen(path.substr(trusted_dir.size()));
     for (auto& c : expected)
       if (c == L'/') c = L'\\';
