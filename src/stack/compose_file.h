@@ -72,7 +72,7 @@ struct ComposeService {
   std::vector<ComposePort> expose;
   NamedScalars environment;               // interpolation already in Stackie's syntax
   std::vector<SourceLocation> env_where;  // parallel to environment
-  std::vector<YamlNode> env_files;        // `env_file:`, as written
+  std::vector<EnvFileDecl> env_files;     // `env_file:`, relative to the compose file's dir
   std::vector<YamlNode> profiles;         // `profiles:`
   std::vector<ComposeDepend> depends_on;
   std::optional<ComposeHealth> health;

@@ -9,6 +9,7 @@
 
 #include "stack/compose_file.h"
 #include "stack/compose_values.h"
+#include "stack/env_file.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
@@ -138,11 +139,30 @@ class Mapper {
         block.depend_conditions.emplace_back(depend.service, depend.condition);
     }
     STACKIE_TRY(map_lifecycle(service, block));
-    for (const auto& file : service.env_files)
-      warn(file.where, "'env_file' of service '" + service.name + "' is not mapped yet");
-    for (const auto& profile : service.profiles)
-      warn(profile.where, "'profiles' of service '" + service.name + "' is not mapped yet");
+    block.profiles = service.profiles;  // compose's meaning is Stackie's (--profile)
     return block;
+  }
+
+  // One NAME=VALUE an image documents: onto the catalog block's var, or a warning saying why
+  // it does not map.
+  void map_catalog_env(const ComposeService& service, const KnownImage* known,
+                       const std::string& catalog, const std::string& name, const YamlNode& value,
+                       const SourceLocation& where, StackBlockDecl& block) {
+    std::string var;
+    std::string why;
+    if (known) {
+      for (const auto& [env, target] : known->env_to_var)
+        if (env == name) var = target;
+      for (const auto& [env, reason] : known->env_explained)
+        if (env == name) why = reason;
+    }
+    if (!var.empty()) {
+      block.vars.emplace_back(var, value);
+      block.var_where.push_back(where);
+    } else {
+      warn(where, "environment '" + name + "' of '" + service.name + "' is not mapped onto " +
+                      catalog + (why.empty() ? "" : ": " + why));
+    }
   }
 
   Status map_catalog_service(const ComposeService& service, const ImageRef& image,
@@ -153,25 +173,21 @@ class Mapper {
       warn(service.image->where,
            "image tag '" + image.tag + "' is not a version constraint: " + catalog +
                " runs the newest " + image.repository + " installed on this host");
-    for (size_t i = 0; i < service.environment.size(); ++i) {
-      const auto& [name, value] = service.environment[i];
-      const SourceLocation& where = service.env_where[i];
-      std::string var;
-      std::string why;
-      if (known) {
-        for (const auto& [env, target] : known->env_to_var)
-          if (env == name) var = target;
-        for (const auto& [env, reason] : known->env_explained)
-          if (env == name) why = reason;
+    // An image's documented variables from its env files first, then from `environment`,
+    // which wins as in compose.
+    STACKIE_TRY_ASSIGN(files, read_declared_env_files(service.env_files, project_.dir,
+                                                      "service '" + service.name + "'"));
+    for (const auto& file : files)
+      for (const auto& entry : file.entries) {
+        bool overridden = std::any_of(service.environment.begin(), service.environment.end(),
+                                      [&](const auto& e) { return e.first == entry.name; });
+        if (!overridden)
+          map_catalog_env(service, known, catalog, entry.name, literal_scalar(entry), entry.where,
+                          block);
       }
-      if (!var.empty()) {
-        block.vars.emplace_back(var, value);
-        block.var_where.push_back(where);
-      } else {
-        warn(where, "environment '" + name + "' of '" + service.name + "' is not mapped onto " +
-                        catalog + (why.empty() ? "" : ": " + why));
-      }
-    }
+    for (size_t i = 0; i < service.environment.size(); ++i)
+      map_catalog_env(service, known, catalog, service.environment[i].first,
+                      service.environment[i].second, service.env_where[i], block);
     for (const auto& port : service.ports) {
       auto served = std::find_if(ports.begin(), ports.end(),
                                  [&](const ServedPort& p) { return p.port == port.container; });
@@ -304,6 +320,7 @@ class Mapper {
     }
     if (service.stackie_network) block.network = service.stackie_network;
     block.environment = service.environment;
+    block.env_files = service.env_files;
     std::set<int> seen;
     std::vector<ServedPort> served;
     auto add_port = [&](const ComposePort& port) {

@@ -317,14 +317,8 @@ class Parser {
       } else if (name == "environment") {
         STACKIE_TRY(environment(value, service));
       } else if (name == "env_file") {
-        if (value.is_scalar()) {
-          service.env_files.push_back(value);
-        } else {
-          STACKIE_TRY(expect_kind(value, YamlNode::Kind::sequence, "env_file"));
-          for (const auto& item : value.items)
-            service.env_files.push_back(item.is_map() && item.find("path") ? *item.find("path")
-                                                                           : item);
-        }
+        STACKIE_TRY_ASSIGN(files, parse_env_files(value));
+        service.env_files = std::move(files);
       } else if (name == "profiles") {
         STACKIE_TRY_ASSIGN(list, read_scalar_list(value, "profiles"));
         service.profiles = std::move(list);

@@ -1,5 +1,8 @@
 #include "stack/env_file.h"
 
+#include "base/fs_path.h"
+#include "stack/file_kind.h"
+
 namespace stackie {
 
 namespace {
@@ -162,6 +165,32 @@ Result<std::vector<EnvFileEntry>> parse_env_file(std::string_view text, const st
     out.push_back(std::move(entry));
   }
   return out;
+}
+
+Result<std::vector<EnvFileRead>> read_declared_env_files(const std::vector<EnvFileDecl>& files,
+                                                         const std::string& dir,
+                                                         const std::string& owner) {
+  std::vector<EnvFileRead> out;
+  for (const auto& file : files) {
+    const std::string& text = file.path.text;
+    std::string path = normalize_path(is_absolute_path(text) ? text : dir + "/" + text);
+    if (!file.required && is_missing(path)) continue;
+    auto content = read_env_file(path, dir);
+    if (!content.ok())
+      return error_at(file.path.where, "env_file of " + owner + ": " + content.error().message);
+    STACKIE_TRY_ASSIGN(entries, parse_env_file(*content, path));
+    out.push_back(EnvFileRead{std::move(path), std::move(entries)});
+  }
+  return out;
+}
+
+YamlNode literal_scalar(const EnvFileEntry& entry) {
+  YamlNode node;
+  node.kind = YamlNode::Kind::scalar;
+  node.style = YamlNode::Style::quoted;
+  node.where = entry.where;
+  for (char c : entry.value) node.text += c == '$' ? std::string("$$") : std::string(1, c);
+  return node;
 }
 
 }  // namespace stackie

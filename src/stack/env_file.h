@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "stack/yaml_node.h"
 
 namespace stackie {
 
@@ -33,5 +34,26 @@ Result<std::vector<EnvFileEntry>> parse_env_file(std::string_view text, const st
 // One file per platform: env_file_read_posix.cc, env_file_read_windows.cc.
 Result<std::string> read_env_file(const std::string& path, const std::string& trusted_dir);
 inline constexpr size_t kMaxEnvFileSize = size_t{1} << 20;
+
+// `env_file:` of a stack block or a compose service: FILE, a list of them, or compose's long
+// form `{path: FILE, required: false}`; relative to the stack file's directory.
+struct EnvFileDecl {
+  YamlNode path;
+  bool required = true;
+};
+
+struct EnvFileRead {
+  std::string path;  // absolute
+  std::vector<EnvFileEntry> entries;
+};
+
+// Reads each of `files` in order (read_env_file's rules), skipping a missing one that is not
+// required. `owner` names who declared them in errors ("block 'api'", "service 'db'").
+Result<std::vector<EnvFileRead>> read_declared_env_files(const std::vector<EnvFileDecl>& files,
+                                                         const std::string& dir,
+                                                         const std::string& owner);
+
+// An entry's value as a scalar taken as written: '$' is doubled so interpolation leaves it.
+YamlNode literal_scalar(const EnvFileEntry& entry);
 
 }  // namespace stackie

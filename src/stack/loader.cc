@@ -114,16 +114,6 @@ Status merge_serves(BlockSpec& spec) {
   return {};
 }
 
-// An env file's values are taken as written: '$' is doubled so that interpolation leaves it.
-YamlNode literal_node(const EnvFileEntry& entry) {
-  YamlNode node;
-  node.kind = YamlNode::Kind::scalar;
-  node.style = YamlNode::Style::quoted;
-  node.where = entry.where;
-  for (char c : entry.value) node.text += c == '$' ? std::string("$$") : std::string(1, c);
-  return node;
-}
-
 void set_entry(NamedScalars& environment, const std::string& name, const YamlNode& value) {
   auto found = std::find_if(environment.begin(), environment.end(),
                             [&](const auto& entry) { return entry.first == name; });
@@ -138,17 +128,12 @@ void set_entry(NamedScalars& environment, const std::string& name, const YamlNod
 Status merge_environment(BlockSpec& spec, const StackFile& stack) {
   spec.environment.clear();
   if (spec.def) spec.environment = spec.def->environment;
-  for (const auto& file : spec.decl->env_files) {
-    const std::string& text = file.path.text;
-    std::string path = normalize_path(is_absolute_path(text) ? text : stack.dir + "/" + text);
-    if (!file.required && is_missing(path)) continue;
-    auto content = read_env_file(path, stack.dir);
-    if (!content.ok())
-      return error_at(file.path.where,
-                      "env_file of block '" + spec.decl->name + "': " + content.error().message);
-    STACKIE_TRY_ASSIGN(entries, parse_env_file(*content, path));
-    for (const auto& entry : entries) set_entry(spec.environment, entry.name, literal_node(entry));
-    spec.env_files.push_back(path);
+  STACKIE_TRY_ASSIGN(files, read_declared_env_files(spec.decl->env_files, stack.dir,
+                                                    "block '" + spec.decl->name + "'"));
+  for (const auto& file : files) {
+    for (const auto& entry : file.entries)
+      set_entry(spec.environment, entry.name, literal_scalar(entry));
+    spec.env_files.push_back(file.path);
   }
   for (const auto& [name, value] : spec.decl->environment) set_entry(spec.environment, name, value);
   return {};

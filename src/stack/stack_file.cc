@@ -149,38 +149,6 @@ Result<std::map<std::string, bool>> parse_platforms(const YamlNode& node) {
   return out;
 }
 
-Result<std::vector<EnvFileDecl>> parse_env_files(const YamlNode& node) {
-  std::vector<EnvFileDecl> out;
-  std::vector<YamlNode> items;
-  if (node.is_scalar())
-    items.push_back(node);
-  else if (node.is_sequence())
-    items = node.items;
-  else
-    return error_at(node.where, "'env_file' must be a file name or a list of them, got " +
-                                    std::string(describe(node.kind)));
-  for (const auto& item : items) {
-    EnvFileDecl decl;
-    if (item.is_map()) {
-      STACKIE_TRY(check_fields(item, {"path", "required"}, "env_file"));
-      const YamlNode* path = item.find("path");
-      if (path == nullptr) return error_at(item.where, "an 'env_file' entry needs a 'path'");
-      STACKIE_TRY(expect_kind(*path, YamlNode::Kind::scalar, "env_file.path"));
-      decl.path = *path;
-      if (const YamlNode* required = item.find("required")) {
-        STACKIE_TRY_ASSIGN(value, read_bool(*required, "env_file.required"));
-        decl.required = value;
-      }
-    } else {
-      STACKIE_TRY(expect_kind(item, YamlNode::Kind::scalar, "env_file"));
-      decl.path = item;
-    }
-    if (decl.path.text.empty()) return error_at(decl.path.where, "'env_file' names no file");
-    out.push_back(std::move(decl));
-  }
-  return out;
-}
-
 // A watch glob stays inside the project directory: relative, no "..".
 Status check_watch_glob(const YamlNode& glob, std::string_view what) {
   const std::string& text = glob.text;
@@ -485,6 +453,38 @@ Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& abso
 Result<StackFile> load_stack_file(const std::string& absolute_path) {
   STACKIE_TRY_ASSIGN(root, parse_yaml_file(absolute_path));
   return parse_stack_file(root, absolute_path);
+}
+
+Result<std::vector<EnvFileDecl>> parse_env_files(const YamlNode& node) {
+  std::vector<EnvFileDecl> out;
+  std::vector<YamlNode> items;
+  if (node.is_scalar())
+    items.push_back(node);
+  else if (node.is_sequence())
+    items = node.items;
+  else
+    return error_at(node.where, "'env_file' must be a file name or a list of them, got " +
+                                    std::string(describe(node.kind)));
+  for (const auto& item : items) {
+    EnvFileDecl decl;
+    if (item.is_map()) {
+      STACKIE_TRY(check_fields(item, {"path", "required"}, "env_file"));
+      const YamlNode* path = item.find("path");
+      if (path == nullptr) return error_at(item.where, "an 'env_file' entry needs a 'path'");
+      STACKIE_TRY(expect_kind(*path, YamlNode::Kind::scalar, "env_file.path"));
+      decl.path = *path;
+      if (const YamlNode* required = item.find("required")) {
+        STACKIE_TRY_ASSIGN(value, read_bool(*required, "env_file.required"));
+        decl.required = value;
+      }
+    } else {
+      STACKIE_TRY(expect_kind(item, YamlNode::Kind::scalar, "env_file"));
+      decl.path = item;
+    }
+    if (decl.path.text.empty()) return error_at(decl.path.where, "'env_file' names no file");
+    out.push_back(std::move(decl));
+  }
+  return out;
 }
 
 }  // namespace stackie

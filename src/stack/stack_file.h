@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "stack/block_def.h"
+#include "stack/env_file.h"
 #include "stack/stack_model.h"
 #include "stack/yaml_node.h"
 
@@ -36,13 +37,6 @@ struct VolumeDecl {
   std::string project_volume;
   bool relative_host = false;
   SourceLocation where;
-};
-
-// `env_file: FILE`, a list of them, or `{path: FILE, required: false}` items (compose's long
-// form): relative to the stack file's directory.
-struct EnvFileDecl {
-  YamlNode path;
-  bool required = true;
 };
 
 // `watch: [GLOB...]` or `watch: {paths: [...], ignore: [...], action: restart|signal,
@@ -106,5 +100,7 @@ Result<StackFile> load_stack_file(const std::string& absolute_path);
 Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& absolute_path);
 
 Result<RestartPolicy> parse_restart(const YamlNode& node);
+// `env_file:` as a stack block or a compose service writes it (EnvFileDecl).
+Result<std::vector<EnvFileDecl>> parse_env_files(const YamlNode& node);
 
 }  // namespace stackie

@@ -94,6 +94,13 @@ class Writer {
       line(3, "environment:");
       for (const auto& [name, value] : decl.environment) line(4, name + ": " + quote(value.text));
     }
+    if (!decl.env_files.empty()) {
+      line(3, "env_file:");
+      for (const auto& file : decl.env_files)
+        line(4, file.required ? "- " + quote(file.path.text)
+                              : "- {path: " + quote(file.path.text) + ", required: false}");
+    }
+    if (!decl.profiles.empty()) line(3, "profiles: " + flow_list(decl.profiles));
     if (!decl.volumes.empty()) {
       line(3, "volumes:");
       for (const auto& volume : decl.volumes) {

@@ -301,6 +301,52 @@ TEST(ComposeCorpus, EveryUnmappedKeyIsOneWarningAtItsLine) {
       }));
 }
 
+std::vector<std::string> block_names(const ResolvedStack& stack) {
+  std::vector<std::string> out;
+  for (const auto& b : stack.blocks) out.push_back(b.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(ComposeCorpus, ProfilesPickServicesAndEnvFilesSetThem) {
+  Corpus corpus("profiles");
+  auto stack = load_stack(corpus.options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(block_names(*stack), (std::vector<std::string>{"db", "web"})) << "no profile asked";
+  for (const auto& warning : stack->warnings) {
+    EXPECT_EQ(warning.find("'env_file'"), std::string::npos) << warning;
+    EXPECT_EQ(warning.find("'profiles'"), std::string::npos) << warning;
+  }
+  // A first-party service keeps its env file, taken as written ($HOME stays "$HOME").
+  const ResolvedBlock& web = block(*stack, "web");
+  EXPECT_EQ(env_of(web, "GREETING"), "hello $HOME");
+  EXPECT_EQ(env_of(web, "MODE"), "dev");
+  // A catalog service's env file sets the image's documented variables, under `environment`;
+  // the optional .env.local is missing and that is fine.
+  const ResolvedBlock& db = block(*stack, "db");
+  EXPECT_EQ(env_of(db, "PGUSER"), "app");
+  EXPECT_EQ(env_of(db, "POSTGRES_PASSWORD"), "s3cret");
+  EXPECT_EQ(env_of(db, "PGDATABASE"), "shop");
+
+  corpus.options.profiles = {"mail"};
+  auto with_mail = load_stack(corpus.options);
+  ASSERT_TRUE(with_mail.ok()) << with_mail.error().message;
+  EXPECT_EQ(block_names(*with_mail), (std::vector<std::string>{"db", "mail", "web"}));
+}
+
+TEST(ComposeCorpus, AMissingEnvFileSaysWhereItIsNamed) {
+  TempDir dir;
+  dir.write("compose.yml", "services:\n  db:\n    image: postgres\n    env_file: nope.env\n");
+  Corpus corpus("profiles");
+  corpus.options.cwd = dir.path();
+  auto stack = load_stack(corpus.options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message.rfind(dir / "compose.yml:4:15: ", 0), 0u)
+      << stack.error().message;
+  EXPECT_NE(stack.error().message.find("env_file of service 'db'"), std::string::npos)
+      << stack.error().message;
+}
+
 TEST(ComposeCorpus, AnImageWithNoCommandSaysWhatToAdd) {
   Corpus corpus("unknown-image");
   auto stack = load_stack(corpus.options);
@@ -407,7 +453,8 @@ TEST_P(ComposeConvert, TheStackFileLoadsToTheSameBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ComposeConvert,
-                         ::testing::Values("web", "worker", "healthchecks", "unmapped"));
+                         ::testing::Values("web", "worker", "healthchecks", "unmapped",
+                                           "profiles"));
 
 TEST(ComposeConvert, AStackFileIsNotConverted) {
   TempDir dir;
