@@ -102,7 +102,9 @@ tmx resize-window -t tui -x 40 -y 8 2>/dev/null && {
 tmx send-keys -t tui q
 wait_screen "^TOP-EXIT=0"; check "q quits with 0" 0 $?
 equals "the alternate screen is left" "$(tmx display -p -t tui '#{alternate_on}')" 0
-contains "the shell ran its command" "$(screen)" "^inside-42"
+# Anywhere on a line: keys typed before the shell started are echoed first, and then its prompt
+# can precede the output ("$ inside-42"); the echoed command itself reads "inside-$((6*7))".
+contains "the shell ran its command" "$(screen)" "inside-42"
 contains "the shell's prompt is back" "$(screen | grep -A 1 '^TOP-EXIT=0' | tail -n 1)" "^PROMPT"
 
 tmx send-keys -t tui "clear; $S top tui; echo TOP-EXIT=\$?" Enter
