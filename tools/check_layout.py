@@ -46,6 +46,7 @@ def main():
     mains = {"stackie_main.cc": "main-stackie", "service_units_main.cc": "main-stackie",
              "stackied_main.cc": "main-stackied", "lockbox_main.cc": "main-lockbox",
              "lockbox_main_macos.cc": "main-lockbox",
+             "lockbox_main_windows.cc": "main-lockbox",
              "lockbox_asan_options.cc": "main-lockbox"}
     problems = []
     src = os.path.join(root, "src")

@@ -86,7 +86,7 @@ _stackie() {
     status | logs | stats | exec | restart | stop | start)
       COMPREPLY=($(compgen -W "$(_stackie_blocks "$stackie")" -- "$cur"))
       ;;
-    ps | down) COMPREPLY=($(compgen -W "$(_stackie_stacks "$stackie")" -- "$cur")) ;;
+    ps | down | top | ui) COMPREPLY=($(compgen -W "$(_stackie_stacks "$stackie")" -- "$cur")) ;;
   esac
 }
 

@@ -41,6 +41,6 @@ complete -c stackie -n __fish_use_subcommand -a '(__stackie_verbs)'
 complete -c stackie -n '__fish_seen_subcommand_from help' -a '(__stackie_verbs)'
 complete -c stackie -n '__fish_seen_subcommand_from daemon' -a 'start stop status install uninstall'
 complete -c stackie -n '__fish_seen_subcommand_from status logs stats exec restart stop start' -a '(__stackie_blocks)'
-complete -c stackie -n '__fish_seen_subcommand_from ps down' -a '(__stackie_stacks)'
+complete -c stackie -n '__fish_seen_subcommand_from ps down top ui' -a '(__stackie_stacks)'
 complete -c stackie -n '__fish_seen_subcommand_from up down validate convert' -s f -l file -r -F
 complete -c stackie -n 'not __fish_use_subcommand; and string match -q -- "-*" (commandline -ct)' -a '(__stackie_flags)'

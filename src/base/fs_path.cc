@@ -1,11 +1,18 @@
 #include "base/fs_path.h"
 
-#include <unistd.h>
-
-#include <climits>
 #include <vector>
 
 namespace stackie {
+
+bool has_drive_prefix(const std::string& path) {
+  return path.size() >= 2 && path[1] == ':' &&
+         ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z'));
+}
+
+bool is_absolute_path(const std::string& path) {
+  return (!path.empty() && path[0] == '/') ||
+         (has_drive_prefix(path) && path.size() >= 3 && (path[2] == '/' || path[2] == '\\'));
+}
 
 std::string join_path(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -15,6 +22,8 @@ std::string join_path(const std::string& a, const std::string& b) {
 }
 
 std::string normalize_path(const std::string& absolute) {
+  // A Windows absolute path in Stackie's form ("C:/x") keeps its drive: the rest is as below.
+  if (has_drive_prefix(absolute)) return absolute.substr(0, 2) + normalize_path(absolute.substr(2));
   std::vector<std::string> parts;
   size_t start = 0;
   while (start <= absolute.size()) {
@@ -40,7 +49,7 @@ std::string executable_dir() {
 }
 
 std::string relocated_prefix(const std::string& exe_dir, const std::string& bindir) {
-  if (exe_dir.empty() || exe_dir[0] != '/' || bindir.empty() || bindir[0] == '/') return "";
+  if (!is_absolute_path(exe_dir) || bindir.empty() || bindir[0] == '/') return "";
   std::string dir = normalize_path(exe_dir);
   std::string suffix = "/" + normalize_path("/" + bindir).substr(1);
   if (suffix == "/" || dir.size() < suffix.size() ||

@@ -1,16 +1,24 @@
 // Path strings, and where an installed binary finds its own files. Pure string work except
-// executable_dir(), which asks executable_path().
+// executable_path(), one file per platform (fs_path_proc.cc, fs_path_macos.cc,
+// fs_path_windows.cc). Paths are kept with '/' separators everywhere; a Windows absolute path is
+// "C:/...".
 #pragma once
 
 #include <string>
 
 namespace stackie {
 
-// The directory of the running executable (empty when unknown).
+// The running executable, and its directory (empty when unknown).
+std::string executable_path();
 std::string executable_dir();
 // The running program's absolute path, or "" when unknown. One file per platform:
 // executable_path_linux.cc (/proc/self/exe), executable_path_macos.cc (_NSGetExecutablePath).
 std::string executable_path();
+
+// "/..." or, Windows' form, "C:/..." (or "C:\\...").
+bool is_absolute_path(const std::string& path);
+// "C:" at the start.
+bool has_drive_prefix(const std::string& path);
 
 // The install prefix an installed binary runs from: `exe_dir` without its trailing `bindir`
 // (Meson's bindir option, relative to the prefix: "bin"). Empty when `exe_dir` does not end in
@@ -23,7 +31,8 @@ std::string relocated_install_dir(const std::string& dir);
 
 // Joins "a" and "b" with exactly one '/'.
 std::string join_path(const std::string& a, const std::string& b);
-// Lexically normalised absolute path: no ".", "..", "//" or trailing '/'.
+// Lexically normalised absolute path: no ".", "..", "//" or trailing '/' (a drive prefix
+// such as "C:" is kept).
 std::string normalize_path(const std::string& absolute);
 
 }  // namespace stackie

@@ -48,6 +48,8 @@ int run_watch(std::span<char*> argv);
 extern const char kWatchUsage[];
 // `up --watch`: watch the stack brought up from `file` (absolute) until interrupted.
 int watch_stack(const std::string& file, const std::vector<std::string>& only);
+int run_top(std::span<char*> argv);  // also `stackie ui`
+extern const char kTopUsage[];
 int run_doctor(std::span<char*> argv);
 extern const char kDoctorUsage[];
 int run_mcp(std::span<char*> argv);

@@ -16,6 +16,7 @@
 #include "cli/cli_daemon.h"
 #include "cli/cli_time.h"
 #include "cli/cmd.h"
+#include "cli/terminal_text.h"
 
 namespace stackie::cli {
 
@@ -105,8 +106,14 @@ int run_logs(std::span<char*> argv) {
     }
     if (!args.error.empty()) return usage_error("logs", args.error);
   }
-  bool use_color = color == "always" ||
-                   (color == "auto" && stdout_is_tty() && std::getenv("NO_COLOR") == nullptr);
+  // On a terminal a block's bytes are shown as text: a log line must not retitle, clear or
+  // drive the terminal of whoever reads it. Into a pipe or a file they stay as written.
+  const bool on_terminal = stdout_is_tty();
+  auto shown = [on_terminal](const std::string& text) {
+    return on_terminal ? terminal_safe(text) : text;
+  };
+  bool use_color =
+      color == "always" || (color == "auto" && on_terminal && std::getenv("NO_COLOR") == nullptr);
   Json block_list = Json::array();
   for (const auto& b : blocks) block_list.push_back(b);
   Json params = Json::object({{"blocks", block_list}, {"tail", tail}, {"follow", follow}});
@@ -144,8 +151,8 @@ int run_logs(std::span<char*> argv) {
       if (follow) std::fflush(stdout);
       return;
     }
-    std::string name = event.data["block"].string_or("?");
-    if (with_stack) name = event.data["stack"].string_or("?") + "/" + name;
+    std::string name = shown(event.data["block"].string_or("?"));
+    if (with_stack) name = shown(event.data["stack"].string_or("?")) + "/" + name;
     std::string out;
     if (prefix) {
       auto [it, added] = color_of.emplace(name, color_of.size());
@@ -156,7 +163,7 @@ int run_logs(std::span<char*> argv) {
       out += " ";
     }
     if (timestamps) out += event.data["ts"].string_or("") + " ";
-    out += event.data["text"].string_or("");
+    out += shown(event.data["text"].string_or(""));
     out += "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (follow) std::fflush(stdout);

@@ -16,18 +16,23 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/terminal_text.h"
+#include "cli/up_foreground.h"
 #include "cli/up_progress.h"
 
 namespace stackie::cli {
 
 extern const char kUpUsage[] =
     "Usage: stackie up [-f FILE] [-p NAME] [--profile NAME]... [--ephemeral] [--no-sandbox]\n"
-    "                  [--detach] [--color=WHEN] [BLOCK...]\n"
+    "                  [--detach | --wait] [--color=WHEN] [BLOCK...]\n"
     "\n"
     "Start the stack in FILE (default: stackie-stack.yml, ... in the current directory) through\n"
-    "the daemon, starting stackied first when it is not running, and return once every block is\n"
+    "the daemon, starting stackied first when it is not running, and wait until every block is\n"
     "running (and healthy). On a terminal, one status line per block (name, state, health,\n"
     "elapsed) is redrawn in place; otherwise one plain line per block state change.\n"
+    "Then, when standard output is a terminal: every block's log lines until Ctrl-C, which\n"
+    "stops the stack (exit 130; a second Ctrl-C kills the blocks left); otherwise (a script,\n"
+    "a pipe) or with --wait, return.\n"
     "The whole client environment is sent: the loader reads secrets and ${...} from it.\n"
     "Which blocks: every block without `profiles:` and those with an active profile; with\n"
     "BLOCK..., those blocks (whatever their profiles); either way with what they depend on.\n"
@@ -43,11 +48,13 @@ extern const char kUpUsage[] =
     "      --ephemeral  keep volumes in a throw-away storage root\n"
     "      --no-sandbox run first-party blocks unsandboxed (catalog blocks stay sandboxed)\n"
     "  -d, --detach     return once the stack is loaded and starting\n"
+    "      --wait       return once every block is running, also on a terminal\n"
     "      --watch      then watch the blocks' files, as `stackie watch` (until Ctrl-C)\n"
     "      --color WHEN auto (live lines on a terminal without NO_COLOR), always, never (plain)\n"
     "\n"
-    "Exit status: 0 all blocks running, 1 the stack does not load or a block failed (its log\n"
-    "tail is printed), 2 usage error, 3 the daemon could not be reached.\n";
+    "Exit status: 0 all blocks running (or, in the foreground, the stack was taken down\n"
+    "elsewhere), 1 the stack does not load or a block failed (its log tail is printed), 2 usage\n"
+    "error, 3 the daemon could not be reached, 130 stopped by Ctrl-C in the foreground.\n";
 
 extern const char kDownUsage[] =
     "Usage: stackie down [-f FILE | STACK] [-v] [--yes]\n"
@@ -155,7 +162,7 @@ int run_up(std::span<char*> argv) {
   ArgWalker args("up", argv);
   std::string file, project_name;
   Json named = Json::array(), profiles = Json::array();
-  bool ephemeral = false, no_sandbox = false, detach = false, watch = false;
+  bool ephemeral = false, no_sandbox = false, detach = false, watch = false, wait = false;
   std::string color = "auto";
   while (!args.done()) {
     if (auto v = args.value("-f", "--file"))
@@ -168,6 +175,8 @@ int run_up(std::span<char*> argv) {
       no_sandbox = true;
     else if (args.flag("-d", "--detach"))
       detach = true;
+    else if (args.flag("", "--wait"))
+      wait = true;
     else if (args.flag("", "--watch"))
       watch = true;
     else if (auto profile = args.value("", "--profile"))
@@ -183,6 +192,7 @@ int run_up(std::span<char*> argv) {
       return usage_error("up", "unknown option '" + std::string(args.current()) + "'");
     if (!args.error.empty()) return usage_error("up", args.error);
   }
+  if (detach && wait) return usage_error("up", "--detach and --wait exclude each other");
   std::string error;
   auto path = absolute_stack_file(file, error);
   if (!path) {
@@ -197,6 +207,15 @@ int run_up(std::span<char*> argv) {
   for (const auto& [name, value] : current_environment()) env.set(name, value);
   const UpProgressView::Options view_opts = view_options(color);
   UpProgressView view(view_opts);
+  // On a terminal without --detach (or --watch), `up` stays: the blocks' logs until Ctrl-C,
+  // which stops the stack. Scripts and pipes keep the detached behaviour.
+  std::optional<ForegroundUp> foreground;
+  if (!detach && !wait && !watch && stdout_is_tty()) foreground.emplace(view_opts.color);
+  const int64_t up_started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+  std::string stack_name;
+  std::vector<std::string> block_names;
   auto write_view = [&view] {
     std::string text = view.render(monotonic_ms());
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -207,16 +226,26 @@ int run_up(std::span<char*> argv) {
       std::fprintf(stderr, "stackie: %s\n", event.data["message"].string_or("").c_str());
       return;
     }
-    if (event.name == "stack")
+    if (event.name == "stack") {
       view.plan(event.data["blocks"], monotonic_ms());
-    else if (event.name == "progress")
+      stack_name = event.data["stack"].string_or("");
+      block_names.clear();
+      for (size_t i = 0; i < event.data["blocks"].size(); ++i)
+        block_names.push_back(event.data["blocks"][i]["name"].string_or("?"));
+    } else if (event.name == "progress")
       view.progress(event.data, monotonic_ms());
     else
       return;
     write_view();
   };
-  // Live lines redraw their elapsed clocks between events too.
-  ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live ? 200 : 0), write_view};
+  // Live lines redraw their elapsed clocks between events too. In the foreground, Ctrl-C
+  // while the stack starts gives up waiting (closing our end) and stops what began.
+  auto on_tick = [&] {
+    write_view();
+    if (foreground && foreground->interrupted()) connection.client->close();
+  };
+  ipc::Client::Tick tick{std::chrono::milliseconds(view_opts.live || foreground ? 200 : 0),
+                         on_tick};
   auto reply = connection.client->call("up",
                                        Json::object({{"file", *path},
                                                      {"cwd", current_directory()},
@@ -233,18 +262,25 @@ int run_up(std::span<char*> argv) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
+  if (foreground && foreground->interrupted())
+    return foreground->stop(stack_name, *path, block_names);
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) {
     const auto& remote = reply->error();
     if (remote.code == "failed" && remote.data.is_object()) {
       // The daemon's message may already carry the log tail; print it only when it does not.
-      std::fprintf(stderr, "stackie: %s\n", remote.message.c_str());
+      // Both hold the block's own words: on a terminal they are shown as text.
+      const bool on_terminal = ::isatty(STDERR_FILENO) == 1;
+      auto shown = [on_terminal](const std::string& text) {
+        return on_terminal ? terminal_safe_lines(text) : text;
+      };
+      std::fprintf(stderr, "stackie: %s\n", shown(remote.message).c_str());
       const auto& tail = remote.data["log_tail"];
       bool tail_in_message = tail.is_array() && tail.size() > 0 &&
                              remote.message.find(tail[0].string_or("")) != std::string::npos;
       if (tail.is_array() && !tail_in_message)
         for (const auto& line : tail.as_array())
-          std::fprintf(stderr, "  | %s\n", line.string_or("").c_str());
+          std::fprintf(stderr, "  | %s\n", shown(line.string_or("")).c_str());
       // A block that fails is what watching is for: the next good change brings it back.
       if (watch) return watch_stack(*path, {});
       return kExitFailed;
@@ -269,6 +305,12 @@ int run_up(std::span<char*> argv) {
   print_tasks(blocks);
   std::fflush(stdout);
   if (watch) return watch_stack(*path, {});
+  if (foreground) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < blocks.size(); ++i) names.push_back(blocks[i]["name"].string_or("?"));
+    return foreground->follow(*connection.client, reply->result()["stack"].string_or("?"), names,
+                              up_started_ms);
+  }
   return kExitOk;
 }
 

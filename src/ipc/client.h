@@ -1,4 +1,6 @@
-// The CLI's end of the IPC protocol: blocking POSIX sockets, no libuv, bounded by timeouts.
+// The CLI's end of the IPC protocol: blocking calls, no libuv, bounded by timeouts. Over a Unix
+// socket (client_unix.cc) or, on Windows, a named pipe (client_windows.cc); fd() is a C runtime
+// fd there too.
 //
 //   STACKIE_TRY_ASSIGN(client, ipc::Client::connect(path));     // is_daemon_not_running(err)
 //   STACKIE_TRY_ASSIGN(reply, client.call("up", params, [](const ipc::Event& e) { ... }));
@@ -9,6 +11,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -67,6 +70,9 @@ class Client {
   Result<RequestId> send(std::string_view method, Json params = Json::object());
   // The next message from the server, waiting at most `timeout` (0 = forever).
   Result<ServerMessage> read_message(std::chrono::milliseconds timeout);
+  // Whether whole messages are already read from the socket and waiting here: a caller that
+  // polls fd() must take them first (poll() no longer sees them).
+  bool buffered() const { return !pending_lines_.empty(); }
   // Raw bytes, unframed (tests feed garbage with it).
   Status send_raw(std::string_view bytes);
 
@@ -77,6 +83,10 @@ class Client {
  private:
   Client(int fd, ClientOptions options);
   Status write_all(std::string_view bytes);
+  // Up to `size` bytes: 0 at the end of the stream, nullopt when the deadline passed first.
+  Result<std::optional<std::size_t>> read_some(
+      char* buffer, std::size_t size,
+      std::optional<std::chrono::steady_clock::time_point> deadline);
 
   int fd_ = -1;
   ClientOptions options_;

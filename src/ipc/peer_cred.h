@@ -1,18 +1,22 @@
 // Who is at the other end of a connected Unix socket, as the kernel says (not as the peer
 // claims). One file per platform: peer_cred_linux.cc (SO_PEERCRED), peer_cred_bsd.cc
-// (getpeereid: macOS and the BSDs).
+// (getpeereid: macOS and the BSDs); on Windows server_endpoint_windows.cc reads the named pipe
+// client's process token instead.
 #pragma once
 
-#include <sys/types.h>
+#include <cstdint>
+#include <string>
 
 #include "base/error.h"
 
 namespace stackie::ipc {
 
+// uid_t and gid_t are 32-bit unsigned on Linux and macOS, pid_t 32-bit signed: the same types.
 struct PeerCredentials {
-  uid_t uid = static_cast<uid_t>(-1);
-  gid_t gid = static_cast<gid_t>(-1);
-  pid_t pid = -1;  // -1 where the platform does not tell (getpeereid)
+  std::uint32_t uid = UINT32_MAX;  // POSIX; unset on Windows
+  std::uint32_t gid = UINT32_MAX;
+  std::int32_t pid = -1;  // -1 where the platform does not tell (getpeereid)
+  std::string user_sid;   // Windows: the client's user SID ("S-1-5-21-..."); empty elsewhere
 };
 
 Result<PeerCredentials> peer_credentials(int socket_fd);

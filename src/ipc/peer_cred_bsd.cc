@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <type_traits>
 
 #include "ipc/peer_cred.h"
 
@@ -15,7 +16,11 @@ Result<PeerCredentials> peer_credentials(int socket_fd) {
   gid_t gid;
   if (getpeereid(socket_fd, &uid, &gid) != 0)
     return system_error(errno, "cannot read the peer's credentials (getpeereid)");
-  return PeerCredentials{uid, gid, -1};
+  static_assert(std::is_same_v<uid_t, std::uint32_t>);
+  PeerCredentials peer;
+  peer.uid = uid;
+  peer.gid = gid;
+  return peer;
 }
 
 }  // namespace stackie::ipc

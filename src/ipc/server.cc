@@ -4,16 +4,13 @@
 // only weakly refers to its connection: a session outliving its client is a harmless no-op.
 #include "ipc/server.h"
 
-#include <poll.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include <map>
 #include <vector>
 
 #include "base/uv_handle.h"
-#include "ipc/socket_file.h"
+#include "ipc/server_endpoint.h"
 
 namespace stackie::ipc {
 
@@ -41,30 +38,19 @@ static std::uint64_t next_serial() {
 
 namespace {
 
-constexpr int kBacklog = 128;
 constexpr std::size_t kReadBufferSize = 64 * 1024;
-
-std::string describe(const PeerCredentials& peer) {
-  std::string text = "uid " + std::to_string(peer.uid);
-  if (peer.pid > 0) text += ", pid " + std::to_string(peer.pid);
-  return text;
-}
 
 }  // namespace
 
 struct Server::Impl {
   Impl(uv_loop_t* loop_in, Handler& handler_in, ServerOptions options_in)
-      : loop(loop_in),
-        handler(handler_in),
-        options(std::move(options_in)),
-        allowed_uid(options.allowed_uid.value_or(geteuid())) {}
+      : loop(loop_in), handler(handler_in), options(std::move(options_in)) {}
 
-  Status start(int fd);
+  Status start_listener();
   void accept_connection();
   bool evict_idle(const PeerCredentials& newcomer);
-  Status bind_path(const std::string& path);
-  void watch_socket_directory();
-  void check_socket_file();
+  Status bind_endpoint(const std::string& path);
+  void rebind_lost_endpoint();
   void connection_closed(std::uint64_t serial);
   void release_socket_file();
   void fire_on_closed();
@@ -76,15 +62,11 @@ struct Server::Impl {
   uv_loop_t* loop;
   Handler& handler;
   ServerOptions options;
-  uid_t allowed_uid;
   UvHandle<uv_pipe_t> listener;
-  UvHandle<uv_fs_event_t> watcher;  // the socket's directory (listen() only)
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections;
   std::uint64_t next_connection_serial = 1;
   std::string socket_path;
-  dev_t socket_device = 0;
-  ino_t socket_inode = 0;
-  int lock_fd = -1;
+  std::unique_ptr<Endpoint> endpoint;  // what listen() made on the system, released on close
   bool closing = false;
   std::function<void()> on_closed;
 };
@@ -193,10 +175,7 @@ void Connection::stop_reading() {
 }
 
 bool Connection::peer_hung_up() const {
-  uv_os_fd_t fd = -1;
-  if (uv_fileno(pipe.handle(), &fd) != 0) return true;
-  pollfd entry{fd, 0, 0};  // POLLHUP is reported whatever the events asked
-  return poll(&entry, 1, 0) < 0 || (entry.revents & (POLLHUP | POLLERR)) != 0;
+  return ipc::peer_hung_up(pipe.get());
 }
 
 void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
@@ -472,19 +451,10 @@ void Session::fail(std::string_view code, std::string_view message, const Json& 
 
 // ---------------------------------------------------------------- Server::Impl
 
-Status Server::Impl::start(int fd) {
+Status Server::Impl::start_listener() {
   const int init =
       listener.init([&](uv_pipe_t* pipe) { return uv_pipe_init(loop, pipe, 0); }, this);
   if (init < 0) return Error{init, std::string("cannot create the listener: ") + uv_strerror(init)};
-  if (const int status = uv_pipe_open(listener.get(), fd); status < 0) {
-    listener.close();
-    return Error{status, std::string("cannot serve the socket: ") + uv_strerror(status)};
-  }
-  if (const int status = uv_listen(listener.stream(), kBacklog, on_connection_callback);
-      status < 0) {
-    listener.close();  // closes fd too: uv_pipe_open took it
-    return Error{status, std::string("cannot listen: ") + uv_strerror(status)};
-  }
   return {};
 }
 
@@ -509,21 +479,17 @@ void Server::Impl::accept_connection() {
   }
   connections.emplace(connection->serial, connection);
 
-  uv_os_fd_t fd = -1;
-  uv_fileno(connection->pipe.handle(), &fd);
-  auto peer = peer_credentials(fd);
+  auto peer = accepted_peer(connection->pipe.get());
   if (!peer) {
     log(LogLevel::warning, "ipc: refused a connection: " + peer.error().message);
     connection->close_now();
     return;
   }
   connection->peer = *peer;
-  if (peer->uid != allowed_uid) {
-    log(LogLevel::warning, "ipc: refused a connection from another user (" + describe(*peer) +
-                               "): this daemon serves uid " + std::to_string(allowed_uid) +
-                               " only");
-    connection->refuse(errc::kPermissionDenied,
-                       "this daemon serves uid " + std::to_string(allowed_uid) + " only");
+  if (std::string refusal = refusal_for(*peer, options); !refusal.empty()) {
+    log(LogLevel::warning,
+        "ipc: refused a connection from another user (" + describe(*peer) + "): " + refusal);
+    connection->refuse(errc::kPermissionDenied, refusal);
     return;
   }
   if (active_connections() > options.limits.max_connections && !evict_idle(*peer)) {
@@ -580,16 +546,8 @@ void Server::Impl::fire_on_closed() {
 }
 
 void Server::Impl::release_socket_file() {
-  // Only our own socket: a daemon started after us may have replaced the file.
-  struct stat info {};
-  if (!socket_path.empty() && lstat(socket_path.c_str(), &info) == 0 &&
-      info.st_dev == socket_device && info.st_ino == socket_inode)
-    unlink(socket_path.c_str());
-  if (lock_fd >= 0) {
-    // The lock file stays: unlinking it would let two later daemons lock two different files.
-    ::close(lock_fd);
-    lock_fd = -1;
-  }
+  if (endpoint) endpoint->release();
+  endpoint.reset();
 }
 
 // ---------------------------------------------------------------- Server
@@ -611,89 +569,49 @@ Server::~Server() {
 Status Server::listen(const std::string& socket_path) {
   if (impl_->listener || impl_->closing)
     return Error{UV_EINVAL, "the IPC server is already listening or closed"};
-  STACKIE_TRY(check_socket_path(socket_path));
-  STACKIE_TRY(impl_->bind_path(socket_path));
-  impl_->watch_socket_directory();
+  STACKIE_TRY(impl_->bind_endpoint(socket_path));
   return {};
 }
 
-Status Server::Impl::bind_path(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  STACKIE_TRY(ensure_private_directory(slash == 0 ? "/" : path.substr(0, slash)));
-  STACKIE_TRY_ASSIGN(new_lock_fd, lock_socket_path(path));
-  auto fail = [&](Error error) -> Status {
-    ::close(new_lock_fd);
-    return error;
-  };
-  auto stale = remove_stale_socket(path);
-  if (!stale) return fail(stale.take_error());
-  if (*stale)
-    log(LogLevel::info, "ipc: replaced the stale socket " + path + " (its daemon is gone)");
-  auto fd = bind_listening_socket(path, kBacklog);
-  if (!fd) return fail(fd.take_error());
-  struct stat info {};
-  if (lstat(path.c_str(), &info) != 0) {
-    const int error = errno;
-    ::close(*fd);
-    return fail(system_error(error, "cannot inspect " + path));
-  }
-  if (auto started = start(*fd); !started) {
-    unlink(path.c_str());
-    return fail(started.take_error());
+Status Server::Impl::bind_endpoint(const std::string& path) {
+  STACKIE_TRY(start_listener());
+  auto bound = listen_endpoint(listener.get(), path, on_connection_callback, options.log);
+  if (!bound) {
+    listener.close();
+    return bound.take_error();
   }
   socket_path = path;
-  socket_device = info.st_dev;
-  socket_inode = info.st_ino;
-  lock_fd = new_lock_fd;
+  endpoint = std::move(*bound);
+  // The address is the daemon's only one: should it vanish under a running daemon (a socket
+  // file deleted with its directory, or by a cleanup of $XDG_RUNTIME_DIR), no client could
+  // reach it and a new daemon could not start beside it, so it is bound again at once.
+  endpoint->watch(
+      loop, [this] { rebind_lost_endpoint(); }, options.log);
   return {};
 }
 
-// The socket file is the daemon's only address: deleted (with its directory, or by a cleanup
-// of $XDG_RUNTIME_DIR) it would leave a running daemon that no client can reach, and a new
-// one that cannot start beside it. So the directory is watched (inotify through libuv: no
-// timer, no polling) and the socket bound again as soon as ours is gone.
-void Server::Impl::watch_socket_directory() {
-  if (socket_path.empty() || closing) return;
-  watcher.close();
-  const std::size_t slash = socket_path.find_last_of('/');
-  const std::string dir = slash == 0 ? "/" : socket_path.substr(0, slash);
-  if (watcher.init([&](uv_fs_event_t* event) { return uv_fs_event_init(loop, event); }, this) < 0)
-    return;
-  const int status = uv_fs_event_start(
-      watcher.get(),
-      [](uv_fs_event_t* event, const char*, int, int) {
-        if (auto* self = static_cast<Server::Impl*>(event->data)) self->check_socket_file();
-      },
-      dir.c_str(), 0);
-  if (status < 0)
-    log(LogLevel::warning, "ipc: cannot watch " + dir + " (" + uv_strerror(status) +
-                               "): a deleted socket will not be noticed");
-}
-
-void Server::Impl::check_socket_file() {
-  if (closing || socket_path.empty()) return;
-  struct stat info {};
-  if (lstat(socket_path.c_str(), &info) == 0 && info.st_dev == socket_device &&
-      info.st_ino == socket_inode)
-    return;
+// Called from the endpoint's own watch callback: the endpoint is released and replaced here,
+// and its callback returns without touching itself again.
+void Server::Impl::rebind_lost_endpoint() {
+  if (closing || !endpoint) return;
   log(LogLevel::warning, "ipc: the socket " + socket_path + " is gone: binding it again");
   listener.close();
-  if (lock_fd >= 0) {
-    ::close(lock_fd);
-    lock_fd = -1;
-  }
-  if (auto bound = bind_path(socket_path); !bound) {
+  endpoint->release();  // the lock; the file only if it is still ours (it is not)
+  endpoint.reset();
+  if (auto bound = bind_endpoint(socket_path); !bound)
     log(LogLevel::warning, "ipc: cannot bind " + socket_path + " again: " + bound.error().message);
-    return;
-  }
-  watch_socket_directory();  // the directory may be a new one
 }
 
 Status Server::listen_fd(int fd) {
   if (impl_->listener || impl_->closing)
     return Error{UV_EINVAL, "the IPC server is already listening or closed"};
-  STACKIE_TRY(check_listening_unix_socket(fd));
-  return impl_->start(fd);
+  STACKIE_TRY(impl_->start_listener());
+  if (auto adopted = adopt_listening_fd(impl_->listener.get(), fd, on_connection_callback);
+      !adopted) {
+    impl_->listener.close();  // closes fd too when uv_pipe_open took it
+    return adopted;
+  }
+  return {};
 }
 
 void Server::close(std::function<void()> on_closed) {
@@ -713,7 +631,6 @@ void Server::close(std::function<void()> on_closed) {
   }
   impl.closing = true;
   impl.on_closed = std::move(on_closed);
-  impl.watcher.close();
   impl.listener.close();
   impl.release_socket_file();
   std::vector<std::shared_ptr<Connection>> connections;

@@ -1,9 +1,9 @@
-// The daemon's end of the IPC protocol: a libuv Unix-socket server (DESIGN.md §7). It owns the
-// socket file (0700 directory, 0600 socket, stale-socket replacement, path-length check), checks
-// every peer's uid, frames and decodes requests, enforces the limits, and hands each request to a
-// Handler as a Session: a handle that can send events and exactly one final reply, and that goes
-// dead when the client disconnects. Modules never print: refusals and drops go to the log hook.
-// The server never exits or stalls because of a client.
+// The daemon's end of the IPC protocol: a libuv Unix-socket (Windows: named pipe) server (DESIGN.md
+// §7). It owns the socket file (0700 directory, 0600 socket, stale-socket replacement, path-length
+// check), checks every peer's uid, frames and decodes requests, enforces the limits, and hands each
+// request to a Handler as a Session: a handle that can send events and exactly one final reply, and
+// that goes dead when the client disconnects. Modules never print: refusals and drops go to the log
+// hook. The server never exits or stalls because of a client.
 #pragma once
 
 #include <cstddef>
@@ -50,8 +50,8 @@ using LogHook = std::function<void(LogLevel level, std::string_view message)>;
 
 struct ServerOptions {
   ServerLimits limits;
-  LogHook log;                       // refusals, drops, write errors; may be empty
-  std::optional<uid_t> allowed_uid;  // the only peer uid served; default: our euid
+  LogHook log;                               // refusals, drops, write errors; may be empty
+  std::optional<std::uint32_t> allowed_uid;  // POSIX: the only peer uid served; default: our euid
 };
 
 enum class EventOutcome {

@@ -72,7 +72,11 @@ namespace {
 
 // Absolute, no "." or ".." components, no empty components except a trailing slash-free root.
 // We refuse rather than normalise: a policy is written by code, and a surprising path is a bug.
+// A Windows path is written "C:/dir" (a drive, then the same rules; never '\\').
 bool is_clean_absolute(std::string_view path) {
+  if (path.size() >= 3 && path[1] == ':' && path[2] == '/' &&
+      ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')))
+    path.remove_prefix(2);
   if (path.empty() || path[0] != '/') return false;
   if (path.find('\0') != std::string_view::npos) return false;
   size_t start = 1;

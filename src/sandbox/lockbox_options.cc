@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "base/fs_path.h"
+
 namespace stackie::lockbox {
 
 const char kUsage[] =
@@ -79,19 +81,22 @@ Result<int> parse_int(std::string_view option, std::string_view text, int min) {
   return value;
 }
 
-// SRC[:DEST]. A ':' in SRC cannot be written here; the policy fd takes any path.
+// SRC[:DEST]. A ':' in SRC cannot be written here (the policy fd takes any path), except the
+// drive of a Windows path: "C:/src" and "C:\\src" are a SRC.
 Result<BindMount> parse_bind(std::string_view option, std::string_view text) {
   BindMount bind;
-  size_t colon = text.find(':');
+  const bool drive = is_absolute_path(std::string(text.substr(0, 3))) && text.size() > 2 &&
+                     has_drive_prefix(std::string(text.substr(0, 2)));
+  size_t colon = text.find(':', drive ? 2 : 0);
   bind.source = std::string(text.substr(0, colon));
   if (colon != std::string_view::npos) {
     bind.dest = std::string(text.substr(colon + 1));
     if (bind.dest.empty())
       return usage_error(std::string(option) + ": empty DEST in '" + std::string(text) + "'");
   }
-  if (bind.source.empty() || bind.source[0] != '/')
+  if (!is_absolute_path(bind.source))
     return usage_error(std::string(option) + ": SRC '" + bind.source + "' must be absolute");
-  if (!bind.dest.empty() && bind.dest[0] != '/')
+  if (!bind.dest.empty() && !is_absolute_path(bind.dest))
     return usage_error(std::string(option) + ": DEST '" + bind.dest + "' must be absolute");
   if (bind.dest == bind.source) bind.dest.clear();
   return bind;

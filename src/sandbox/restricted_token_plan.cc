@@ -94,8 +94,12 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
   plan.deny_only = {Principal::user()};
   // Not SYSTEM (DESIGN.md §5b, refinement 1): it has full control on nearly every ACL, so it
   // would satisfy the restricting half almost everywhere.
+  // Not BUILTIN\Users either (issue 18): Users can read whatever a user makes outside the
+  // profile (C:\src inherits "Users: read" from C:\), so with Users restricting, a block
+  // could read it. ALL APPLICATION PACKAGES is granted on the system's own directories only; the
+  // access-check model (tests/sandbox/token_access_model_test.cc) shows both.
   plan.restricting_sids = {Principal::of(plan.block_sid),
-                           Principal::of(std::string(kSidBuiltinUsers))};
+                           Principal::of(std::string(kSidAllApplicationPackages))};
   plan.privileges_kept = {"SeChangeNotifyPrivilege"};
   // New objects without an inheritable parent ACL (the process, its threads, pipes, events)
   // get this DACL: the block SID lets the block open what it created (restricting half), the
@@ -126,8 +130,19 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
   plan.working_dir = policy.working_dir.empty() ? policy.host_tmp_dir : policy.working_dir;
   plan.inherited_handles = {StdHandle::input, StdHandle::output, StdHandle::error};
   plan.kill_on_job_close = true;
+  plan.job_limits.memory_bytes = policy.limits.memory_bytes;
+  plan.job_limits.active_processes = static_cast<uint32_t>(std::max(policy.limits.pids, 0));
+  plan.job_limits.cpu_millis = static_cast<uint32_t>(std::max(policy.limits.cpu_millis, 0));
   plan.network_confined = false;
   return plan;
+}
+
+uint32_t job_cpu_rate(uint32_t cpu_millis, uint32_t processors) {
+  if (cpu_millis == 0 || processors == 0) return 0;
+  uint64_t all = uint64_t{processors} * 1000;
+  if (cpu_millis >= all) return 0;
+  uint64_t rate = uint64_t{cpu_millis} * 10000 / all;
+  return static_cast<uint32_t>(std::max<uint64_t>(rate, 1));
 }
 
 }  // namespace stackie

@@ -30,6 +30,9 @@ struct Principal {
 
 // Well-known SIDs the plan uses.
 inline constexpr std::string_view kSidBuiltinUsers = "S-1-5-32-545";
+// ALL APPLICATION PACKAGES: Windows grants it read and execute on what every program needs
+// (C:\\Windows, System32, Program Files) and nothing on folders a user makes.
+inline constexpr std::string_view kSidAllApplicationPackages = "S-1-15-2-1";
 inline constexpr std::string_view kSidLocalSystem = "S-1-5-18";
 
 // Windows access masks (winnt.h values; repeated here so pure code needs no Windows header).
@@ -84,11 +87,23 @@ struct PathAcl {
 
 enum class StdHandle { input, output, error };
 
+// The block's `limits:` as its job enforces them (0 = none). Windows counts differently from a
+// cgroup: memory is the commit charge of all the job's processes together
+// (JOB_OBJECT_LIMIT_JOB_MEMORY), pids is how many processes may be alive in the job at once
+// (JOB_OBJECT_LIMIT_ACTIVE_PROCESS), cpu a hard cap on the job's share of the machine's CPUs
+// (JobObjectCpuRateControlInformation, see job_cpu_rate).
+struct JobLimits {
+  uint64_t memory_bytes = 0;
+  uint32_t active_processes = 0;
+  uint32_t cpu_millis = 0;  // CPUs x 1000, as ResourceLimits::cpu_millis
+  bool operator==(const JobLimits&) const = default;
+};
+
 struct RestrictedTokenPlan {
   std::string block_sid;  // derived from the block name, see block_sid_for()
   // CreateRestrictedToken arguments.
   std::vector<Principal> deny_only;          // SidsToDisable: the user's own SID
-  std::vector<Principal> restricting_sids;   // SidsToRestrict: block SID, BUILTIN\Users
+  std::vector<Principal> restricting_sids;   // SidsToRestrict: block SID, ALL APP PACKAGES
   std::vector<std::string> privileges_kept;  // everything else goes (DISABLE_MAX_PRIVILEGE)
   std::vector<AclEntry> default_dacl;        // TokenDefaultDacl: objects the block creates
   std::vector<PathAcl> path_acls;            // one protected DACL per granted path
@@ -97,6 +112,7 @@ struct RestrictedTokenPlan {
   std::string working_dir;
   std::vector<StdHandle> inherited_handles;  // PROC_THREAD_ATTRIBUTE_HANDLE_LIST: stdio only
   bool kill_on_job_close = true;             // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, no breakaway
+  JobLimits job_limits;                      // from SandboxPolicy::limits
   // Windows cannot confine the network without admin rights (DESIGN.md §6): `ps` says so.
   bool network_confined = false;
 };
@@ -115,6 +131,11 @@ std::string block_sid_for(std::string_view block_name);
 // argv as one Windows command line, quoted the way CommandLineToArgvW and the C runtime split it
 // back (backslashes double only before a quote). Pure, so it is tested on Linux.
 std::string windows_command_line(const std::vector<std::string>& argv);
+
+// JOBOBJECT_CPU_RATE_CONTROL_INFORMATION::CpuRate for `cpu_millis` on a machine with
+// `processors` logical CPUs: the job's share of all of them in 1/100 of a percent, at least 1 and
+// at most 10000 (a limit above the machine's CPUs is no limit: 0). Pure, tested on Linux.
+uint32_t job_cpu_rate(uint32_t cpu_millis, uint32_t processors);
 
 // The plan. Fails when the policy asks for what this backend cannot honour (extra handles).
 Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy);

@@ -43,6 +43,8 @@ class RestrictedProcess {
   Status terminate(uint32_t exit_code);
   // Closes the job handle: the kernel kills every process in the job.
   void close_job();
+  // The job's JOB_OBJECT_UILIMIT_* flags, as Windows reports them (tests check they are set).
+  Result<uint32_t> ui_restrictions() const;
 
   // Reads the exit code and runs the callback: called by the wait registered at spawn.
   void deliver_exit();
@@ -59,6 +61,9 @@ class RestrictedProcess {
   uint32_t pid_ = 0;
   ExitCallback on_exit_;
 };
+
+// The JOB_OBJECT_UILIMIT_* flags every block's job gets.
+uint32_t expected_job_ui_restrictions();
 
 // Creates the restricted token, the job and the process (suspended, stdio-only handle list),
 // assigns it to the job, then resumes it. argv[0] is the program (a full path, or found the way

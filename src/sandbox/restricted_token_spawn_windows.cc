@@ -223,15 +223,45 @@ Result<HANDLE> create_restricted_token(HANDLE own, Caller& caller,
   return owned.release();
 }
 
-Result<HANDLE> create_kill_on_close_job() {
+constexpr DWORD kJobUiRestrictions =
+    JOB_OBJECT_UILIMIT_HANDLES | JOB_OBJECT_UILIMIT_READCLIPBOARD |
+    JOB_OBJECT_UILIMIT_WRITECLIPBOARD | JOB_OBJECT_UILIMIT_GLOBALATOMS |
+    JOB_OBJECT_UILIMIT_DISPLAYSETTINGS | JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS |
+    JOB_OBJECT_UILIMIT_EXITWINDOWS | JOB_OBJECT_UILIMIT_DESKTOP;
+
+Result<HANDLE> create_kill_on_close_job(const JobLimits& wanted) {
   Handle job(CreateJobObjectW(nullptr, nullptr));
   if (!job.h) return win32_error("CreateJobObject");
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
   // No JOB_OBJECT_LIMIT_BREAKAWAY_OK: nothing the block starts can leave the job.
   limits.BasicLimitInformation.LimitFlags =
       JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
+  // The block's `limits:` (issue 18): all its processes together, as a cgroup counts them.
+  if (wanted.memory_bytes != 0) {
+    limits.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_JOB_MEMORY;
+    limits.JobMemoryLimit = static_cast<SIZE_T>(wanted.memory_bytes);
+  }
+  if (wanted.active_processes != 0) {
+    limits.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS;
+    limits.BasicLimitInformation.ActiveProcessLimit = wanted.active_processes;
+  }
   if (!SetInformationJobObject(job.h, JobObjectExtendedLimitInformation, &limits, sizeof limits))
     return win32_error("SetInformationJobObject");
+  if (DWORD rate = job_cpu_rate(wanted.cpu_millis, GetActiveProcessorCount(ALL_PROCESSOR_GROUPS));
+      rate != 0) {
+    JOBOBJECT_CPU_RATE_CONTROL_INFORMATION cpu{};
+    cpu.ControlFlags = JOB_OBJECT_CPU_RATE_CONTROL_ENABLE | JOB_OBJECT_CPU_RATE_CONTROL_HARD_CAP;
+    cpu.CpuRate = rate;
+    if (!SetInformationJobObject(job.h, JobObjectCpuRateControlInformation, &cpu, sizeof cpu))
+      return win32_error("SetInformationJobObject(JobObjectCpuRateControlInformation)");
+  }
+  // The desktop the block shares with the user (issue 18): no handles to the user's windows, no
+  // clipboard either way, no global atoms, no changing display or system settings, no logoff or
+  // shutdown, no switching desktops.
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  ui.UIRestrictionsClass = kJobUiRestrictions;
+  if (!SetInformationJobObject(job.h, JobObjectBasicUIRestrictions, &ui, sizeof ui))
+    return win32_error("SetInformationJobObject(JobObjectBasicUIRestrictions)");
   return job.release();
 }
 
@@ -270,6 +300,18 @@ Status RestrictedProcess::terminate(uint32_t exit_code) {
   return {};
 }
 
+Result<uint32_t> RestrictedProcess::ui_restrictions() const {
+  if (!job_) return Error{0, "the job is already closed"};
+  JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
+  if (!QueryInformationJobObject(job_, JobObjectBasicUIRestrictions, &ui, sizeof ui, nullptr))
+    return win32_error("QueryInformationJobObject(JobObjectBasicUIRestrictions)");
+  return static_cast<uint32_t>(ui.UIRestrictionsClass);
+}
+
+uint32_t expected_job_ui_restrictions() {
+  return kJobUiRestrictions;
+}
+
 void RestrictedProcess::close_job() {
   if (job_) CloseHandle(job_);
   job_ = nullptr;
@@ -285,7 +327,7 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   STACKIE_TRY(read_caller(own.h, caller));
   STACKIE_TRY_ASSIGN(restricted_token, create_restricted_token(own.h, caller, plan));
   Handle restricted(restricted_token);
-  STACKIE_TRY_ASSIGN(job_handle, create_kill_on_close_job());
+  STACKIE_TRY_ASSIGN(job_handle, create_kill_on_close_job(plan.job_limits));
   Handle job(job_handle);
 
   // Inheritable duplicates of stdio: the only handles in PROC_THREAD_ATTRIBUTE_HANDLE_LIST, so

@@ -2,25 +2,14 @@
 
 #include <cerrno>
 #include <charconv>
-#include <csignal>
 #include <cstdlib>
 
+#include "stack/signal_names.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
 
 namespace {
-
-struct SignalName {
-  const char* name;
-  int number;
-};
-
-// The signals a service plausibly wants to be stopped with.
-constexpr SignalName kSignals[] = {
-    {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT}, {"SIGKILL", SIGKILL},
-    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGTERM", SIGTERM}, {"SIGWINCH", SIGWINCH},
-};
 
 std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
@@ -213,7 +202,7 @@ Status check_name(const YamlNode& key, std::string_view what) {
 }
 
 std::string signal_name(int signal) {
-  for (const auto& entry : kSignals)
+  for (const auto& entry : known_signals())
     if (entry.number == signal) return entry.name;
   return std::to_string(signal);
 }
@@ -222,7 +211,7 @@ Result<int> parse_signal(const YamlNode& node) {
   if (node.is_scalar()) {
     std::string name = node.text;
     if (name.rfind("SIG", 0) != 0) name = "SIG" + name;
-    for (const auto& entry : kSignals)
+    for (const auto& entry : known_signals())
       if (name == entry.name) return entry.number;
   }
   return error_at(node.where,

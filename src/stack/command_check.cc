@@ -4,11 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <set>
 
 #include "base/fs_path.h"
+#include "stack/file_kind.h"
 
 namespace stackie {
 
@@ -25,12 +24,6 @@ bool shell_word(const std::string& word) {
   return words.count(word) != 0;
 }
 
-std::string real_path(const std::string& path) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer)) return buffer;
-  return path;
-}
-
 // The file itself: found, a regular file, executable by us (the daemon runs blocks as us).
 Result<std::string> check_file(const std::string& written, const std::string& path,
                                const SandboxPolicy* view) {
@@ -44,7 +37,7 @@ Result<std::string> check_file(const std::string& written, const std::string& pa
     return Error{-EACCES, "command not executable: " + written + " (" + path +
                               "; chmod +x it or run it through its interpreter)"};
   if (view != nullptr) {
-    std::string real = real_path(path);
+    std::string real = resolved_path(path);
     if (!policy_shows(*view, path) || !policy_shows(*view, real))
       return Error{-EACCES, "command outside the sandbox's view: " + written + " (" + real +
                                 " is not among the paths the block sees)"};

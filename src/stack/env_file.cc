@@ -1,19 +1,11 @@
 #include "stack/env_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "base/fs_path.h"
-#include "base/safe_open.h"
+#include "stack/file_kind.h"
 
 namespace stackie {
 
 namespace {
-
-constexpr size_t kMaxEnvFileBytes = size_t{1} << 20;
 
 bool is_name_start(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
@@ -175,51 +167,14 @@ Result<std::vector<EnvFileEntry>> parse_env_file(std::string_view text, const st
   return out;
 }
 
-Result<std::string> read_env_file(const std::string& path, const std::string& trusted_dir) {
-  auto below = path_below(trusted_dir, path);
-  UniqueFd fd;
-  if (below && !below->empty()) {
-    UniqueFd dir(::open(trusted_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir.valid()) return system_error(errno, path + ": cannot read: open " + trusted_dir);
-    auto opened = open_beneath(dir.get(), *below, O_RDONLY | O_NONBLOCK | O_NOCTTY, trusted_dir);
-    if (!opened.ok())
-      return Error{opened.error().code, path + ": cannot read: " + opened.error().message};
-    fd = std::move(*opened);
-  } else {
-    fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) {
-      int saved = errno;
-      if (saved == ELOOP)
-        return Error{-saved, path + ": cannot read: it is a symlink (name the file it points to)"};
-      return system_error(saved, path + ": cannot read");
-    }
-  }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return system_error(errno, path + ": cannot read");
-  if (!S_ISREG(info.st_mode)) return Error{-EINVAL, path + ": not a regular file"};
-  if (static_cast<size_t>(info.st_size) > kMaxEnvFileBytes)
-    return Error{-EFBIG, path + ": larger than 1 MiB; not an env file"};
-  std::string text;
-  char buffer[8192];
-  while (text.size() <= kMaxEnvFileBytes) {
-    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return system_error(errno, path + ": cannot read");
-    if (got == 0) return text;
-    text.append(buffer, static_cast<size_t>(got));
-  }
-  return Error{-EFBIG, path + ": larger than 1 MiB; not an env file"};
-}
-
 Result<std::vector<EnvFileRead>> read_declared_env_files(const std::vector<EnvFileDecl>& files,
                                                          const std::string& dir,
                                                          const std::string& owner) {
   std::vector<EnvFileRead> out;
   for (const auto& file : files) {
     const std::string& text = file.path.text;
-    std::string path = normalize_path(!text.empty() && text[0] == '/' ? text : dir + "/" + text);
-    struct stat info {};
-    if (!file.required && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT) continue;
+    std::string path = normalize_path(is_absolute_path(text) ? text : dir + "/" + text);
+    if (!file.required && is_missing(path)) continue;
     auto content = read_env_file(path, dir);
     if (!content.ok())
       return error_at(file.path.where, "env_file of " + owner + ": " + content.error().message);

@@ -8,6 +8,7 @@
 // Nothing is interpolated: a '$' is a '$'. Every problem is one FILE:LINE:COLUMN error.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,9 @@ Result<std::vector<EnvFileEntry>> parse_env_file(std::string_view text, const st
 // `path` is absolute and normalised; below `trusted_dir` (the stack file's directory) no
 // component may be a symlink, elsewhere the file itself may not be one. Only a regular file of
 // at most 1 MiB is read (a FIFO would hang the daemon, a huge file would fill its memory).
+// One file per platform: env_file_read_posix.cc, env_file_read_windows.cc.
 Result<std::string> read_env_file(const std::string& path, const std::string& trusted_dir);
+inline constexpr size_t kMaxEnvFileSize = size_t{1} << 20;
 
 // `env_file:` of a stack block or a compose service: FILE, a list of them, or compose's long
 // form `{path: FILE, required: false}`; relative to the stack file's directory.

@@ -17,6 +17,7 @@
 #include "stack/command_check.h"
 #include "stack/compose_file.h"
 #include "stack/env_file.h"
+#include "stack/file_kind.h"
 #include "stack/interpolate.h"
 #include "stack/programs.h"
 #include "stack/resolve.h"
@@ -800,9 +801,7 @@ class BlockBuilder {
     for (const auto& candidate : candidates) {
       std::string path = normalize_path(candidate);
       auto below = path_below(project_dir_, path);
-      struct stat info {};
-      if (!below || below->empty() || ::lstat(path.c_str(), &info) != 0) continue;
-      if (!S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) continue;
+      if (!below || below->empty() || !is_file_or_directory_itself(path)) continue;
       if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
     }
     return out;

@@ -1,43 +1,12 @@
 #include "stack/programs.h"
 
-#include <glob.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <cstdlib>
 
+#include "stack/programs_os.h"
+
 namespace stackie {
-
-namespace {
-
-bool is_executable_file(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
-std::vector<std::string> expand_glob(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t matches{};
-  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &matches) == 0)
-    for (size_t i = 0; i < matches.gl_pathc; ++i) out.emplace_back(matches.gl_pathv[i]);
-  ::globfree(&matches);
-  // Newest first: "/usr/lib/postgresql/16/bin" before ".../15/bin".
-  std::sort(out.begin(), out.end(),
-            [](const std::string& a, const std::string& b) { return version_less(b, a); });
-  return out;
-}
-
-std::string real_path(const std::string& path) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer)) return buffer;
-  return path;
-}
-
-}  // namespace
 
 bool version_less(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
@@ -87,7 +56,7 @@ std::vector<std::string> split_search_path(const std::string& value) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= value.size()) {
-    size_t end = value.find(':', start);
+    size_t end = value.find(search_path_separator(), start);
     if (end == std::string::npos) end = value.size();
     if (end > start) out.push_back(value.substr(start, end - start));
     start = end + 1;
@@ -144,7 +113,7 @@ FoundProgram find_program(const ProgramSearch& search, const std::string& versio
         dirs.push_back(std::move(dir));
   if (version.empty()) {
     for (const auto& dir : search.path)
-      if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
+      if (is_absolute_path(dir)) dirs.push_back(dir);
     for (const auto& dir : search.usual) dirs.push_back(search.root + dir);
   }
   for (const auto& dir : dirs)

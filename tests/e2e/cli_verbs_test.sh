@@ -160,7 +160,7 @@ if grep -q "$esc" plain; then bad "plain up printed escape sequences"; else
   ok "plain up prints no escape sequences"; fi
 run down slow >/dev/null
 if command -v script >/dev/null 2>&1; then
-  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../live 2>&1)
+  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --wait --no-sandbox" /dev/null >../live 2>&1)
   check "up on a terminal" 0 $?
   live=$(cat live)
   words=$(sed "s/${esc}\[[0-9;]*[A-Za-z]//g" live | tr '\r' '\n')  # the text, without escapes
@@ -171,12 +171,12 @@ if command -v script >/dev/null 2>&1; then
   contains "live up shows health and elapsed" "$words" "^first *running *healthy *[0-9.]*s"
   contains "live up colours states" "$live" "${esc}\[32mrunning"
   run down slow >/dev/null
-  (cd slow && NO_COLOR=1 TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox" /dev/null >../plain 2>&1)
+  (cd slow && NO_COLOR=1 TERM=xterm timeout 30 script -q -e -c "$S up --wait --no-sandbox" /dev/null >../plain 2>&1)
   check "up on a terminal with NO_COLOR" 0 $?
   if grep -q "$esc" plain; then bad "NO_COLOR up printed escape sequences"; else
     ok "NO_COLOR keeps up plain on a terminal"; fi
   run down slow >/dev/null
-  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --no-sandbox --color=never" /dev/null >../plain 2>&1)
+  (cd slow && TERM=xterm timeout 30 script -q -e -c "$S up --wait --no-sandbox --color=never" /dev/null >../plain 2>&1)
   if grep -q "$esc" plain; then bad "--color=never up printed escape sequences"; else
     ok "--color=never keeps up plain on a terminal"; fi
 else

@@ -215,6 +215,18 @@ TEST(TokenIsolation, SystemLibrariesAreReadable) {
   EXPECT_FALSE(blocks.fs.create(blocks.a, kSystem32 + "\\evil.dll", false));
 }
 
+// A folder the user made outside the profile (C:\src inherits "Users: read" from C:\): the
+// block must not read it. Restricting SID ALL APPLICATION PACKAGES, which only the system's own
+// directories grant, keeps it out while System32 and Program Files stay readable (above).
+TEST(TokenIsolation, AFolderTheUserMadeOutsideTheProfileIsDenied) {
+  TwoBlocks blocks;
+  blocks.fs.create_unchecked(blocks.user.user, "C:\\src", true);
+  blocks.fs.create_unchecked(blocks.user.user, "C:\\src\\main.c", false);
+  EXPECT_TRUE(blocks.fs.can(blocks.user, "C:\\src\\main.c", kRead)) << "control: the user reads it";
+  EXPECT_FALSE(blocks.fs.can(blocks.a, "C:\\src\\main.c", kRead));
+  EXPECT_FALSE(blocks.fs.can(blocks.a, "C:\\src", kRead));
+}
+
 TEST(TokenIsolation, CreatingAFolderInTheDriveRootIsDenied) {
   TwoBlocks blocks;
   EXPECT_FALSE(blocks.fs.create(blocks.a, "C:\\stackie-escape", true));
@@ -256,13 +268,27 @@ TEST(TokenNegativeControl, SystemAsRestrictingSidLetsBlockBIntoBlockA) {
   EXPECT_TRUE(blocks.fs.can(blocks.b, kTmpA, kRead));
 }
 
-TEST(TokenNegativeControl, BlanketUsersAceOnGrantedPathsLetsBlockBIntoBlockA) {
+TEST(TokenNegativeControl, UsersAsRestrictingSidReadsTheUsersFoldersOutsideTheProfile) {
+  TwoBlocks blocks([](RestrictedTokenPlan& plan) {
+    for (Principal& who : plan.restricting_sids)
+      if (who.sid == kSidAllApplicationPackages) who = Principal::of(std::string(kSidBuiltinUsers));
+  });
+  blocks.fs.create_unchecked(blocks.user.user, "C:\\src", true);
+  blocks.fs.create_unchecked(blocks.user.user, "C:\\src\\main.c", false);
+  // The plan before issue 18: Users' inherited read ACE satisfies the restricting half, the
+  // user's own groups the normal half.
+  EXPECT_TRUE(blocks.fs.can(blocks.a, "C:\\src\\main.c", kRead));
+}
+
+TEST(TokenNegativeControl, BlanketSharedSidAceOnGrantedPathsLetsBlockBIntoBlockA) {
   TwoBlocks blocks([](RestrictedTokenPlan& plan) {
     for (PathAcl& acl : plan.path_acls)
-      acl.entries.push_back({AclEntry::Type::allow, Principal::of(std::string(kSidBuiltinUsers)),
+      acl.entries.push_back({AclEntry::Type::allow,
+                             Principal::of(std::string(kSidAllApplicationPackages)),
                              access::kModify, kObjectInherit | kContainerInherit});
   });
-  // FAILS too: Users is a restricting SID of every block, and an enabled group of each.
+  // FAILS too: ALL APPLICATION PACKAGES (BUILTIN\Users before issue 18) is a restricting SID of
+  // every block, and the user's own groups pass the normal half.
   EXPECT_TRUE(blocks.fs.can(blocks.b, kDataA + "\\PG_VERSION", kRead | kWrite));
 }
 

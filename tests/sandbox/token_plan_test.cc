@@ -76,13 +76,13 @@ SandboxPolicy policy_a() {
   return policy;
 }
 
-TEST(TokenPlan, RestrictsToBlockSidAndUsersButNeverSystem) {
+TEST(TokenPlan, RestrictsToBlockSidAndAllApplicationPackagesButNeverSystem) {
   Result<RestrictedTokenPlan> plan = plan_restricted_token(policy_a());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->block_sid, block_sid_for("demo-a"));
   EXPECT_EQ(plan->restricting_sids,
             (std::vector<Principal>{Principal::of(plan->block_sid),
-                                    Principal::of(std::string(kSidBuiltinUsers))}));
+                                    Principal::of(std::string(kSidAllApplicationPackages))}));
   EXPECT_EQ(plan->deny_only, std::vector<Principal>{Principal::user()});
   EXPECT_EQ(plan->privileges_kept, std::vector<std::string>{"SeChangeNotifyPrivilege"});
   for (const Principal& who : plan->restricting_sids) EXPECT_NE(who.sid, kSidLocalSystem);
@@ -96,6 +96,7 @@ TEST(TokenPlan, WritablePathsGetProtectedDaclWithoutUsers) {
   for (const PathAcl& acl : plan->path_acls) {
     for (const AclEntry& entry : acl.entries) {
       EXPECT_NE(entry.who.sid, kSidBuiltinUsers) << acl.path;
+      EXPECT_NE(entry.who.sid, kSidAllApplicationPackages) << acl.path;
       EXPECT_EQ(entry.type, AclEntry::Type::allow);
       EXPECT_EQ(entry.inheritance, kObjectInherit | kContainerInherit);
       const bool reaches_block =
@@ -157,6 +158,31 @@ TEST(TokenPlan, InheritsStdioOnlyAndKillsOnJobClose) {
             (std::vector<StdHandle>{StdHandle::input, StdHandle::output, StdHandle::error}));
   EXPECT_TRUE(plan->kill_on_job_close);
   EXPECT_FALSE(plan->network_confined);
+}
+
+// The block's `limits:` reach its job; no limit stays no limit.
+TEST(TokenPlan, JobCarriesTheBlocksLimits) {
+  SandboxPolicy policy = policy_a();
+  policy.limits.memory_bytes = 512ull << 20;
+  policy.limits.pids = 64;
+  policy.limits.cpu_millis = 1500;
+  Result<RestrictedTokenPlan> plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->job_limits, (JobLimits{512ull << 20, 64, 1500}));
+  policy.limits = {};
+  plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->job_limits, JobLimits{});
+}
+
+// CpuRate is the share of all the machine's CPUs in 1/100 of a percent.
+TEST(TokenPlan, CpuRateIsTheShareOfAllCpus) {
+  EXPECT_EQ(job_cpu_rate(1500, 4), 3750u);  // 1.5 of 4 CPUs: 37.5 %
+  EXPECT_EQ(job_cpu_rate(500, 1), 5000u);
+  EXPECT_EQ(job_cpu_rate(1, 64), 1u);    // never 0, which would mean no cap
+  EXPECT_EQ(job_cpu_rate(4000, 4), 0u);  // all of them: no cap at all
+  EXPECT_EQ(job_cpu_rate(9000, 4), 0u);
+  EXPECT_EQ(job_cpu_rate(0, 4), 0u);
 }
 
 TEST(TokenPlan, DefaultDaclNamesTheBlockSid) {

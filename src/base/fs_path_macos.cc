@@ -1,3 +1,4 @@
+// executable_path() on macOS (fs_path.h).
 #include <limits.h>
 #include <mach-o/dyld.h>
 #include <stdint.h>

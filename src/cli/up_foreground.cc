@@ -1,0 +1,135 @@
+#include "cli/up_foreground.h"
+
+#include <uv.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+#include "cli/cli.h"
+#include "cli/cli_daemon.h"
+#include "cli/terminal_text.h"
+
+namespace stackie::cli {
+
+namespace {
+
+constexpr std::chrono::milliseconds kPollSignals{200};
+// More than any block's in-memory ring holds: every line since `since`.
+constexpr long long kEveryLine = 1'000'000;
+
+bool stopping_signal(int signum) {
+  return signum == SIGINT || signum == SIGTERM || signum == SIGHUP;
+}
+
+}  // namespace
+
+bool ForegroundUp::interrupted() {
+  for (int signum : signals_.drain())
+    if (stopping_signal(signum) && signal_ == 0) signal_ = signum;
+  return signal_ != 0;
+}
+
+void ForegroundUp::print_line(const Json& line) {
+  static const char* kColors[] = {"36", "33", "32", "35", "34", "31"};  // as stackie logs
+  std::string name = line["block"].string_or("?");
+  auto known = std::find(colored_.begin(), colored_.end(), name);
+  size_t slot = static_cast<size_t>(known - colored_.begin());
+  if (known == colored_.end()) colored_.push_back(name);
+  // The block wrote this text: it reaches the terminal without its control characters.
+  std::string out;
+  if (color_) out += std::string("\033[") + kColors[slot % 6] + "m";
+  std::string shown = terminal_safe(name);
+  if (shown.size() < name_width_) shown.append(name_width_ - shown.size(), ' ');  // aligned
+  out += shown + " |";
+  if (color_) out += "\033[0m";
+  out += " " + terminal_safe(line["text"].string_or("")) + "\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
+
+int ForegroundUp::follow(ipc::Client& client, const std::string& stack,
+                         const std::vector<std::string>& blocks, int64_t since_ms) {
+  auto logs = client.send("logs", Json::object({{"stack", stack},
+                                                {"since", static_cast<long long>(since_ms)},
+                                                {"tail", kEveryLine},
+                                                {"follow", true}}));
+  if (!logs.ok()) return report_transport_error(logs.error());
+  for (const auto& block : blocks) name_width_ = std::max(name_width_, block.size());
+  std::printf("following the logs of every block; Ctrl-C stops the stack\n");
+  std::fflush(stdout);
+  while (!interrupted()) {
+    auto message = client.read_message(kPollSignals);
+    if (!message.ok() && message.error().code == UV_ETIMEDOUT) continue;
+    if (!message.ok()) return report_transport_error(message.error());
+    if (auto* event = std::get_if<ipc::Event>(&*message)) {
+      if (event->id == *logs && event->name == "line") print_line(event->data);
+      if (event->id == *logs && event->name == "skipped")
+        std::fprintf(stderr, "stackie: %lld lines skipped (slow terminal)\n",
+                     static_cast<long long>(event->data["count"].int_or(0)));
+      continue;
+    }
+    auto& reply = std::get<ipc::Reply>(*message);
+    if (reply.id != *logs) continue;
+    // The daemon ends a follower of a stack that went down: a `stackie down` elsewhere.
+    if (!reply.ok()) return report_remote_error(reply.error());
+    std::printf("stack %s is down\n", stack.c_str());
+    return kExitOk;
+  }
+  return stop_on(client, Json::object({{"stack", stack}}), blocks, *logs);
+}
+
+int ForegroundUp::stop(const std::string& stack, const std::string& file,
+                       const std::vector<std::string>& blocks) {
+  ipc::ClientOptions options;
+  options.idle_timeout = std::chrono::milliseconds(0);
+  auto connection = connect_daemon(options);
+  if (!connection.client) return connection.exit_code;
+  Json target = stack.empty() ? Json::object({{"file", file}}) : Json::object({{"stack", stack}});
+  return stop_on(*connection.client, target, blocks, std::nullopt);
+}
+
+int ForegroundUp::stop_on(ipc::Client& client, Json target, const std::vector<std::string>& blocks,
+                          std::optional<ipc::RequestId> logs_id) {
+  std::string stack = target["stack"].string_or(target["file"].string_or("?"));
+  std::fprintf(stderr, "stackie: stopping stack %s (Ctrl-C again to kill its blocks)\n",
+               stack.c_str());
+  auto down = client.send("down", target);
+  if (!down.ok()) return report_transport_error(down.error());
+  bool forced = false;
+  for (;;) {
+    for (int signum : signals_.drain()) {
+      if (!stopping_signal(signum) || forced) continue;
+      // Compose's second Ctrl-C: no more waiting for graceful stops. The `down` still runs
+      // and returns once the killed blocks are reaped.
+      forced = true;
+      std::fprintf(stderr, "stackie: killing the blocks of %s\n", stack.c_str());
+      for (const auto& block : blocks) {
+        Json kill = target;
+        kill.set("block", block);
+        kill.set("signal", "SIGKILL");
+        if (auto sent = client.send("kill", kill); !sent.ok())
+          return report_transport_error(sent.error());
+      }
+    }
+    auto message = client.read_message(kPollSignals);
+    if (!message.ok() && message.error().code == UV_ETIMEDOUT) continue;
+    if (!message.ok()) return report_transport_error(message.error());
+    if (auto* event = std::get_if<ipc::Event>(&*message)) {
+      if (logs_id && event->id == *logs_id && event->name == "line") print_line(event->data);
+      if (event->id == *down && event->name == "progress")
+        std::printf("%s: %s\n", event->data["block"].string_or("?").c_str(),
+                    event->data["state"].string_or("?").c_str());
+      std::fflush(stdout);
+      continue;
+    }
+    auto& reply = std::get<ipc::Reply>(*message);
+    if (reply.id != *down) continue;  // the logs follower ending, the kills' answers
+    if (!reply.ok()) return report_remote_error(reply.error());
+    std::printf("stack %s is down\n", reply.result()["stack"].string_or(stack).c_str());
+    std::fflush(stdout);
+    return 128 + signal_;
+  }
+}
+
+}  // namespace stackie::cli

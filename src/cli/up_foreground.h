@@ -1,0 +1,49 @@
+// `stackie up` in the foreground (stdout a terminal, no --detach): once the stack is up, the
+// log lines of every block, interleaved and coloured per block, until Ctrl-C, which stops the
+// stack (compose's habit); a second Ctrl-C while it stops kills the blocks that are left.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/top_terminal.h"
+#include "ipc/client.h"
+
+namespace stackie::cli {
+
+class ForegroundUp {
+ public:
+  // Constructed before `up` is sent: Ctrl-C (SIGINT), SIGTERM and SIGHUP from then on are
+  // ours, and stop the stack instead of leaving it starting.
+  explicit ForegroundUp(bool color) : color_(color) {}
+
+  // Whether a stopping signal has come (polled while `up` waits for the stack).
+  bool interrupted();
+
+  // The stack is up: follows its blocks' lines since `since_ms` (Unix ms: what they printed
+  // while starting too) until a signal, then stops the stack. Returns the exit code: 128+N
+  // after signal N (130 for Ctrl-C) once the stack is down, 0 when it went down otherwise
+  // (a `stackie down` elsewhere), 3 when the daemon went away.
+  int follow(ipc::Client& client, const std::string& stack, const std::vector<std::string>& blocks,
+             int64_t since_ms);
+
+  // The signal came while the stack was starting: stop what `up` began (`down` of the stack,
+  // or of `file` when the daemon did not name the stack yet), on a new connection.
+  int stop(const std::string& stack, const std::string& file,
+           const std::vector<std::string>& blocks);
+
+ private:
+  int stop_on(ipc::Client& client, Json target, const std::vector<std::string>& blocks,
+              std::optional<ipc::RequestId> logs_id);
+  void print_line(const Json& line);
+
+  bool color_;
+  SignalPipe signals_;
+  int signal_ = 0;                    // the first stopping signal
+  std::vector<std::string> colored_;  // blocks in the order first seen: their colour slot
+  size_t name_width_ = 0;             // the longest block name: the lines' text aligned
+};
+
+}  // namespace stackie::cli

@@ -1,0 +1,24 @@
+// Windows only: whose process is at the other end of a named pipe. The daemon and the CLI
+// compare user SIDs the way POSIX compares uids (SO_PEERCRED), from the process token.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/error.h"
+
+namespace stackie::ipc {
+
+struct ProcessIdentity {
+  std::string user_sid;     // "S-1-5-21-..."
+  bool restricted = false;  // a restricted token (a Stackie block, or any sandboxed process)
+};
+
+// The identity of process `pid` (its primary token).
+Result<ProcessIdentity> process_identity(std::uint32_t pid);
+// Ours.
+Result<ProcessIdentity> own_identity();
+// "\\.\pipe\..." (either slash form): the only daemon addresses on Windows.
+bool is_pipe_name(const std::string& name);
+
+}  // namespace stackie::ipc

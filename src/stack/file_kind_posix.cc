@@ -1,0 +1,27 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "stack/file_kind.h"
+
+namespace stackie {
+
+bool is_file_or_directory_itself(const std::string& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 && (S_ISREG(info.st_mode) || S_ISDIR(info.st_mode));
+}
+
+bool is_missing(const std::string& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) != 0 && errno == ENOENT;
+}
+
+std::string resolved_path(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer)) return buffer;
+  return path;
+}
+
+}  // namespace stackie

@@ -1,0 +1,36 @@
+#include <windows.h>
+
+#include "base/windows_text.h"
+#include "stack/file_kind.h"
+
+namespace stackie {
+
+bool is_file_or_directory_itself(const std::string& path) {
+  DWORD attributes = GetFileAttributesW(widen(path).c_str());
+  return attributes != INVALID_FILE_ATTRIBUTES && !(attributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
+         !(attributes & FILE_ATTRIBUTE_DEVICE);
+}
+
+bool is_missing(const std::string& path) {
+  if (GetFileAttributesW(widen(path).c_str()) != INVALID_FILE_ATTRIBUTES) return false;
+  DWORD code = GetLastError();
+  return code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND;
+}
+
+// The final path of the opened file (every junction and symlink followed), in Stackie's form:
+// '/' separators, without the "\\?\" prefix GetFinalPathNameByHandle puts in front.
+std::string resolved_path(const std::string& path) {
+  HANDLE handle = CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE, nullptr,
+                              OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+  if (handle == INVALID_HANDLE_VALUE) return path;
+  wchar_t buffer[32768];
+  DWORD n = GetFinalPathNameByHandleW(handle, buffer, sizeof buffer / sizeof buffer[0],
+                                      FILE_NAME_NORMALIZED);
+  CloseHandle(handle);
+  if (n == 0 || n >= sizeof buffer / sizeof buffer[0]) return path;
+  std::wstring_view text(buffer, n);
+  if (text.substr(0, 4) == L"\\\\?\\") text.remove_prefix(4);
+  return narrow_path(text);
+}
+
+}  // namespace stackie
