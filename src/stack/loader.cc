@@ -297,14 +297,15 @@ class BlockBuilder {
                         "'serves." + port.name + "' of '" + block_.name +
                             "' runs on the host's network: host_port must equal port");
       if (!options_.allocate_host_port) {
-        port.host_port = request.wanted;
-        continue;
+        port.host_port = request.wanted;  // no allocator (validate, tests): the wanted port
+      } else {
+        auto allocated = options_.allocate_host_port(request);
+        if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
+        port.host_port = allocated->port;
+        if (allocated->port != request.wanted)
+          block_.moved_ports.push_back(
+              {port.name, request.wanted, allocated->port, allocated->note});
       }
-      auto allocated = options_.allocate_host_port(request);
-      if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
-      port.host_port = allocated->port;
-      if (allocated->port != request.wanted)
-        block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
       if (ports_on_host()) port.port = port.host_port;
     }
     // A consumer on the host's network reaches a provider through its host port.
