@@ -31,6 +31,11 @@ trap cleanup EXIT
 run() { timeout 30 "$S" "$@"; }
 
 cp -r "$SRC/tests/fixtures/good/documented" "$T/shop"
+# A tool outside the system directories (as ~/.local/bin or /opt/node/bin would be).
+mkdir -p "$T/tools/bin"
+printf '#!/bin/sh\necho greetings from a tool\n' > "$T/tools/bin/greet"
+chmod 755 "$T/tools/bin/greet"
+sed -i "s|tools: \[python3\]|tools: {python3: {}, greet: {search: [$T/tools/bin]}}|" "$T/shop/stackie-stack.yml"
 mkdir -p "$STACKIE_HOME"
 printf '[storage_roots]\nscratch = "%s"\n' "$T/scratch" > "$STACKIE_HOME/config.toml"
 
@@ -56,9 +61,15 @@ equals "postgres itself reports the inside path" "$answer" "/var/lib/postgresql/
 check "web writes to /srv/uploads" 0 $?
 equals "the file is in web's volume on the host" "$(cat "$T/scratch/volumes/shop/web/uploads/note" 2>&1)" "hi"
 
-# tools: python3's directory is on web's PATH
+# tools: each tool's directory is shown read-only and first on web's PATH
 path=$(cd "$T/shop" && run exec web -- sh -c 'echo "$PATH"' 2>&1)
-contains "tools put python3's directory on web's PATH" "$path" "^$(dirname "$(command -v python3)"):"
+contains "tools put greet's directory first on web's PATH" "$path" "^$T/tools/bin:"
+equals "web runs the tool by its name" "$(cd "$T/shop" && run exec web -- greet 2>&1)" "greetings from a tool"
+if (cd "$T/shop" && run exec web -- sh -c "echo x > $T/tools/bin/planted") >/dev/null 2>&1; then
+  bad "a tool's directory is read-only to the block"
+else
+  ok "a tool's directory is read-only to the block"
+fi
 
 # stacks: the substack's block, with the including file's override, in its own directory
 inv=$(cd "$T/shop" && run exec invoices -- sh -c 'echo "$CURRENCY $PWD"' 2>&1)
