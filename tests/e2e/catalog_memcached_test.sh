@@ -66,5 +66,16 @@ PORT=$(host_port stackie.memcached memcached)
 out=$(mc "get greeting"); equals "after a crash the cache starts empty (no metadata)" "$out" "END"
 out=$(mc "set after crash" "get after"); equals "and serves again" "$out" "STORED
 VALUE after 0 5|crash|END"
+
+# The metadata is the block's to write: a stop_time far ahead (or not a number) must not keep
+# the init waiting; memcached then refuses the metadata itself and starts empty.
+out=$(down 2>&1); check "down (SIGUSR1)" 0 $?
+sed -i "s/^Kstop_time .*/Kstop_time 99999999999/" "$VOLUME/memory_file.meta"
+out=$(up 2>&1); check "up with a stop_time in the year 5138 (the init gives up waiting)" 0 $?
+PORT=$(host_port stackie.memcached memcached)
+out=$(mc "get after"); equals "and memcached starts empty" "$out" "END"
+out=$(down 2>&1); check "down (SIGUSR1)" 0 $?
+sed -i "s/^Kstop_time .*/Kstop_time soon; date/" "$VOLUME/memory_file.meta"
+out=$(up 2>&1); check "up with a stop_time that is not a number" 0 $?
 out=$(down 2>&1); check "final down" 0 $?
 done_testing
