@@ -362,6 +362,42 @@ TEST(LoaderPorts, TheDaemonPicksHostPortsAndHostSideConsumersUseThem) {
   EXPECT_EQ(hostside->consumes[0].local_port, 5433);
 }
 
+// ${consumes.ALL}: what a proxy's definition reads to map the names a stack gives its routes.
+TEST(LoaderPorts, ConsumesAllListsEveryEntryInOrderWithThePortsTheBlockReaches) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file =
+      home.write("s.yml",
+                 "demo:\n"
+                 "  blocks:\n"
+                 "    web: {command: [sh], serves: {http: {port: 8000}}}\n"
+                 "    api: {command: [sh], serves: {http: {port: 8000, host_port: 9000}}}\n"
+                 "    proxy:\n"
+                 "      command: [sh]\n"
+                 "      serves: {http: 8080}\n"
+                 "      consumes: {site: web, backend: api}\n"
+                 "      environment: {UP: '${consumes.ALL}'}\n"
+                 "    hostside:\n"
+                 "      command: [sh]\n"
+                 "      consumes: {site: web, backend: api}\n"
+                 "      environment: {UP: '${consumes.ALL}'}\n"
+                 "      platforms: {linux: {sandbox: false}}\n"
+                 "    alone: {command: [sh], environment: {UP: 'x${consumes.ALL}x'}}\n");
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<HostPortGrant> {
+    return HostPortGrant{request.block == "api" ? 9001 : request.wanted, ""};
+  };
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* proxy = find_block(*stack, "proxy");
+  const ResolvedBlock* hostside = find_block(*stack, "hostside");
+  const ResolvedBlock* alone = find_block(*stack, "alone");
+  ASSERT_TRUE(proxy && hostside && alone);
+  // Both providers declare 8000: inside, the second one is moved to the next free port.
+  EXPECT_EQ(env_value(*proxy, "UP"), "site=127.0.0.1:8000 backend=127.0.0.1:8001");
+  EXPECT_EQ(env_value(*hostside, "UP"), "site=127.0.0.1:8000 backend=127.0.0.1:9001");
+  EXPECT_EQ(env_value(*alone, "UP"), "xx");
+}
+
 TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
