@@ -398,6 +398,42 @@ TEST(LoaderPorts, ConsumesAllListsEveryEntryInOrderWithThePortsTheBlockReaches) 
   EXPECT_EQ(env_value(*alone, "UP"), "xx");
 }
 
+// The shipped stackie.nginx: the stack's routes and the ports of what it consumes reach the
+// init through the environment; the config goes to the private runtime directory.
+TEST(LoaderPorts, TheShippedNginxGetsTheRoutesAndItsUpstreams) {
+  TempDir home;
+  TempDir host;
+  make_fake_host(host);
+  host.program("usr/sbin/nginx");
+  LoadOptions options = hermetic_options(home, host / "usr/bin");
+  options.program_root = host.path();
+  options.file = home.write("s.yml",
+                            "shop:\n"
+                            "  blocks:\n"
+                            "    api: {command: [sh], serves: {http: {port: 8000}}}\n"
+                            "    web: {command: [sh], serves: {http: {port: 5173}}}\n"
+                            "    stackie.nginx:\n"
+                            "      consumes: {api: api, web: web}\n"
+                            "      vars: {routes: '/api/ -> api, / -> web'}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* nginx = find_block(*stack, "stackie.nginx");
+  ASSERT_TRUE(nginx);
+  EXPECT_EQ(env_value(*nginx, "NGINX_ROUTES"), "/api/ -> api, / -> web");
+  EXPECT_EQ(env_value(*nginx, "NGINX_UPSTREAMS"), "api=127.0.0.1:8000 web=127.0.0.1:5173");
+  std::string run = home / "stackie/storage/tmp/shop-nginx/run";
+  EXPECT_EQ(nginx->command, (std::vector<std::string>{host / "usr/sbin/nginx", "-p", run, "-c",
+                                                      run + "/nginx.conf", "-e", "stderr"}));
+  ASSERT_EQ(nginx->init.size(), 1u);
+  EXPECT_EQ(nginx->init[0].run.back(), "8080");  // the port nginx.conf listens on
+  EXPECT_EQ(nginx->init[0].run[nginx->init[0].run.size() - 2], run);
+  EXPECT_EQ(nginx->stop_signal, SIGQUIT);
+  EXPECT_EQ(nginx->health.kind, HealthCheck::Kind::tcp);
+  EXPECT_EQ(nginx->health.port, 8080);
+  EXPECT_EQ(nginx->policy.identity, Identity::user);
+  EXPECT_EQ(nginx->depends_on, (std::vector<std::string>{"api", "web"}));
+}
+
 TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
