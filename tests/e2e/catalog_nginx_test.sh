@@ -84,8 +84,11 @@ out=$(grep -c 'location ' "$run_dir/nginx.conf" 2>&1); equals "nginx.conf holds 
 out=$(find "$STORAGE/volumes" -name nginx.conf 2>/dev/null); equals "and no volume holds a config" "$out" ""
 out=$(run exec api -- sh -c "ls '$run_dir' 2>&1; echo x > '$run_dir/nginx.conf' 2>&1"; echo "status $?")
 contains "the api block cannot see nginx's runtime directory" "$out" "No such file or directory"
-out=$(run exec stackie.nginx -- sh -c 'cat /proc/1/cmdline | tr "\0" " "')
-contains "nginx runs in the foreground with its own paths" "$out" "nginx -p $run_dir -c $run_dir/nginx.conf"
+# nginx names its master "nginx: master process ARGV" (pid 1 of the block is the lockbox's).
+out=$(run exec stackie.nginx -- sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " < "$f"; echo; done')
+contains "nginx's master runs in the block with its own paths" "$out" \
+  "^nginx: master process .*nginx -p $run_dir -c $run_dir/nginx.conf -e stderr"
+contains "and its worker" "$out" "^nginx: worker process"
 
 # --- down: SIGQUIT, nginx's graceful shutdown ------------------------------------------------
 out=$(down 2>&1); check "down" 0 $?
