@@ -85,7 +85,16 @@ equals "the node is rabbit@localhost" "$out" "rabbit@localhost"
 out=$(amqp publish orders first second); check "pika publishes to a durable queue" 0 $?
 equals "two persistent messages confirmed" "$out" "published 2"
 out=$(amqp get orders); equals "pika consumes the first" "$out" "first"
-out=$(api /api/queues/%2F/orders | python3 -c 'import json, sys; q = json.load(sys.stdin); print(q["durable"], q["messages"])')
+# The management API counts messages from statistics the node emits every few seconds.
+queue_stats() {
+  api /api/queues/%2F/orders |
+    python3 -c 'import json, sys; q = json.load(sys.stdin); print(q["durable"], q.get("messages"))'
+}
+for _ in $(seq 40); do
+  out=$(queue_stats 2>&1)
+  [ "$out" = "True 1" ] && break
+  sleep 0.5
+done
 equals "the management API (on the stack's port) sees the durable queue and one message" "$out" "True 1"
 out=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -u shop:wrong "http://127.0.0.1:$MGMT/api/overview")
 equals "a wrong password is refused" "$out" "401"
