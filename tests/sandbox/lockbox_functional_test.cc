@@ -426,8 +426,11 @@ TEST_F(LockboxRun, MemoryBombFailsToAllocateBeyondTheMemoryLimit) {
                     "memory needs more); the normal build runs this test";
   EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 512)).out), "ENOMEM");
   EXPECT_EQ(trim(run(hog({"--memory", "64MiB"}, 16)).out), "ok");
-  // The default limits (no --memory, as a stack without `memory:`) set no RLIMIT_DATA.
-  EXPECT_EQ(trim(run(hog({"--pids", "64"}, 512)).out), "ok");
+  // The default limits (no --memory, as a stack without `memory:`) set no RLIMIT_DATA. Filling
+  // 512MiB took over the default 10s on a loaded 2-core CI machine: a longer kill timeout.
+  RunOptions patient;
+  patient.timeout_ms = 60000;
+  EXPECT_EQ(trim(run(hog({"--pids", "64"}, 512), patient).out), "ok");
 }
 
 // /dev/shm is a tmpfs of the sandbox's own, sized: min(memory, 64MiB) by default, --shm when

@@ -98,7 +98,10 @@ TEST_F(LockboxJoin, TheJoinerHoldsNothingWhileCmdRuns) {
     if (fd >= 0) close(fd);
     if (!started) usleep(10000);
   }
-  for (int i = 0; i < 100 && status_field(joiner, "CapEff") != "0000000000000000"; ++i)
+  // (Landlock: CapEff is 0 from the start; no_new_privs comes right after the fork.)
+  for (int i = 0; i < 100 && (status_field(joiner, "CapEff") != "0000000000000000" ||
+                              status_field(joiner, "NoNewPrivs") != "1");
+       ++i)
     usleep(10000);
   EXPECT_TRUE(started);
   EXPECT_EQ(status_field(joiner, "CapEff"), "0000000000000000");
