@@ -31,9 +31,13 @@ Result<Reference> parse_reference(std::string_view body, const SourceLocation& w
   ref.kind = parts.front();
   ref.parts.assign(parts.begin() + 1, parts.end());
   if (ref.kind == "consumes") {
-    if (ref.parts.size() != 2 || (ref.parts[1] != "HOST" && ref.parts[1] != "PORT"))
+    // ${consumes.ALL}: every entry at once, for a definition that cannot know the names a
+    // stack will give (a proxy's routes). Upper case, as HOST and PORT: no consumes name is.
+    bool all = ref.parts.size() == 1 && ref.parts[0] == "ALL";
+    if (!all && (ref.parts.size() != 2 || (ref.parts[1] != "HOST" && ref.parts[1] != "PORT")))
       return error_at(where, "reference '" + ref.text +
-                                 "' must be ${consumes.NAME.HOST} or ${consumes.NAME.PORT}");
+                                 "' must be ${consumes.NAME.HOST}, ${consumes.NAME.PORT} or "
+                                 "${consumes.ALL}");
   } else if (ref.kind == "vars" || ref.kind == "serves" || ref.kind == "paths" ||
              ref.kind == "secrets") {
     if (ref.parts.size() != 1)
@@ -41,7 +45,7 @@ Result<Reference> parse_reference(std::string_view body, const SourceLocation& w
   } else {
     return error_at(where, "unknown reference '" + ref.text +
                                "' (references are ${vars.X}, ${serves.X}, ${paths.X}, "
-                               "${secrets.X}, ${consumes.X.HOST|PORT})");
+                               "${secrets.X}, ${consumes.X.HOST|PORT}, ${consumes.ALL})");
   }
   return ref;
 }

@@ -1,5 +1,6 @@
 // `${kind.name}` references in stack and block strings (DESIGN.md §4): vars, serves, paths,
-// secrets (two parts) and consumes (three: `${consumes.X.HOST}`, `${consumes.X.PORT}`).
+// secrets (two parts) and consumes (three: `${consumes.X.HOST}`, `${consumes.X.PORT}`; or
+// `${consumes.ALL}`: every entry as "NAME=HOST:PORT", space-separated, in declaration order).
 // `$$` is a literal '$'; a '$' not followed by '{' or '$' is literal too. An unknown reference
 // or an unterminated `${` is an error at its exact position, never an empty string.
 #pragma once
@@ -16,7 +17,7 @@ namespace stackie {
 
 struct Reference {
   std::string kind;                // "vars", "serves", "paths", "secrets", "consumes"
-  std::vector<std::string> parts;  // after the kind: {"user"} or {"db", "PORT"}
+  std::vector<std::string> parts;  // after the kind: {"user"}, {"db", "PORT"} or {"ALL"}
   std::string text;                // "${vars.user}", for messages
   SourceLocation where;            // the '$'
 };

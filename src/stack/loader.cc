@@ -499,6 +499,13 @@ class BlockBuilder {
       return Expanded{*value, true};
     }
     // consumes
+    if (ref.parts.size() == 1) {  // ${consumes.ALL}
+      std::string all;
+      for (const auto& consume : block_.consumes)
+        all += (all.empty() ? "" : " ") + consume.name +
+               "=127.0.0.1:" + std::to_string(consume.local_port);
+      return Expanded{all, false};
+    }
     std::vector<std::string> known;
     for (const auto& consume : block_.consumes) {
       if (consume.name == name)

@@ -353,7 +353,7 @@ TEST(ComposeCorpus, AnImageWithNoCommandSaysWhatToAdd) {
   ASSERT_FALSE(stack.ok());
   EXPECT_EQ(stack.error().message,
             corpus.file("compose.yml") +
-                ":2:3: service 'web': image 'nginx:1.25' is not in the Stackie catalog and the "
+                ":2:3: service 'web': image 'traefik:3.1' is not in the Stackie catalog and the "
                 "service has no command to run natively; add to it `x-stackie: {command: ...}` "
                 "with the command that runs it on this host");
 }

@@ -16,6 +16,7 @@ YamlNode scalar(std::string text, int column = 10) {
 Result<Expanded> resolve(const Reference& ref) {
   if (ref.kind == "vars" && ref.parts[0] == "user") return Expanded{"alice", false};
   if (ref.kind == "secrets" && ref.parts[0] == "PW") return Expanded{"hunter2", true};
+  if (ref.kind == "consumes" && ref.parts.size() == 1) return Expanded{"db=127.0.0.1:5432", false};
   if (ref.kind == "consumes") return Expanded{ref.parts[1] == "HOST" ? "127.0.0.1" : "5432", false};
   return error_at(ref.where, "unknown reference '" + ref.text + "'");
 }
@@ -30,6 +31,19 @@ TEST(Interpolate, ExpandsEveryKindAndMarksSecrets) {
   ASSERT_TRUE(secret.ok());
   EXPECT_EQ(secret->text, "pw=hunter2");
   EXPECT_TRUE(secret->secret);
+}
+
+TEST(Interpolate, ConsumesAllIsOneReferenceAndNothingElseAfterIt) {
+  auto all = interpolate(scalar("upstreams: ${consumes.ALL}"), resolve);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->text, "upstreams: db=127.0.0.1:5432");
+  // Only the upper-case word: a lower-case one would be a consumes name without HOST|PORT.
+  for (const char* bad : {"${consumes.all}", "${consumes.ALL.PORT.x}", "${consumes.db}"}) {
+    auto refused = interpolate(scalar(bad), resolve);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("or ${consumes.ALL}"), std::string::npos)
+        << refused.error().message;
+  }
 }
 
 TEST(Interpolate, DollarEscapesAndLoneDollars) {

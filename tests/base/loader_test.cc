@@ -362,6 +362,81 @@ TEST(LoaderPorts, TheDaemonPicksHostPortsAndHostSideConsumersUseThem) {
   EXPECT_EQ(hostside->consumes[0].local_port, 5433);
 }
 
+// ${consumes.ALL}: what a proxy's definition reads to map the names a stack gives its routes.
+TEST(LoaderPorts, ConsumesAllListsEveryEntryInOrderWithThePortsTheBlockReaches) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file =
+      home.write("s.yml",
+                 "demo:\n"
+                 "  blocks:\n"
+                 "    web: {command: [sh], serves: {http: {port: 8000}}}\n"
+                 "    api: {command: [sh], serves: {http: {port: 8000, host_port: 9000}}}\n"
+                 "    proxy:\n"
+                 "      command: [sh]\n"
+                 "      serves: {http: 8080}\n"
+                 "      consumes: {site: web, backend: api}\n"
+                 "      environment: {UP: '${consumes.ALL}'}\n"
+                 "    hostside:\n"
+                 "      command: [sh]\n"
+                 "      consumes: {site: web, backend: api}\n"
+                 "      environment: {UP: '${consumes.ALL}'}\n"
+                 "      platforms: {linux: {sandbox: false}}\n"
+                 "    alone: {command: [sh], environment: {UP: 'x${consumes.ALL}x'}}\n");
+  options.allocate_host_port = [](const HostPortRequest& request) -> Result<HostPortGrant> {
+    return HostPortGrant{request.block == "api" ? 9001 : request.wanted, ""};
+  };
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* proxy = find_block(*stack, "proxy");
+  const ResolvedBlock* hostside = find_block(*stack, "hostside");
+  const ResolvedBlock* alone = find_block(*stack, "alone");
+  ASSERT_TRUE(proxy && hostside && alone);
+  // Both providers declare 8000: inside, the second one is moved to the next free port.
+  EXPECT_EQ(env_value(*proxy, "UP"), "site=127.0.0.1:8000 backend=127.0.0.1:8001");
+  EXPECT_EQ(env_value(*hostside, "UP"), "site=127.0.0.1:8000 backend=127.0.0.1:9001");
+  EXPECT_EQ(env_value(*alone, "UP"), "xx");
+}
+
+// The shipped stackie.nginx: the stack's routes and the ports of what it consumes reach the
+// init through the environment; the config goes to the private runtime directory.
+TEST(LoaderPorts, TheShippedNginxGetsTheRoutesAndItsUpstreams) {
+  TempDir home;
+  TempDir host;
+  make_fake_host(host);
+  host.program("usr/sbin/nginx");
+  LoadOptions options = hermetic_options(home, host / "usr/bin");
+  options.program_root = host.path();
+  options.file = home.write("s.yml",
+                            "shop:\n"
+                            "  blocks:\n"
+                            "    api: {command: [sh], serves: {http: {port: 8000}}}\n"
+                            "    web: {command: [sh], serves: {http: {port: 5173}}}\n"
+                            "    stackie.nginx:\n"
+                            "      consumes: {api: api, web: web}\n"
+                            "      vars: {routes: '/api/ -> api, / -> web'}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* nginx = find_block(*stack, "stackie.nginx");
+  ASSERT_TRUE(nginx);
+  EXPECT_EQ(env_value(*nginx, "NGINX_ROUTES"), "/api/ -> api, / -> web");
+  EXPECT_EQ(env_value(*nginx, "NGINX_UPSTREAMS"), "api=127.0.0.1:8000 web=127.0.0.1:5173");
+  std::string run = home / "stackie/storage/tmp/shop-nginx/run";
+  ASSERT_EQ(nginx->command.size(), 5u);
+  EXPECT_EQ(nginx->command.back(), run);
+  EXPECT_NE(nginx->command[2].find("exec nginx -p"), std::string::npos);
+  // nginx's directory comes first on the block's PATH: the `exec nginx` of the shell finds it.
+  EXPECT_EQ(env_value(*nginx, "PATH").rfind(host / "usr/sbin:", 0), 0u);
+  ASSERT_EQ(nginx->init.size(), 1u);
+  EXPECT_EQ(nginx->init[0].run.back(), "8080");  // the port nginx.conf listens on
+  EXPECT_EQ(nginx->init[0].run[nginx->init[0].run.size() - 2], run);
+  EXPECT_EQ(nginx->stop_signal, SIGQUIT);
+  EXPECT_EQ(nginx->health.kind, HealthCheck::Kind::tcp);
+  EXPECT_EQ(nginx->health.port, 8080);
+  EXPECT_EQ(nginx->policy.identity, Identity::user);
+  EXPECT_EQ(nginx->depends_on, (std::vector<std::string>{"api", "web"}));
+}
+
 TEST(LoaderPorts, StrictStacksAskForExactPortsAndRefusalsCarryThePosition) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
