@@ -126,15 +126,53 @@ Result<std::vector<PathDecl>> parse_paths(const YamlNode& node) {
   return out;
 }
 
-Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node) {
+Result<SandboxDecl> parse_sandbox(const YamlNode& node) {
+  SandboxDecl out;
+  if (node.is_null()) return out;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "sandbox"));
+  STACKIE_TRY(check_fields(node, {"read_only", "read_write", "network", "identity"}, "sandbox"));
+  if (const YamlNode* ro = node.find("read_only")) {
+    STACKIE_TRY_ASSIGN(list, read_scalar_list(*ro, "sandbox.read_only"));
+    out.read_only = std::move(list);
+  }
+  if (const YamlNode* rw = node.find("read_write")) {
+    STACKIE_TRY_ASSIGN(list, read_scalar_list(*rw, "sandbox.read_write"));
+    out.read_write = std::move(list);
+  }
+  if (const YamlNode* network = node.find("network")) {
+    STACKIE_TRY_ASSIGN(mode, read_network(*network));
+    out.network = mode;
+  }
+  if (const YamlNode* identity = node.find("identity")) {
+    STACKIE_TRY_ASSIGN(who, read_identity(*identity));
+    out.identity = who;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node, std::string_view field) {
   std::vector<ProgramDecl> out;
   if (node.is_null()) return out;
-  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "programs"));
+  std::string field_name(field);
+  if (node.is_sequence() && field_name != "programs") {
+    // `tools: [node, make]`: each a program found by its name alone.
+    STACKIE_TRY_ASSIGN(names, read_scalar_list(node, field_name));
+    for (const auto& name : names) {
+      if (name.text.empty() || name.text.find('/') != std::string::npos)
+        return error_at(name.where, "'" + field_name + "' names a program, got '" + name.text +
+                                        "' (a name found on PATH, or NAME: {search: [DIR]})");
+      out.push_back({name.text, {name.text}, {}, {}, {}, name.where});
+    }
+    return out;
+  }
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, field_name));
   for (const auto& [key, value] : node.entries) {
     ProgramDecl program;
     program.name = key.text;
     program.where = key.where;
-    std::string what = "programs." + key.text;
+    std::string what = field_name + "." + key.text;
     if (!value.is_null()) {
       STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, what));
       STACKIE_TRY(check_fields(value, {"names", "search", "packages", "version_packages"}, what));
@@ -162,32 +200,6 @@ Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node) {
   }
   return out;
 }
-
-Result<SandboxDecl> parse_sandbox(const YamlNode& node) {
-  SandboxDecl out;
-  if (node.is_null()) return out;
-  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "sandbox"));
-  STACKIE_TRY(check_fields(node, {"read_only", "read_write", "network", "identity"}, "sandbox"));
-  if (const YamlNode* ro = node.find("read_only")) {
-    STACKIE_TRY_ASSIGN(list, read_scalar_list(*ro, "sandbox.read_only"));
-    out.read_only = std::move(list);
-  }
-  if (const YamlNode* rw = node.find("read_write")) {
-    STACKIE_TRY_ASSIGN(list, read_scalar_list(*rw, "sandbox.read_write"));
-    out.read_write = std::move(list);
-  }
-  if (const YamlNode* network = node.find("network")) {
-    STACKIE_TRY_ASSIGN(mode, read_network(*network));
-    out.network = mode;
-  }
-  if (const YamlNode* identity = node.find("identity")) {
-    STACKIE_TRY_ASSIGN(who, read_identity(*identity));
-    out.identity = who;
-  }
-  return out;
-}
-
-}  // namespace
 
 Status check_name(const YamlNode& key, std::string_view what) {
   const std::string& name = key.text;

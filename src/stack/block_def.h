@@ -135,6 +135,10 @@ Result<std::vector<ServeDecl>> parse_serves(const YamlNode& node, std::string_vi
                                             bool require_port);
 Result<HealthDecl> parse_health(const YamlNode& node, std::string_view context);
 Result<LimitsDecl> parse_limits(const YamlNode& node);
+// `programs:` of a definition (a map of NAME: {names, search, packages, version_packages}); the
+// stack file's `tools:` is the same map or a plain list of names (`field` names it in errors).
+Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node,
+                                                std::string_view field = "programs");
 // The definition's limits, overridden field by field by the stack's, over default_limits().
 ResourceLimits merge_limits(const LimitsDecl* definition, const LimitsDecl& stack);
 Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context);

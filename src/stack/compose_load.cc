@@ -6,6 +6,7 @@
 #include "stack/compose_file.h"
 #include "stack/secrets.h"
 #include "stack/stack_writer.h"
+#include "stack/substacks.h"
 
 namespace stackie {
 
@@ -51,7 +52,11 @@ Result<StackFile> load_any_stack_file(const std::string& absolute_path,
                                       const std::vector<std::string>& block_path,
                                       std::vector<std::string>& warnings) {
   STACKIE_TRY_ASSIGN(root, parse_yaml_file(absolute_path));
-  if (!looks_like_compose(root)) return parse_stack_file(root, absolute_path);
+  if (!looks_like_compose(root)) {
+    STACKIE_TRY_ASSIGN(stack, parse_stack_file(root, absolute_path));
+    STACKIE_TRY(compose_substacks(stack, warnings));
+    return stack;
+  }
   return map_compose_file(root, absolute_path, env, block_path, warnings);
 }
 

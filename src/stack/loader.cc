@@ -49,6 +49,11 @@ struct BlockSpec {
   std::vector<std::string> env_files;  // absolute, the ones read
 };
 
+// The directory a block's relative paths start from: its own file's (a substack's blocks).
+const std::string& block_dir(const StackBlockDecl& decl, const StackFile& stack) {
+  return decl.dir.empty() ? stack.dir : decl.dir;
+}
+
 std::string short_name(const std::string& block) {
   return block.rfind("stackie.", 0) == 0 ? block.substr(8) : block;
 }
@@ -128,8 +133,9 @@ void set_entry(NamedScalars& environment, const std::string& name, const YamlNod
 Status merge_environment(BlockSpec& spec, const StackFile& stack) {
   spec.environment.clear();
   if (spec.def) spec.environment = spec.def->environment;
-  STACKIE_TRY_ASSIGN(files, read_declared_env_files(spec.decl->env_files, stack.dir,
-                                                    "block '" + spec.decl->name + "'"));
+  STACKIE_TRY_ASSIGN(files,
+                     read_declared_env_files(spec.decl->env_files, block_dir(*spec.decl, stack),
+                                             "block '" + spec.decl->name + "'"));
   for (const auto& file : files) {
     for (const auto& entry : file.entries)
       set_entry(spec.environment, entry.name, literal_scalar(entry));
@@ -151,6 +157,7 @@ class BlockBuilder {
         storage_(storage),
         spec_(spec),
         decl_(*spec.decl),
+        dir_(block_dir(*spec.decl, stack)),
         secrets_(secrets),
         built_(built) {
     block_.name = decl_.name;
@@ -330,7 +337,7 @@ class BlockBuilder {
         continue;
       }
       if (volume.host_path && volume.relative_host && volume.host_path->text[0] != '/') {
-        set_path(volume.name, normalize_path(stack_.dir + "/" + volume.host_path->text));
+        set_path(volume.name, normalize_path(dir_ + "/" + volume.host_path->text));
         if (volume.read_only) read_only_paths_.insert(volume.name);
         continue;
       }
@@ -346,14 +353,79 @@ class BlockBuilder {
       set_path(volume.name, normalize_path(host));
       if (volume.read_only) read_only_paths_.insert(volume.name);
     }
+    STACKIE_TRY(resolve_inside_paths(owner));
     if (decl_.path) {
       const std::string& text = decl_.path->text;
-      project_dir_ = normalize_path(text.size() && text[0] == '/' ? text : stack_.dir + "/" + text);
+      project_dir_ = normalize_path(text.size() && text[0] == '/' ? text : dir_ + "/" + text);
       if (!is_directory(project_dir_))
         return error_at(decl_.path->where,
                         "path '" + text + "' is not a directory (" + project_dir_ + ")");
     }
     return {};
+  }
+
+  // `paths: {data: /var/lib/postgresql/data}`: the block's path (its definition's, a volume's,
+  // else a new managed volume of that name) shown at that path inside the sandbox, for a
+  // program that expects its data there. Where the sandbox cannot show a directory elsewhere
+  // (no sandbox; the landlock backend) the path stays the host's, with a warning.
+  Status resolve_inside_paths(const std::string& owner) {
+    for (const auto& [key, value] : decl_.inside_paths) {
+      std::string inside = normalize_path(value.text);
+      if (inside != value.text && inside + "/" != value.text)
+        return error_at(value.where,
+                        "'paths." + key.text +
+                            "' must be a plain absolute path (no '.', '..' or '//'), got '" +
+                            value.text + "'");
+      STACKIE_TRY(check_inside_path(key.text, inside, value.where));
+      bool known = std::any_of(paths_.begin(), paths_.end(),
+                               [&](const auto& entry) { return entry.first == key.text; });
+      if (!known) set_path(key.text, volume_dir(storage_, stack_.name, owner + "/" + key.text));
+      for (const auto& [name, other] : inside_)
+        if (other == inside)
+          return error_at(value.where, "'paths." + key.text + "' and 'paths." + name +
+                                           "' are both shown at " + inside);
+      if (!block_.sandboxed || ports_on_host()) {
+        warnings_.push_back(
+            format_location(value.where) + ": warning: block '" + decl_.name + "' " +
+            (block_.sandboxed ? "runs in the landlock sandbox, which" : "runs unsandboxed, so it") +
+            " cannot see a directory at another path: ${paths." + key.text +
+            "} is its host path, not " + inside);
+        continue;
+      }
+      inside_.emplace_back(key.text, inside);
+    }
+    return {};
+  }
+
+  // Not where the sandbox itself puts something (its system view, /proc, /dev, /tmp), nor the
+  // root: a path there would hide what the block needs, or could not be made.
+  static Status check_inside_path(const std::string& name, const std::string& inside,
+                                  const SourceLocation& where) {
+    std::vector<std::string> reserved = {"/proc", "/dev", "/tmp", "/sys"};
+    for (const auto& path : system_view_paths()) reserved.push_back(path);
+    if (inside == "/") return error_at(where, "'paths." + name + "' cannot be the sandbox's root");
+    for (const auto& path : reserved) {
+      const char* how = path_below(inside, path)   ? "would hide"
+                        : path_below(path, inside) ? "is inside"
+                                                   : nullptr;
+      if (how)
+        return error_at(where, "'paths." + name + "' (" + inside + ") " + how + " " + path +
+                                   ", which the sandbox provides itself");
+    }
+    return {};
+  }
+
+  // The path NAME as the block sees it: where `paths:` shows it, else its host path.
+  std::string seen_path(const std::string& name, const std::string& host) const {
+    for (const auto& [mapped, inside] : inside_)
+      if (mapped == name) return inside;
+    return host;
+  }
+
+  SourceLocation inside_where(const std::string& name) const {
+    for (const auto& [key, value] : decl_.inside_paths)
+      if (key.text == name) return value.where;
+    return decl_.where;
   }
 
   void set_path(const std::string& name, const std::string& host) {
@@ -410,6 +482,18 @@ class BlockBuilder {
         add_program(program.name, found);
         for (const auto& name : program.names) program_alias_[name] = program.name;
       }
+    for (const auto& tool : decl_.tools) {
+      ProgramHost host{path_dirs, options_.os, options_.program_root};
+      FoundProgram found = find_block_program(tool, host);
+      if (found.path.empty()) {
+        std::string hint = install_hint(tool.packages, options_.os);
+        return error_at(tool.where, decl_.name + ": tool '" + tool.names.front() + "' not found" +
+                                        (hint.empty() ? " in PATH or its search directories"
+                                                      : "; install it with: " + hint));
+      }
+      add_program(tool.name, found);
+      for (const auto& name : tool.names) program_alias_[name] = tool.name;
+    }
     if (!spec_.def && !spec_.command.argv.empty()) {
       // A first-party command: argv[0] is a program on PATH, or a path (relative ones against
       // the block's directory).
@@ -423,7 +507,7 @@ class BlockBuilder {
         add_program(name, found);
         program_alias_[name] = name;
       } else {
-        std::string base = project_dir_.empty() ? stack_.dir : project_dir_;
+        std::string base = project_dir_.empty() ? dir_ : project_dir_;
         std::string absolute = normalize_path(name[0] == '/' ? name : base + "/" + name);
         std::string dir = absolute.substr(0, absolute.rfind('/'));
         std::string program_dir = dir.empty() ? "/" : dir;
@@ -485,7 +569,7 @@ class BlockBuilder {
     if (ref.kind == "paths") {
       std::vector<std::string> known;
       for (const auto& [path, host] : paths_) {
-        if (path == name) return Expanded{host, false};
+        if (path == name) return Expanded{seen_path(path, host), false};
         known.push_back(path);
       }
       return unknown(known);
@@ -698,11 +782,13 @@ class BlockBuilder {
     auto add = [&](std::vector<BindMount>& list, const std::string& path) {
       if (targets.insert(path).second) list.push_back({path, ""});
     };
-    // Read-write first, so a path both written and read is mounted writable once.
+    // Read-write first, so a path both written and read is mounted writable once. A path that
+    // `paths:` shows elsewhere is bound there, after everything else (below).
+    auto shown_elsewhere = [&](const std::string& name) { return seen_path(name, "").size() > 0; };
     for (const auto& [name, host] : paths_)
-      if (read_only_paths_.count(name) == 0) add(policy.read_write, host);
+      if (read_only_paths_.count(name) == 0 && !shown_elsewhere(name)) add(policy.read_write, host);
     for (const auto& [name, host] : paths_)
-      if (read_only_paths_.count(name) != 0) add(policy.read_only, host);
+      if (read_only_paths_.count(name) != 0 && !shown_elsewhere(name)) add(policy.read_only, host);
     // A provider's block name resolves to the loopback inside, where its port is forwarded:
     // `db:5432` as in compose (the lockbox writes the sandbox's /etc/hosts).
     for (const auto& consume : block_.consumes)
@@ -724,6 +810,17 @@ class BlockBuilder {
       for (const auto& path : ro) add(policy.read_only, path);
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
+    for (const auto& [name, inside] : inside_) {
+      if (!targets.insert(inside).second)
+        return error_at(inside_where(name), "'paths." + name + "' (" + inside +
+                                                ") is already shown in the sandbox: the block's " +
+                                                "own directory, a program's or another path's");
+      std::string host;
+      for (const auto& [path, host_path] : paths_)
+        if (path == name) host = host_path;
+      auto& list = read_only_paths_.count(name) ? policy.read_only : policy.read_write;
+      list.push_back({host, inside});
+    }
     if (ports_on_host()) {
       for (const auto& serve : block_.serves) policy.tcp_bind.push_back(serve.port);
       for (const auto& consume : block_.consumes) policy.tcp_connect.push_back(consume.local_port);
@@ -788,6 +885,7 @@ class BlockBuilder {
   // or directory (a symlink cannot be mounted over; it is left as it is).
   std::vector<std::string> protected_project_paths() const {
     std::vector<std::string> candidates = {stack_.file};
+    for (const auto& file : stack_.substack_files) candidates.push_back(file);
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
     for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
@@ -808,11 +906,13 @@ class BlockBuilder {
   const std::string& storage_;
   const BlockSpec& spec_;
   const StackBlockDecl& decl_;
+  const std::string& dir_;  // where the block's relative paths start (block_dir)
   SecretStore& secrets_;
   const std::vector<ResolvedBlock>& built_;  // the blocks before this one (its providers)
   ResolvedBlock block_;
-  std::vector<std::pair<std::string, std::string>> paths_;  // name -> host path
-  std::set<std::string> read_only_paths_;                   // volumes bound read-only
+  std::vector<std::pair<std::string, std::string>> paths_;   // name -> host path
+  std::set<std::string> read_only_paths_;                    // volumes bound read-only
+  std::vector<std::pair<std::string, std::string>> inside_;  // `paths:` name -> inside path
   std::string project_dir_;
   std::vector<std::string> program_dirs_;
   std::map<std::string, std::string> program_alias_;  // file name -> programs key
@@ -821,12 +921,31 @@ class BlockBuilder {
   std::set<std::string> expanding_vars_;
 };
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 Result<std::string> resolve_storage_root(const StackFile& stack, const LoadOptions& options) {
   if (stack.storage_root) {
     const std::string& text = stack.storage_root->text;
+    if (!text.empty() && text[0] != '/' && check_name(*stack.storage_root, "").ok()) {
+      // A name: config.toml's [storage_roots] says where it is on this machine.
+      std::vector<std::string> names;
+      for (const auto& [name, dir] : options.settings.storage_roots) {
+        if (name == text) return normalize_path(dir);
+        names.push_back(name);
+      }
+      return error_at(
+          stack.storage_root->where,
+          "storage root '" + text + "' is not named in config.toml (add [storage_roots] " + text +
+              " = \"/absolute/dir\"; it names " + (names.empty() ? "none" : join_names(names)) +
+              ")" + did_you_mean(text, names));
+    }
     if (text.empty() || text[0] != '/')
       return error_at(stack.storage_root->where,
-                      "'storage_root' must be an absolute path, got '" + text + "'");
+                      "'storage_root' must be an absolute path or a name, got '" + text + "'");
     return normalize_path(text);
   }
   if (!options.settings.storage_root.empty()) return normalize_path(options.settings.storage_root);
@@ -870,12 +989,6 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
   spec.command = decl.command.present ? decl.command : spec.def->command;
   if (spec.def) spec.health = spec.def->health;
   return spec;
-}
-
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 // Which blocks of the file this load builds (LoadOptions::blocks, profiles, running_blocks),
@@ -964,6 +1077,15 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     block_path.push_back(normalize_path(dir[0] == '/' ? dir : options.cwd + "/" + dir));
   std::vector<std::string> compose_warnings;
   STACKIE_TRY_ASSIGN(stack, load_any_stack_file(file, options.env, block_path, compose_warnings));
+  // `sources:` (the stack's and its substacks'): the project's own block definitions, searched
+  // before the catalog, so a project can carry a definition of its own or its own version of one.
+  std::vector<std::string> sources;
+  for (const auto& [dir, where] : stack.sources) {
+    if (!is_directory(dir))
+      return error_at(where, "'sources' directory " + dir + " does not exist");
+    if (std::find(sources.begin(), sources.end(), dir) == sources.end()) sources.push_back(dir);
+  }
+  block_path.insert(block_path.begin(), sources.begin(), sources.end());
   if (!options.project_name.empty()) {
     // -p NAME (compose's habit): a second checkout of a project runs as a stack of its own.
     YamlNode name;

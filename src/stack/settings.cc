@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "stack/block_def.h"
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
 
@@ -93,11 +94,30 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
         "TOML syntax error: " + std::string(error.description()));
   }
   Settings settings;
-  STACKIE_TRY(check_keys(
-      root, {"storage_root", "socket_path", "no_sandbox", "restart", "logs", "sandbox", "api_port"},
-      "config.toml", path));
+  STACKIE_TRY(check_keys(root,
+                         {"storage_root", "storage_roots", "socket_path", "no_sandbox", "restart",
+                          "logs", "sandbox", "api_port"},
+                         "config.toml", path));
   if (const toml::node* node = root.get("storage_root"))
     STACKIE_TRY(get_absolute_path(*node, "storage_root", path, settings.storage_root));
+  if (const toml::node* node = root.get("storage_roots")) {
+    const toml::table* roots = node->as_table();
+    if (!roots)
+      return error_at(where_of(*node, path), "'storage_roots' must be a table ([storage_roots])");
+    for (const auto& [key, value] : *roots) {
+      std::string name(key.str());
+      YamlNode shown;  // check_name's rules and message, at the key's position
+      shown.kind = YamlNode::Kind::scalar;
+      shown.text = name;
+      shown.where = where_of(value, path);
+      STACKIE_TRY(check_name(shown, "storage root name"));
+      std::string dir;
+      STACKIE_TRY(get_absolute_path(value, "storage_roots." + name, path, dir));
+      if (dir.empty())
+        return error_at(where_of(value, path), "'storage_roots." + name + "' is empty");
+      settings.storage_roots.emplace_back(name, dir);
+    }
+  }
   if (const toml::node* node = root.get("socket_path"))
     STACKIE_TRY(get_absolute_path(*node, "socket_path", path, settings.socket_path));
   if (const toml::node* node = root.get("no_sandbox")) {

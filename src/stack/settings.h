@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "stack/stack_model.h"
@@ -21,6 +23,9 @@ struct Settings {
   // "namespaces" or "landlock" (stackie-lockbox(1) BACKENDS).
   std::string sandbox_backend = "auto";
   int api_port = 0;  // the HTTP API on 127.0.0.1:api_port (stackie-api(7)); 0 = off
+  // [storage_roots] NAME = "/abs/dir": what a stack file's `storage_root: NAME` means on this
+  // machine (a committed stack file names a disk without knowing its path).
+  std::vector<std::pair<std::string, std::string>> storage_roots;
   bool operator==(const Settings&) const = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "base/fs_path.h"
 #include "stack/compose_file.h"
 #include "stack/yaml_fields.h"
 
@@ -251,6 +252,68 @@ Status parse_depends_on_map(const YamlNode& node, StackBlockDecl& block) {
   return {};
 }
 
+// `paths: {NAME: /inside/path}`: where the block sees its path NAME. Only the form is checked
+// here; where such a path may go is the loader's (it knows the sandbox).
+Result<std::vector<std::pair<YamlNode, YamlNode>>> parse_inside_paths(const YamlNode& node) {
+  std::vector<std::pair<YamlNode, YamlNode>> out;
+  if (node.is_null()) return out;
+  STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "paths"));
+  for (const auto& [key, value] : node.entries) {
+    STACKIE_TRY(check_name(key, "path name"));
+    std::string what = "paths." + key.text;
+    if (!value.is_scalar() || value.text.empty() || value.text[0] != '/')
+      return error_at(
+          value.where,
+          "'" + what + "' must be an absolute path inside the sandbox, got " +
+              (value.is_scalar() ? "'" + value.text + "'" : std::string(describe(value.kind))));
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+// `sources: DIR` or a list: directories of block definitions, relative to the stack file's.
+Result<std::vector<std::pair<std::string, SourceLocation>>> parse_sources(const YamlNode& node,
+                                                                          const std::string& dir) {
+  std::vector<std::pair<std::string, SourceLocation>> out;
+  std::vector<YamlNode> items;
+  if (node.is_scalar()) {
+    items.push_back(node);
+  } else if (!node.is_null()) {
+    STACKIE_TRY_ASSIGN(list, read_scalar_list(node, "sources"));
+    items = std::move(list);
+  }
+  for (const auto& item : items) {
+    if (item.text.empty()) return error_at(item.where, "'sources' names an empty directory");
+    std::string path = item.text[0] == '/' ? item.text : dir + "/" + item.text;
+    out.emplace_back(normalize_path(path), item.where);
+  }
+  return out;
+}
+
+// `stacks: {PATH: {} | {blocks: ...}}` or `stacks: [PATH...]`.
+Result<std::vector<SubstackDecl>> parse_substacks(const YamlNode& node) {
+  std::vector<SubstackDecl> out;
+  if (node.is_null()) return out;
+  if (node.is_sequence()) {
+    STACKIE_TRY_ASSIGN(list, read_scalar_list(node, "stacks"));
+    for (auto& path : list) out.push_back({std::move(path), std::nullopt});
+  } else {
+    STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "stacks"));
+    for (const auto& [key, value] : node.entries) {
+      SubstackDecl decl{key, std::nullopt};
+      if (!value.is_null()) {
+        STACKIE_TRY(expect_kind(value, YamlNode::Kind::map, "stacks." + key.text));
+        STACKIE_TRY(check_fields(value, {"blocks"}, "stacks." + key.text));
+        decl.overrides = value;
+      }
+      out.push_back(std::move(decl));
+    }
+  }
+  for (const auto& decl : out)
+    if (decl.path.text.empty()) return error_at(decl.path.where, "'stacks' names an empty path");
+  return out;
+}
+
 Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& body) {
   StackBlockDecl block;
   block.name = key.text;
@@ -258,10 +321,10 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
   STACKIE_TRY(check_fields(
-      body,
-      {"catalog",     "vars",    "serves",  "consumes", "depends_on",  "path",         "command",
-       "environment", "volumes", "restart", "health",   "stop_signal", "stop_timeout", "platforms",
-       "limits",      "network", "egress",  "version",  "env_file",    "profiles",     "watch"},
+      body, {"catalog",      "vars",        "serves",  "consumes", "depends_on", "path",
+             "command",      "environment", "volumes", "restart",  "health",     "stop_signal",
+             "stop_timeout", "platforms",   "limits",  "network",  "egress",     "version",
+             "env_file",     "profiles",    "watch",   "paths",    "tools"},
       context));
   if (const YamlNode* v = body.find("catalog")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
@@ -368,6 +431,14 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
     STACKIE_TRY_ASSIGN(limits, parse_limits(*v));
     block.limits = std::move(limits);
   }
+  if (const YamlNode* v = body.find("paths")) {
+    STACKIE_TRY_ASSIGN(paths, parse_inside_paths(*v));
+    block.inside_paths = std::move(paths);
+  }
+  if (const YamlNode* v = body.find("tools")) {
+    STACKIE_TRY_ASSIGN(tools, parse_programs(*v, "tools"));
+    block.tools = std::move(tools);
+  }
   return block;
 }
 
@@ -424,8 +495,8 @@ Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& abso
   stack.dir = parent_dir(absolute_path);
   stack.where = key.where;
   STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, stack.name));
-  STACKIE_TRY(
-      check_fields(body, {"storage_root", "ports", "blocks"}, "stack '" + stack.name + "'"));
+  STACKIE_TRY(check_fields(body, {"storage_root", "ports", "blocks", "sources", "stacks"},
+                           "stack '" + stack.name + "'"));
   if (const YamlNode* v = body.find("storage_root")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "storage_root"));
     stack.storage_root = *v;
@@ -437,16 +508,29 @@ Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& abso
                       "unknown ports mode '" + v->text + "' (expected strict or next-free)");
     stack.strict_ports = v->text == "strict";
   }
-  const YamlNode* blocks = body.find("blocks");
-  if (!blocks) return error_at(key.where, "stack '" + stack.name + "' has no 'blocks'");
-  if (!blocks->is_null()) STACKIE_TRY(expect_kind(*blocks, YamlNode::Kind::map, "blocks"));
-  if (blocks->entries.empty())
-    return error_at(blocks->where, "stack '" + stack.name + "' has no blocks");
-  for (const auto& [block_key, block_body] : blocks->entries) {
-    STACKIE_TRY(check_name(block_key, "block name"));
-    STACKIE_TRY_ASSIGN(block, parse_stack_block(block_key, block_body));
-    stack.blocks.push_back(std::move(block));
+  if (const YamlNode* v = body.find("sources")) {
+    STACKIE_TRY_ASSIGN(sources, parse_sources(*v, stack.dir));
+    stack.sources = std::move(sources);
   }
+  if (const YamlNode* v = body.find("stacks")) {
+    STACKIE_TRY_ASSIGN(substacks, parse_substacks(*v));
+    stack.substacks = std::move(substacks);
+  }
+  // A stack of substacks alone needs no blocks of its own.
+  const YamlNode* blocks = body.find("blocks");
+  if (!blocks && stack.substacks.empty())
+    return error_at(key.where, "stack '" + stack.name + "' has no 'blocks'");
+  if (blocks && !blocks->is_null())
+    STACKIE_TRY(expect_kind(*blocks, YamlNode::Kind::map, "blocks"));
+  if (blocks && blocks->entries.empty() && stack.substacks.empty())
+    return error_at(blocks->where, "stack '" + stack.name + "' has no blocks");
+  if (blocks)
+    for (const auto& [block_key, block_body] : blocks->entries) {
+      STACKIE_TRY(check_name(block_key, "block name"));
+      STACKIE_TRY_ASSIGN(block, parse_stack_block(block_key, block_body));
+      block.dir = stack.dir;
+      stack.blocks.push_back(std::move(block));
+    }
   return stack;
 }
 

@@ -78,6 +78,24 @@ struct StackBlockDecl {
   std::optional<YamlNode> version;  // catalog block: the major version wanted ("15")
   std::optional<YamlNode> network;  // first-party: localhost (default) or outbound
   std::vector<YamlNode> egress;     // outbound: allowed host:port patterns (empty = any)
+  // `paths: {data: /var/lib/postgresql/data}`: the block's path NAME (its definition's, a
+  // volume's, or else a new managed volume) shown inside the sandbox at that absolute path;
+  // ${paths.NAME} then names the inside path. Key node, inside path node.
+  std::vector<std::pair<YamlNode, YamlNode>> inside_paths;
+  // `tools:`: programs the block runs besides its command, found as a definition's `programs:`
+  // are (their directories shown read-only, on the block's PATH).
+  std::vector<ProgramDecl> tools;
+  // The directory the block's relative paths (path, env_file, volumes) are relative to: its
+  // own file's, which differs from the stack file's for a block of a substack (`stacks:`).
+  std::string dir;
+};
+
+// `stacks: {PATH: {}}` (or a list of PATHs): another stack file composed in, as it is or with
+// `{blocks: {BLOCK: {FIELD: VALUE}}}` replacing fields of its blocks. PATH is a stack file or a
+// directory holding one, relative to the including file's directory (stack/substacks.h).
+struct SubstackDecl {
+  YamlNode path;
+  std::optional<YamlNode> overrides;  // the map under the path; empty = as it is
 };
 
 struct StackFile {
@@ -85,8 +103,15 @@ struct StackFile {
   std::string file;  // absolute
   std::string dir;   // its directory
   SourceLocation where;
+  // An absolute directory, or a name of config.toml's [storage_roots].
   std::optional<YamlNode> storage_root;
-  bool strict_ports = false;  // `ports: strict`: a taken host port is an error, not moved
+  // `sources:` directories of block definitions of the project, absolute, searched before the
+  // catalog (with where each was written, for errors).
+  std::vector<std::pair<std::string, SourceLocation>> sources;
+  // The files composed in by `stacks:` (absolute, every level): protected like the stack file.
+  std::vector<std::string> substack_files;
+  std::vector<SubstackDecl> substacks;  // as declared; stack/substacks.h composes them in
+  bool strict_ports = false;            // `ports: strict`: a taken host port is an error, not moved
   std::vector<StackBlockDecl> blocks;
 };
 
