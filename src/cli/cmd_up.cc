@@ -153,7 +153,8 @@ UpProgressView::Options view_options(const std::string& color) {
 const char kLandlockWeaker[] =
     "blocks run under the landlock sandbox (this host denies the namespace lockbox; `stackie "
     "doctor` says why and how to lift it): they see the host's processes (but cannot signal or "
-    "trace them), hostname, uid and account names, may send UDP anywhere, and bind their "
+    "trace them), hostname, uid, account names and the names (not the contents) of files "
+    "outside their paths, share the user's SysV IPC, may send UDP anywhere, and bind their "
     "served ports on every address of the host";
 
 }  // namespace

@@ -11,6 +11,9 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+
+#include "base/safe_open.h"
 
 namespace stackie::linux_sandbox {
 namespace {
@@ -65,9 +68,20 @@ bool under(const std::string& path, const std::string& root) {
          (path.size() == root.size() || path[root.size()] == '/');
 }
 
+// The storage root (policy.storage_root), opened once: a path below it is opened from it with
+// no symlink on the way, because the block may have left a link there (issue 14: its runtime dir
+// swapped for a link to ~/.ssh). A rule follows the fd it is given, so a followed link would
+// open the link's target to the block. `--join` rebuilds the ruleset while the block runs:
+// nothing below the root may be followed then either.
+struct Storage {
+  std::string root;
+  UniqueFd fd;
+};
+
 class Ruleset {
  public:
-  explicit Ruleset(int fd, int abi) : fd_(fd), fs_(handled_fs(abi)) {}
+  Ruleset(int fd, int abi, Storage storage)
+      : fd_(fd), fs_(handled_fs(abi)), storage_(std::move(storage)) {}
   ~Ruleset() {
     if (fd_ >= 0) close(fd_);
   }
@@ -76,29 +90,38 @@ class Ruleset {
     fd_ = -1;
     return fd;
   }
+  // `path` opened O_PATH: from the storage root when below it (refusing any symlink on the way),
+  // else as the host resolves it (the policy's own paths are the user's choice).
+  Result<UniqueFd> open_rule_path(const std::string& path) const {
+    if (storage_.fd.valid())
+      if (auto below = path_below(storage_.root, path))
+        return open_beneath(storage_.fd.get(), *below, O_PATH, storage_.root);
+    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+    // Worded as the namespace lockbox words a missing source; the errno is reported apart.
+    if (fd < 0) return Error{-errno, "bind " + path + " (its Landlock rule)"};
+    return UniqueFd(fd);
+  }
   // Rights on `path` and everything beneath it; absent paths are skipped when optional.
   std::optional<SetupError> allow_path(const std::string& path, uint64_t rights, bool optional) {
-    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) {
-      if (optional && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
-      return setup_error("landlock", errno, "open " + path + " for its rule");
+    auto opened = open_rule_path(path);
+    if (!opened.ok()) {
+      int err = -opened.error().code;
+      if (optional && (err == ENOENT || err == ENOTDIR)) return std::nullopt;
+      return setup_error("landlock", err, opened.error().message);
     }
+    return allow_fd(opened->get(), path, rights);
+  }
+  // Rights on the object `fd` (opened O_PATH) and everything beneath it.
+  std::optional<SetupError> allow_fd(int fd, const std::string& shown, uint64_t rights) {
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      int err = errno;
-      close(fd);
-      return setup_error("landlock", err, "stat " + path);
-    }
+    if (fstat(fd, &st) != 0) return setup_error("landlock", errno, "stat " + shown);
     if (!S_ISDIR(st.st_mode)) rights &= kFsFileRights;
     landlock_path_beneath_attr attr{};
     attr.allowed_access = rights & fs_;
     attr.parent_fd = fd;
-    long rc = attr.allowed_access == 0
-                  ? 0
-                  : syscall(SYS_landlock_add_rule, fd_, LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
-    int err = errno;
-    close(fd);
-    if (rc != 0) return setup_error("landlock", err, "rule for " + path);
+    if (attr.allowed_access == 0) return std::nullopt;
+    if (syscall(SYS_landlock_add_rule, fd_, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) != 0)
+      return setup_error("landlock", errno, "rule for " + shown);
     return std::nullopt;
   }
   std::optional<SetupError> allow_port(int port, uint64_t rights) {
@@ -112,41 +135,64 @@ class Ruleset {
  private:
   int fd_;
   uint64_t fs_;
+  Storage storage_;
 };
 
 uint64_t read_write_rights(uint64_t fs) {
   return fs;  // everything handled, beneath this path
 }
 
-// A read-write directory `dir` with read-only paths somewhere below it: Landlock only adds
-// rights along a path, so `dir` itself cannot be writable. Instead each directory on the way
-// to a protected path gets read and create rights (no write, truncate, remove or rename: the
-// protected entry can neither be rewritten nor replaced), and every other entry of those
-// directories gets the full read-write rights. An entry made later directly in such a
-// directory can be created but not written: the one behaviour the namespace lockbox does not
-// share (stackie-lockbox(1) BACKENDS).
-std::optional<SetupError> allow_read_write_around(Ruleset& rules, const std::string& dir,
+// A read-write directory `dir` (open as `dir_fd`) with read-only paths somewhere below it:
+// Landlock only adds rights along a path, so `dir` itself cannot be writable. Instead each
+// directory on the way to a protected path gets read and create rights (no write, truncate,
+// remove or rename: the protected entry can neither be rewritten nor replaced), and every other
+// entry of those directories gets the full read-write rights. An entry made later directly in
+// such a directory can be created but not written: the one behaviour the namespace lockbox does
+// not share (stackie-lockbox(1) BACKENDS). The entries are opened from `dir_fd` without
+// following a link (the block may be running, under --join, and swap one in): a link is
+// skipped, its target gets nothing.
+std::optional<SetupError> allow_read_write_around(Ruleset& rules, int dir_fd,
+                                                  const std::string& dir,
                                                   const std::vector<std::string>& protected_paths) {
   std::vector<std::string> inside;
   for (const auto& path : protected_paths)
     if (path != dir && under(path, dir)) inside.push_back(path);
-  if (inside.empty()) return rules.allow_path(dir, read_write_rights(rules.fs()), false);
-  if (auto error = rules.allow_path(dir, kFsRead | kFsMake, false)) return error;
-  DIR* listing = opendir(dir.c_str());
-  if (listing == nullptr) return setup_error("landlock", errno, "list " + dir);
-  std::vector<std::string> children;
+  if (inside.empty()) return rules.allow_fd(dir_fd, dir, read_write_rights(rules.fs()));
+  if (auto error = rules.allow_fd(dir_fd, dir, kFsRead | kFsMake)) return error;
+  int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* listing = list_fd < 0 ? nullptr : fdopendir(list_fd);
+  if (listing == nullptr) {
+    int err = errno;
+    if (list_fd >= 0) close(list_fd);
+    return setup_error("landlock", err, "list " + dir);
+  }
+  std::vector<std::string> names;
   while (dirent* entry = readdir(listing)) {
     std::string name = entry->d_name;
-    if (name != "." && name != "..") children.push_back(dir + (dir == "/" ? "" : "/") + name);
+    if (name != "." && name != "..") names.push_back(name);
   }
   closedir(listing);
-  for (const auto& child : children) {
+  for (const auto& name : names) {
+    std::string child = dir + (dir == "/" ? "" : "/") + name;
     if (std::find(inside.begin(), inside.end(), child) != inside.end()) continue;  // read-only
+    UniqueFd child_fd(openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
-    if (lstat(child.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;  // the link's target
-    if (auto error = allow_read_write_around(rules, child, inside)) return error;
+    if (!child_fd.valid() || fstat(child_fd.get(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (auto error = allow_read_write_around(rules, child_fd.get(), child, inside)) return error;
+    } else if (auto error = rules.allow_fd(child_fd.get(), child, read_write_rights(rules.fs()))) {
+      return error;
+    }
   }
   return std::nullopt;
+}
+
+// The same for a read-write path of the policy, opened as the rules open every path.
+std::optional<SetupError> allow_read_write(Ruleset& rules, const std::string& dir,
+                                           const std::vector<std::string>& protected_paths) {
+  auto opened = rules.open_rule_path(dir);
+  if (!opened.ok()) return setup_error("landlock", -opened.error().code, opened.error().message);
+  return allow_read_write_around(rules, opened->get(), dir, protected_paths);
 }
 
 }  // namespace
@@ -217,7 +263,16 @@ std::optional<SetupError> make_landlock_ruleset(const SandboxPolicy& policy, int
   int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (fd < 0) return setup_error("landlock", errno, "create the ruleset");
   fcntl(fd, F_SETFD, FD_CLOEXEC);  // already O_CLOEXEC by the kernel; stated for the reader
-  Ruleset rules(fd, abi);
+  Storage storage{policy.storage_root, UniqueFd()};
+  if (!storage.root.empty()) {
+    storage.fd = UniqueFd(open(storage.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!storage.fd.valid()) {
+      int err = errno;
+      close(fd);
+      return setup_error("landlock", err, "open storage root " + storage.root);
+    }
+  }
+  Ruleset rules(fd, abi, std::move(storage));
 
   std::vector<std::string> read_only_paths;
   for (const auto& bind : policy.read_only) read_only_paths.push_back(bind.source);
@@ -231,10 +286,9 @@ std::optional<SetupError> make_landlock_ruleset(const SandboxPolicy& policy, int
   for (const auto& path : read_only_paths)
     if (auto error = rules.allow_path(path, kFsRead, false)) return error;
   for (const auto& bind : policy.read_write)
-    if (auto error = allow_read_write_around(rules, bind.source, read_only_paths)) return error;
+    if (auto error = allow_read_write(rules, bind.source, read_only_paths)) return error;
   if (!policy.host_tmp_dir.empty())
-    if (auto error = allow_read_write_around(rules, policy.host_tmp_dir, read_only_paths))
-      return error;
+    if (auto error = allow_read_write(rules, policy.host_tmp_dir, read_only_paths)) return error;
 
   if (attr.handled_access_net != 0 && policy.network == NetworkMode::localhost) {
     // A served port is the block's own: its processes (and its exec health check) may also

@@ -294,6 +294,12 @@ std::optional<int> join_landlocked(pid_t pid, const LaunchRequest& request) {
   pid_t child = fork_locked_down(plan, &failure);
   close(ruleset);
   if (child < 0) return fail(setup_error("fork", -child, "start the command"));
+  // This process only forwards signals and waits from here on, outside the block's domain: it
+  // keeps nothing a process of the block could borrow (as the namespace joiner does).
+  if (int err = drop_privileges()) {
+    kill(child, SIGKILL);
+    return fail(setup_error("join", err, "drop the joiner's capabilities"));
+  }
   if (failure.step) {
     int code = forward_until_exit(child, false);
     report(request.sink, describe_child_failure(failure, request.command[0]));

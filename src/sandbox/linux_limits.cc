@@ -18,9 +18,11 @@
 namespace stackie::linux_sandbox {
 namespace {
 
-// Processes whose real uid is `uid`, from /proc/N/status "Uid:" (the first field is the real
-// uid, the one RLIMIT_NPROC counts by).
-long count_processes_of(uid_t uid) {
+// Tasks (threads included) whose real uid is `uid`, from /proc/N/status "Uid:" (the first
+// field is the real uid, the one RLIMIT_NPROC counts by) and "Threads:": the kernel counts every
+// task of the user against RLIMIT_NPROC, so a count of processes alone left a user with
+// threaded programs running (a compiler, a browser) less than --pids, or no fork at all.
+long count_tasks_of(uid_t uid) {
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return -1;
   long count = 0;
@@ -36,7 +38,11 @@ long count_processes_of(uid_t uid) {
     buf[n] = '\0';
     const char* line = std::strstr(buf, "\nUid:");
     unsigned long real = 0;
-    if (line != nullptr && std::sscanf(line + 5, "%lu", &real) == 1 && real == uid) ++count;
+    if (line == nullptr || std::sscanf(line + 5, "%lu", &real) != 1 || real != uid) continue;
+    const char* threads_line = std::strstr(buf, "\nThreads:");
+    long threads = 1;
+    if (threads_line != nullptr && std::sscanf(threads_line + 9, "%ld", &threads) != 1) threads = 1;
+    count += threads > 0 ? threads : 1;
   }
   closedir(proc);
   return count;
@@ -122,9 +128,9 @@ std::optional<SetupError> apply_rlimits(const ResourceLimits& limits, bool own_u
   if (limits.pids > 0) {
     rlim_t nproc = static_cast<rlim_t>(limits.pids);
     if (!own_user_namespace || !nproc_counted_per_user_namespace()) {
-      long user_processes = count_processes_of(getuid());
-      if (user_processes < 0) return setup_error("limits", errno, "count the user's processes");
-      nproc += static_cast<rlim_t>(user_processes);
+      long user_tasks = count_tasks_of(getuid());
+      if (user_tasks < 0) return setup_error("limits", errno, "count the user's processes");
+      nproc += static_cast<rlim_t>(user_tasks);
     }
     if (auto error = set_limit(RLIMIT_NPROC, nproc, "RLIMIT_NPROC")) return error;
   }

@@ -25,11 +25,12 @@ std::optional<SetupError> join_cgroup(int cgroup_fd);
 // The fallback. Must run after unshare(CLONE_NEWUSER): since Linux 5.14 the kernel counts
 // RLIMIT_NPROC per user namespace (ucounts), so the limit bounds the processes of this
 // sandbox, not every process of the user. On an older kernel the count is the user's, so the
-// limit becomes (the user's processes now) + pids: a bomb is still bounded, by a looser count.
+// limit becomes (the user's tasks now, threads included) + pids: a bomb is still bounded, by a
+// looser count that the user's other programs share.
 // RLIMIT_DATA bounds each process's private writable memory (brk, malloc, anonymous maps):
 // per process, not per block, and shared memory is bounded by the /dev/shm size instead.
 // `own_user_namespace` false (the landlock backend: no namespace at all): RLIMIT_NPROC counts
-// every process of the user, so the limit is (the user's processes now) + pids.
+// every task of the user, so the limit is (the user's tasks now) + pids.
 std::optional<SetupError> apply_rlimits(const ResourceLimits& limits,
                                         bool own_user_namespace = true);
 

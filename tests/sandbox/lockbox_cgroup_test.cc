@@ -42,8 +42,10 @@ struct CgroupRun {
   CgroupRun(int cgroup_fd, const std::vector<std::string>& probe_args) {
     int pipe_fds[2];
     pipe2(pipe_fds, O_CLOEXEC);
-    std::vector<std::string> argv = {
-        lockbox_path(), "--ro", probe_path() + ":/probe", "--cgroup-fd", "3", "--", "/probe"};
+    std::vector<std::string> argv = {lockbox_path()};
+    if (!current_backend().empty()) argv.insert(argv.end(), {"--backend", current_backend()});
+    std::string bind = landlock_backend() ? probe_path() : probe_path() + ":/probe";
+    argv.insert(argv.end(), {"--ro", bind, "--cgroup-fd", "3", "--", probe_inside()});
     argv.insert(argv.end(), probe_args.begin(), probe_args.end());
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());

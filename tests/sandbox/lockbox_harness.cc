@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include "base/sandbox_probe.h"
 
 extern char** environ;
 
@@ -46,11 +49,17 @@ std::vector<std::string> lockbox_prefix() {
   return argv;
 }
 
+}  // namespace
+
 std::string probe_inside() {
   return backend_slot() == "landlock" ? probe_path() : "/probe";
 }
-
-}  // namespace
+bool landlock_backend() {
+  return backend_slot() == "landlock";
+}
+bool kernel_has_landlock() {
+  return landlock_abi_version() >= 1;
+}
 
 void use_backend(const std::string& backend) {
   backend_slot() = backend;
@@ -64,7 +73,11 @@ std::string trim(const std::string& text) {
   return end == std::string::npos ? "" : text.substr(0, end + 1);
 }
 
-RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+RunResult run(const std::vector<std::string>& given, const RunOptions& options) {
+  std::vector<std::string> argv = given;
+  if (!argv.empty() && argv[0] == lockbox_path() && !backend_slot().empty() &&
+      std::find(argv.begin(), argv.end(), "--backend") == argv.end())
+    argv.insert(argv.begin() + 1, {"--backend", backend_slot()});
   int in[2], out[2], err[2], efd[2];
   pipe2(in, O_CLOEXEC);
   pipe2(out, O_CLOEXEC);

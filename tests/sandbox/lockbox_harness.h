@@ -31,7 +31,13 @@ std::string lockbox_path();
 // $STACKIE_TEST_LOCKBOX_BACKEND), "namespaces" or "landlock" (the probe at its own path).
 void use_backend(const std::string& backend);
 const std::string& current_backend();
+bool landlock_backend();  // current_backend() is "landlock"
+bool kernel_has_landlock();
 std::string probe_path();
+// Where the probe is inside the sandbox run_probe makes: /probe, or its own path (landlock).
+std::string probe_inside();
+// Runs argv; a stackie-lockbox run (argv[0] is lockbox_path()) gets the current backend's
+// --backend too, unless argv names one itself.
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 // lockbox --ro PROBE:/probe EXTRA... -- /probe ARGS...
 RunResult run_probe(const std::vector<std::string>& lockbox_args,
@@ -69,10 +75,21 @@ class Background {
 
 }  // namespace stackie::testing
 
-// In every sandbox test's SetUp: a root run must never pass silently.
-#define STACKIE_REQUIRE_UNPRIVILEGED()                                                      \
-  do {                                                                                      \
-    if (geteuid() == 0)                                                                     \
-      FAIL() << "the sandbox suite must run as an unprivileged user (scripts/test runs it " \
-                "as stackie-test; or: runuser -u stackie-test -- " __FILE__ "'s binary)";   \
+// A check the landlock backend cannot make hold (stackie-lockbox(1) BACKENDS), skipped with the
+// weaker guarantee that holds instead, only when the suite runs with the landlock backend.
+#define STACKIE_SKIP_UNDER_LANDLOCK(weaker)                              \
+  do {                                                                   \
+    if (::stackie::testing::landlock_backend())                          \
+      GTEST_SKIP() << "weaker under the landlock backend: " << (weaker); \
+  } while (0)
+
+// In every sandbox test's SetUp: a root run must never pass silently. A suite run with the
+// landlock backend forced skips on a kernel without Landlock (saying so).
+#define STACKIE_REQUIRE_UNPRIVILEGED()                                                        \
+  do {                                                                                        \
+    if (geteuid() == 0)                                                                       \
+      FAIL() << "the sandbox suite must run as an unprivileged user (scripts/test runs it "   \
+                "as stackie-test; or: runuser -u stackie-test -- " __FILE__ "'s binary)";     \
+    if (::stackie::testing::landlock_backend() && !::stackie::testing::kernel_has_landlock()) \
+      GTEST_SKIP() << "the landlock backend is forced but this kernel has no Landlock";       \
   } while (0)

@@ -211,8 +211,11 @@ INSTANTIATE_TEST_SUITE_P(SideBySide, Backends, ::testing::Values("namespaces", "
                          [](const auto& param_info) { return param_info.param; });
 
 // With user namespaces made unavailable (max_user_namespaces = 0 inside a user namespace of
-// the test, which needs no privilege), the lockbox's automatic choice is landlock, and the
-// landlock backend then holds.
+// the test, which needs no privilege; the test's own uid mapped to itself, so what runs there is
+// an ordinary user without capabilities, as on a host that denies user namespaces), the
+// lockbox's automatic choice is landlock, and the escape checks that still apply hold: a file
+// outside the policy, an undeclared port, a signal to a host process, a host abstract socket.
+// The controls (the same action allowed by the policy, or outside the sandbox) run there too.
 TEST(LandlockFallback, ChosenWhenUserNamespacesAreDenied) {
   STACKIE_REQUIRE_UNPRIVILEGED();
   if (landlock_abi_version() < 1) GTEST_SKIP() << "this kernel has no Landlock";
@@ -220,6 +223,17 @@ TEST(LandlockFallback, ChosenWhenUserNamespacesAreDenied) {
     GTEST_SKIP() << "user namespaces are denied already: nothing to take away";
   TempDir dir;
   std::string secret = dir.write("secret", "s3cret");
+  HostListener port_listener;
+  ASSERT_GT(port_listener.port, 0);
+  std::string port = std::to_string(port_listener.port);
+  std::string socket_name = "stackie-fallback-test-" + std::to_string(getpid());
+  UnixListener abstract(std::string(1, '\0') + socket_name);
+  pid_t victim = fork();
+  if (victim == 0) {
+    pause();
+    _exit(0);
+  }
+  std::string victim_pid = std::to_string(victim);
   int out[2];
   ASSERT_EQ(pipe(out), 0);
   uid_t uid = getuid();
@@ -239,19 +253,33 @@ TEST(LandlockFallback, ChosenWhenUserNamespacesAreDenied) {
     };
     if (unshare(CLONE_NEWUSER) != 0) _exit(2);
     put("/proc/self/setgroups", "deny");
-    if (!put("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
-        !put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n") ||
+    if (!put("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1\n") ||
+        !put("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n") ||
         !put("/proc/sys/user/max_user_namespaces", "0\n"))
       _exit(3);
     say("probe:" + std::string(probe_namespace_sandbox().works ? "works" : "denied") + "\n");
-    use_backend("landlock");  // the probe at its own path; the lockbox itself is on auto
     RunResult choice = run({lockbox_path(), "--print-backend"});
     say("choice:" + choice.out.substr(0, choice.out.find('\n')) + "\n");
-    RunResult read =
-        run({lockbox_path(), "--ro", probe_path(), "--", probe_path(), "read", secret});
-    say("read:" + trim(read.out) + " exit " + std::to_string(read.exit_code) + "\n");
-    RunResult keyctl = run({lockbox_path(), "--ro", probe_path(), "--", probe_path(), "keyctl"});
-    say("keyctl:" + trim(keyctl.out) + "\n");
+    // The lockbox on auto, the probe at its own path; "NAME:OUTPUT exit CODE" per run.
+    auto boxed = [&](const std::string& name, const std::vector<std::string>& flags,
+                     const std::vector<std::string>& args) {
+      std::vector<std::string> argv = {lockbox_path(), "--backend", "auto", "--ro", probe_path()};
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      argv.push_back("--");
+      argv.push_back(probe_path());
+      argv.insert(argv.end(), args.begin(), args.end());
+      RunResult r = run(argv);
+      say(name + ":" + trim(r.out) + " exit " + std::to_string(r.exit_code) + "\n");
+    };
+    boxed("read", {}, {"read", secret});
+    boxed("read-allowed", {"--ro", dir.path()}, {"read", secret});
+    boxed("keyctl", {}, {"keyctl"});
+    boxed("port", {"--net", "localhost"}, {"connect-port", port});
+    boxed("port-allowed", {"--net", "localhost", "--allow-connect", port}, {"connect-port", port});
+    boxed("kill", {}, {"kill", victim_pid});
+    boxed("abstract", {}, {"abstract-socket", socket_name});
+    RunResult kill_outside = run({probe_path(), "kill", victim_pid});
+    say("kill-outside:" + trim(kill_outside.out) + "\n");
     _exit(0);
   }
   close(out[1]);
@@ -262,12 +290,24 @@ TEST(LandlockFallback, ChosenWhenUserNamespacesAreDenied) {
   close(out[0]);
   int status = 0;
   waitpid(child, &status, 0);
+  kill(victim, SIGKILL);
+  waitpid(victim, nullptr, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "could not take user namespaces away (status " << status << ")";
   EXPECT_NE(text.find("probe:denied\n"), std::string::npos) << text;
   EXPECT_NE(text.find("choice:landlock\n"), std::string::npos) << text;
   EXPECT_NE(text.find("read:EACCES exit 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("keyctl:EPERM\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("read-allowed:s3cret exit 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("keyctl:EPERM exit 0\n"), std::string::npos) << text;
+  if (landlock_abi_version() >= 4) {
+    EXPECT_NE(text.find("port:EACCES exit 0\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("port-allowed:ok exit 0\n"), std::string::npos) << text;
+  }
+  if (landlock_abi_version() >= 6) {
+    EXPECT_NE(text.find("kill:EPERM exit 0\n"), std::string::npos) << text;
+  }
+  EXPECT_NE(text.find("kill-outside:ok\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("abstract:EACCES exit 0\n"), std::string::npos) << text;
 }
 
 }  // namespace

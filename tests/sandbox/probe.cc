@@ -238,7 +238,8 @@ int probe(const std::string& what, char** args) {
     char c = 0;
     return result(ioctl(0, TIOCLINUX, &c));
   }
-  if (what == "mknod") return result(mknod("/tmp/node", S_IFCHR | 0600, makedev(1, 3)));
+  if (what == "mknod")  // mknod [PATH]: a character device (/dev/null's numbers)
+    return result(mknod(args[0] ? args[0] : "/tmp/node", S_IFCHR | 0600, makedev(1, 3)));
   if (what == "x32-keyctl") return result(raw(0x40000000 | 250, 0x7fff));
   if (what == "write") {  // write PATH: create or truncate and write
     int fd = open(args[0], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -352,10 +353,11 @@ int probe(const std::string& what, char** args) {
     std::puts("served");
     return 0;
   }
-  if (what == "listen-connect") {  // loopback works inside
+  if (what == "listen-connect") {  // listen-connect [PORT]: loopback works inside
     int l = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(args[0] ? std::atoi(args[0]) : 0));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
     if (bind(l, reinterpret_cast<sockaddr*>(&addr), len) || listen(l, 1) ||
