@@ -22,6 +22,7 @@
 #include "api/api_token.h"
 #include "api/http_server.h"
 #include "base/directories.h"
+#include "base/posix_io.h"
 #ifdef __linux__
 #include "base/sandbox_probe.h"
 #endif
@@ -91,7 +92,7 @@ void log_line(stackie::DaemonLogLevel level, const std::string& message) {
 // `stackie` starting a daemon learns the outcome.
 int daemonize(int* ready_fd) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  if (stackie::pipe_cloexec(fds) != 0) return -1;
   pid_t pid = ::fork();
   if (pid < 0) return -1;
   if (pid > 0) {

@@ -45,6 +45,7 @@ def main():
     modules = {m for m in rules if not m.startswith("main-")}
     mains = {"stackie_main.cc": "main-stackie", "service_units_main.cc": "main-stackie",
              "stackied_main.cc": "main-stackied", "lockbox_main.cc": "main-lockbox",
+             "lockbox_main_macos.cc": "main-lockbox",
              "lockbox_main_windows.cc": "main-lockbox",
              "lockbox_asan_options.cc": "main-lockbox"}
     problems = []

@@ -1,7 +1,6 @@
 #include "api/api_token.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -54,8 +53,9 @@ std::string token_path(const std::string& home) {
 Result<std::string> load_or_create_token(const std::string& home) {
   std::string path = token_path(home);
   unsigned char random[32];
-  if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random))
-    return errno_error("getrandom");
+  // libuv's portable getrandom(2) (Linux) / getentropy(3) (macOS); synchronous without a loop.
+  if (int rc = uv_random(nullptr, nullptr, random, sizeof random, 0, nullptr); rc != 0)
+    return Error{rc, std::string("random bytes for the API token: ") + uv_strerror(rc)};
   static const char kHex[] = "0123456789abcdef";
   std::string token;
   for (unsigned char byte : random) {

@@ -1,6 +1,7 @@
 // Path strings, and where an installed binary finds its own files. Pure string work except
-// executable_path(), one file per platform (fs_path_proc.cc, fs_path_windows.cc). Paths are
-// kept with '/' separators everywhere; a Windows absolute path is "C:/...".
+// executable_path(), one file per platform (fs_path_proc.cc, fs_path_macos.cc,
+// fs_path_windows.cc). Paths are kept with '/' separators everywhere; a Windows absolute path is
+// "C:/...".
 #pragma once
 
 #include <string>
@@ -10,6 +11,9 @@ namespace stackie {
 // The running executable, and its directory (empty when unknown).
 std::string executable_path();
 std::string executable_dir();
+// The running program's absolute path, or "" when unknown. One file per platform:
+// executable_path_linux.cc (/proc/self/exe), executable_path_macos.cc (_NSGetExecutablePath).
+std::string executable_path();
 
 // "/..." or, Windows' form, "C:/..." (or "C:\\...").
 bool is_absolute_path(const std::string& path);

@@ -1,5 +1,5 @@
-// executable_path() where /proc/self/exe names the running binary (Linux; the other POSIX
-// platforms fall back to an empty answer, as before).
+// executable_path() where /proc/self/exe names the running binary (Linux; other POSIX systems
+// without /proc get an empty answer).
 #include <unistd.h>
 
 #include <climits>

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "base/fs_path.h"
 #include "cli/cli.h"
 #include "stack/settings.h"
 
@@ -29,12 +30,9 @@ constexpr const char kNotRunning[] =
 
 // stackied next to the running stackie (a build tree, an install prefix), else from PATH.
 std::string daemon_program() {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string path(self, static_cast<size_t>(n));
-    auto slash = path.rfind('/');
-    std::string sibling = path.substr(0, slash + 1) + "stackied";
+  std::string dir = executable_dir();
+  if (!dir.empty()) {
+    std::string sibling = dir + "/stackied";
     if (access(sibling.c_str(), X_OK) == 0) return sibling;
   }
   return "stackied";

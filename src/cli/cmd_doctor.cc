@@ -1,10 +1,8 @@
 // `stackie doctor`: checks what the sandbox and the daemon need from this host, one line each,
 // OK or FAIL with the fix.
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,19 +10,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <span>
 #include <string>
 
-#include "base/cgroup_v2.h"
 #include "base/directories.h"
-#include "base/fs_path.h"
-#include "base/sandbox_probe.h"
-#include "base/userns_diagnosis.h"
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/doctor_checks.h"
 #include "stack/settings.h"
 
 namespace stackie::cli {
@@ -32,16 +26,17 @@ namespace stackie::cli {
 extern const char kDoctorUsage[] =
     "Usage: stackie doctor [--fix]\n"
     "\n"
-    "Check the host: kernel version, unprivileged user namespaces (sysctls and a real\n"
-    "unshare), seccomp, that the daemon answers (a request with a deadline), how block\n"
-    "limits are enforced (a delegated cgroup v2 or rlimits, and why), and that storage is\n"
-    "writable with free space (a real write), and which sandbox backend blocks get: the\n"
-    "namespace lockbox, or the weaker landlock backend where the host denies it. Creates\n"
-    "nothing. One line per check, OK or FAIL with the fix.\n"
+    "Check the host: kernel version, what the sandbox needs (Linux: unprivileged user\n"
+    "namespaces, sysctls and a real unshare, seccomp, and which backend blocks get: the\n"
+    "namespace lockbox, or the weaker landlock backend where the host denies it; macOS:\n"
+    "Seatbelt), that the daemon answers (a request with a deadline), how block limits are\n"
+    "enforced (Linux: a delegated cgroup v2 or rlimits, and why), and that storage is\n"
+    "writable with free space (a real write). Creates nothing. One line per check, OK or\n"
+    "FAIL with the fix.\n"
     "\n"
     "  --fix   print the one command (with sudo) that lets the namespace lockbox run on a\n"
-    "          host whose AppArmor restricts user namespaces (Ubuntu 23.10+): it installs\n"
-    "          stackie-lockbox's AppArmor profile. Runs nothing itself.\n"
+    "          Linux host whose AppArmor restricts user namespaces (Ubuntu 23.10+): it\n"
+    "          installs stackie-lockbox's AppArmor profile. Runs nothing itself.\n"
     "\n"
     "Exit status: 0 every check passed, 1 some check failed, 2 usage error.\n";
 
@@ -55,19 +50,6 @@ struct Report {
     if (!ok) ++failures;
   }
 };
-
-// 0 when an unprivileged user namespace can be made, else the errno of unshare(CLONE_NEWUSER)
-// (in a child: this process stays as it is).
-int unshare_user_errno() {
-  pid_t pid = fork();
-  if (pid < 0) return errno;
-  if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : errno & 0xff);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status)) return ECHILD;
-  return WEXITSTATUS(status);
-}
 
 // Below this much free space a stack's logs, state file and databases start failing.
 constexpr unsigned long long kLowSpaceBytes = 64ull << 20;
@@ -153,104 +135,20 @@ void report_limits(Report& report, const Json* daemon_status) {
       return;
     }
   }
-  auto cgroup = find_delegated_cgroup();
-  report.line(true,
-              "block limits (for a daemon started from here): " +
-                  (cgroup.ok() ? "cgroup v2 (" + cgroup->dir + ")"
-                               : "rlimits (no delegated cgroup: " + cgroup.error().message + ")"));
-}
-
-// The installed profile (share/apparmor), next to a relocated install or at the build's prefix.
-std::string apparmor_profile_path() {
-  std::string relocated = relocated_install_dir(STACKIE_INSTALL_DATADIR "/stackie");
-  if (!relocated.empty() && ::access((relocated + "/apparmor/stackie-lockbox").c_str(), R_OK) == 0)
-    return relocated + "/apparmor/stackie-lockbox";
-  return std::string(STACKIE_DATADIR) + "/apparmor/stackie-lockbox";
-}
-
-bool apparmor_restricts_userns() {
-  std::ifstream file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-  std::string value;
-  return file >> value && value == "1";
-}
-
-int print_apparmor_fix() {
-  std::string profile = apparmor_profile_path();
-  if (!apparmor_restricts_userns())
-    std::printf("# AppArmor does not restrict user namespaces on this host: nothing to install.\n");
-  if (::access(profile.c_str(), R_OK) != 0) {
-    std::fprintf(stderr,
-                 "stackie: doctor --fix: no AppArmor profile at %s (installed by `meson "
-                 "install`)\n",
-                 profile.c_str());
-    return kExitFailed;
-  }
-  std::printf(
-      "sudo sh -c 'install -m 644 %s /etc/apparmor.d/stackie-lockbox && "
-      "apparmor_parser -r /etc/apparmor.d/stackie-lockbox'\n",
-      profile.c_str());
-  return kExitOk;
-}
-
-// Which backend a daemon started from here gives blocks, and what that costs.
-void report_backend(Report& report) {
-  BackendChoice choice = choose_linux_backend();
-  std::string configured = "auto";
-  if (auto home = stackie_home(current_environment()); home.ok())
-    if (auto settings = load_settings(config_path(*home)); settings.ok())
-      configured = settings->sandbox_backend;
-  std::string landlock = "landlock ABI " + std::to_string(choice.landlock_abi);
-  std::string fix = apparmor_restricts_userns()
-                        ? "AppArmor restricts user namespaces: `stackie doctor --fix` prints the "
-                          "one sudo command that installs stackie-lockbox's profile"
-                        : "see the user namespace line above";
-  report.line(choice.probe.works,
-              "namespace lockbox can run (user + mount namespace, uid map, mount)",
-              "failed at " + choice.probe.step + ": " + std::strerror(choice.probe.errnum) +
-                  "; blocks fall back to the landlock backend. " + fix);
-  bool landlock_chosen = configured == "landlock" ||
-                         (configured == "auto" && choice.backend == LinuxBackend::landlock);
-  if (!landlock_chosen) {
-    report.line(true, "sandbox backend: namespaces (" + landlock + " available as fallback)");
-    return;
-  }
-  report.line(choice.landlock_abi >= 1,
-              "sandbox backend: landlock (" + landlock +
-                  (configured == "landlock" ? ", set in config.toml" : ", chosen automatically") +
-                  "): weaker than the namespace lockbox: blocks see the host's processes, "
-                  "hostname, uid and account names, may send UDP, and bind served ports on every "
-                  "host address" +
-                  (choice.landlock_abi < 4 ? "; ABI < 4: TCP is not restricted at all" : "") +
-                  (choice.landlock_abi < 6 ? "; ABI < 6: signals to host processes are not "
-                                             "scoped"
-                                           : ""),
-              "this kernel has no Landlock either: only --no-sandbox remains");
+  report.line(true, "block limits (for a daemon started from here): " + limits_enforcement_here());
 }
 
 }  // namespace
 
 int run_doctor(std::span<char*> argv) {
-  if (argv.size() == 2 && std::string(argv[1]) == "--fix") return print_apparmor_fix();
+  if (argv.size() == 2 && std::string(argv[1]) == "--fix") return print_sandbox_fix();
   if (argv.size() > 1) return usage_error("doctor", "takes no arguments but --fix");
   Report report;
   utsname uts{};
   uname(&uts);
   report.line(true, std::string("kernel ") + uts.sysname + " " + uts.release);
-  // The lockbox's own diagnosis (base/userns_diagnosis.h), so both say the same thing.
-  const int unshare_errno = unshare_user_errno();
-  const UsernsFacts facts = read_userns_facts(unshare_errno);
-  for (const UsernsSysctl& sysctl : userns_sysctls(facts))
-    report.line(!sysctl.forbids, sysctl.name + " = " + sysctl.value, "run: " + sysctl.fix);
-  report.line(unshare_errno == 0, "unshare(CLONE_NEWUSER) works",
-              userns_cause_and_fix(facts) + " (or run blocks with --no-sandbox)");
-  report_backend(report);
-  std::string seccomp;
-  std::ifstream status("/proc/self/status");
-  for (std::string l; std::getline(status, l);)
-    if (l.rfind("Seccomp:", 0) == 0) seccomp = l;
-  report.line(!seccomp.empty(),
-              "seccomp available (" + (seccomp.empty() ? "no Seccomp field" : seccomp) + ")",
-              "a kernel built with CONFIG_SECCOMP_FILTER");
+  for (const DoctorLine& check : sandbox_host_checks())
+    report.line(check.ok, check.what, check.fix);
   auto socket = daemon_socket_path();
   if (!socket.ok()) {
     report.line(false, "socket path", socket.error().message);

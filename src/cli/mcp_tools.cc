@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "base/posix_io.h"
 #include "cli/cli_args.h"
 #include "cli/mcp_log_search.h"
 #include "cli/mcp_schema.h"
@@ -172,7 +173,7 @@ ToolAnswer get_health_status(DaemonLink& daemon, const Json& arguments) {
 
 // Whether something accepts TCP connections on 127.0.0.1:PORT within half a second.
 bool port_reachable(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = socket_cloexec(AF_INET, SOCK_STREAM, /*nonblock=*/true);
   if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;

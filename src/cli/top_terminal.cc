@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <iterator>
 
+#include "base/posix_io.h"
+
 namespace stackie::cli {
 
 namespace {
@@ -120,7 +122,7 @@ std::vector<KeyPress> decode_keys(std::string_view bytes) {
 
 SignalPipe::SignalPipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;  // no pipe: signals keep defaults
+  if (pipe_cloexec(fds, true) != 0) return;  // no pipe: signals keep defaults
   read_fd_ = fds[0];
   write_fd_ = fds[1];
   g_signal_write_fd = write_fd_;

@@ -1,6 +1,6 @@
 // The Unix-socket transport of the client: blocking calls over a non-blocking socket, every
 // wait a poll() with a deadline, so no call hangs longer than its timeout, and a write never
-// raises SIGPIPE (MSG_NOSIGNAL).
+// raises SIGPIPE (send_nosignal: MSG_NOSIGNAL, or SO_NOSIGPIPE where there is none).
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/posix_io.h"
 #include "ipc/client.h"
 #include "ipc/peer_cred.h"
 #include "ipc/socket_file.h"
@@ -55,7 +56,7 @@ void Client::close() {
 
 Result<Client> Client::connect(const std::string& socket_path, ClientOptions options) {
   STACKIE_TRY(check_socket_path(socket_path));
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int fd = socket_cloexec(AF_UNIX, SOCK_STREAM, true);
   if (fd < 0) return system_error(errno, "cannot create a socket");
   Client client(fd, options);
 
@@ -96,7 +97,7 @@ Status Client::write_all(std::string_view bytes) {
   if (fd_ < 0) return Error{UV_EBADF, "the connection to the daemon is closed"};
   const auto deadline = deadline_after(options_.idle_timeout);
   while (!bytes.empty()) {
-    const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    const ssize_t sent = send_nosignal(fd_, bytes.data(), bytes.size());
     if (sent > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(sent));
       continue;

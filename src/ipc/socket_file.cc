@@ -1,6 +1,7 @@
 #include "ipc/socket_file.h"
 
 #include "base/directories.h"
+#include "base/posix_io.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -88,7 +89,7 @@ Result<bool> remove_stale_socket(const std::string& socket_path) {
   if (!S_ISSOCK(info.st_mode))
     return Error{UV_EEXIST, socket_path + " exists and is not a socket; not replacing it"};
 
-  const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int probe = socket_cloexec(AF_UNIX, SOCK_STREAM, true);
   if (probe < 0) return system_error(errno, "cannot create a socket");
   const sockaddr_un address = unix_address(socket_path);
   const int rc = connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address);
@@ -106,7 +107,7 @@ Result<bool> remove_stale_socket(const std::string& socket_path) {
 
 Result<int> bind_listening_socket(const std::string& socket_path, int backlog) {
   STACKIE_TRY(check_socket_path(socket_path));
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = socket_cloexec(AF_UNIX, SOCK_STREAM);
   if (fd < 0) return system_error(errno, "cannot create a socket");
   const sockaddr_un address = unix_address(socket_path);
   if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {

@@ -57,8 +57,9 @@ struct SandboxPolicy {
   std::vector<std::string> host_names;
   std::vector<int> pass_fds;  // fds beyond 0-2 that survive into the block
   // TCP ports of the host's network a block with no network namespace of its own (the landlock
-  // backend, `network: localhost`) may bind (its served host ports) and connect to (the host
-  // ports of what it consumes); every other port stays closed. The namespace backend ignores
+  // backend, or macOS's Seatbelt, with `network: localhost`) may bind (its served host ports)
+  // and connect to (the host ports of what it consumes); every other port stays closed (a
+  // Landlock ruleset, the Seatbelt profile's loopback rules). The namespace backend ignores
   // them: its own network namespace holds only `lo`, and the daemon forwards declared ports.
   std::vector<int> tcp_bind;
   std::vector<int> tcp_connect;

@@ -13,7 +13,7 @@
 
 #include "policy/policy.h"
 #include "sandbox/linux_net_control.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sandbox/linux_lockdown.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

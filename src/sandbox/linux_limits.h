@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "policy/resource_limits.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/policy.h"
+#include "sandbox/command_path.h"
 
 namespace stackie::linux_sandbox {
 
@@ -67,14 +68,8 @@ int load_seccomp_filter();
 // The landlock backend's second filter (seccomp_gen.cc): socket(AF_UNIX) refused; 0 or errno.
 int load_unix_socket_filter();
 
-// PATH lookup inside the sandbox (the policy's PATH, else /usr/local/bin:/usr/bin:/bin).
-std::string resolve_command(const std::string& name, const SandboxPolicy& policy);
-
 // The clone(CLONE_VM|CLONE_VFORK) spawn of a child running lockdown_and_exec. Returns the pid
 // (the child has exec'ed or failed by then) or -errno; `failure` tells which.
 pid_t spawn_locked_down(const ExecPlan& plan, ChildFailure* failure);
-
-// Exit code for an execve errno: 127 not found, 126 otherwise.
-int exec_failure_exit_code(int errnum);
 
 }  // namespace stackie::linux_sandbox

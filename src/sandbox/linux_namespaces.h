@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "policy/policy.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

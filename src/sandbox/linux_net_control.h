@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "policy/policy.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie::linux_sandbox {
 

@@ -37,9 +37,10 @@ const char kUsage[] =
     "  --pids N                 at most N processes in the sandbox (RLIMIT_NPROC, counted\n"
     "                           in the sandbox's own user namespace)\n"
     "  --shm SIZE               size of /dev/shm (default: --memory, at most 64MiB)\n"
-    "  --allow-bind PORT        the landlock backend: the block may bind TCP PORT of the host\n"
-    "                           (with --net localhost; every other port stays closed)\n"
-    "  --allow-connect PORT     the landlock backend: the block may connect to TCP PORT\n"
+    "  --allow-bind PORT        the landlock backend and macOS: the block may bind TCP PORT of\n"
+    "                           the host (with --net localhost; every other port stays closed)\n"
+    "  --allow-connect PORT     the landlock backend and macOS: the block may connect to TCP\n"
+    "                           PORT of the host\n"
     "  --policy-fd N            read the policy as JSON from fd N (instead of the flags above)\n"
     "\n"
     "Other:\n"
@@ -55,7 +56,9 @@ const char kUsage[] =
     "                           over the SOCK_SEQPACKET socket N (see stackie-lockbox(1))\n"
     "  --listen PORT            listen on 127.0.0.1:PORT inside, before COMMAND starts,\n"
     "                           and send the listener on the --net-fd socket\n"
-    "  --join PID               run COMMAND inside the running sandbox of PID\n"
+    "  --lifeline-fd N          macOS: kill every process of the block when fd N reads\n"
+    "                           a byte or end of file (the daemon holds the other end)\n"
+    "  --join PID               Linux: run COMMAND inside the running sandbox of PID\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
     "  -V, --version            print version, commit and sandbox backend\n"
@@ -205,13 +208,14 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       policy.limits.pids = pids;
       options.policy_flags_used = true;
     } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd" ||
-               arg == "--cgroup-fd") {
+               arg == "--cgroup-fd" || arg == "--lifeline-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
-      (arg == "--policy-fd"  ? options.policy_fd
-       : arg == "--error-fd" ? options.error_fd
-       : arg == "--net-fd"   ? options.net_fd
-                             : options.cgroup_fd) = fd;
+      (arg == "--policy-fd"   ? options.policy_fd
+       : arg == "--error-fd"  ? options.error_fd
+       : arg == "--net-fd"    ? options.net_fd
+       : arg == "--cgroup-fd" ? options.cgroup_fd
+                              : options.lifeline_fd) = fd;
     } else if (arg == "--listen") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(port, parse_int(arg, text, 1));
@@ -261,6 +265,10 @@ Status check_options(const Options& options) {
       (options.cgroup_fd == options.policy_fd || options.cgroup_fd == options.error_fd ||
        options.cgroup_fd == options.net_fd))
     return usage_error("--cgroup-fd must differ from --policy-fd, --error-fd and --net-fd");
+  if (options.lifeline_fd >= 0 &&
+      (options.lifeline_fd == options.policy_fd || options.lifeline_fd == options.error_fd ||
+       options.lifeline_fd == options.net_fd || options.lifeline_fd == options.cgroup_fd))
+    return usage_error("--lifeline-fd must differ from the other fds");
   if (options.join_pid != 0) {
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
     if (options.cgroup_fd >= 0) return usage_error("--join cannot take --cgroup-fd");

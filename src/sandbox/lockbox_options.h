@@ -20,6 +20,7 @@ struct Options {
   int error_fd = -1;
   int net_fd = -1;                // the daemon's net channel (net_channel_protocol.h)
   int cgroup_fd = -1;             // the block's cgroup v2 directory, made by the daemon
+  int lifeline_fd = -1;           // macOS: a byte or EOF here kills the block's processes
   std::vector<int> listen_ports;  // listeners made inside and sent on the net channel
   pid_t join_pid = 0;
   std::string backend = "auto";  // --backend: auto, namespaces or landlock

@@ -10,11 +10,17 @@
 
 namespace stackie {
 
+// Seatbelt matches the real path of a file, so every granted path is resolved first (/tmp is
+// /private/tmp, /var is /private/var on macOS); a path that does not exist yet keeps its
+// resolved existing parent and the rest as written. Returns the policy with those paths.
+SandboxPolicy seatbelt_resolve_paths(SandboxPolicy policy);
+
 // Puts the calling process into `seatbelt_profile(policy)` (the text stays in memory, never on
-// disk), changes to the working directory, starts a new session (the daemon stops the block by
-// killing its process group) and execs argv (argv[0] is a path: no PATH search) with exactly
-// the policy's environment. Returns only
-// on failure; after sandbox_init succeeded the process cannot leave the sandbox again.
-Status seatbelt_apply_and_exec(const SandboxPolicy& policy, const std::vector<std::string>& argv);
+// disk), changes to the working directory, and execs `program` with argv and exactly the
+// policy's environment plus STACKIE_IPC_PREFIX (the only POSIX IPC names it may use). Returns
+// only on failure; after sandbox_init succeeded the process cannot leave the sandbox again.
+// The caller has already made its own session (the monitor tracks it, seatbelt_launch.h).
+Status seatbelt_apply_and_exec(const SandboxPolicy& policy, const std::string& program,
+                               const std::vector<std::string>& argv);
 
 }  // namespace stackie

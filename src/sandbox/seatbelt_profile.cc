@@ -1,5 +1,6 @@
 #include "sandbox/seatbelt_profile.h"
 
+#include <cstdint>
 #include <set>
 #include <vector>
 
@@ -33,6 +34,10 @@ constexpr std::string_view kDevicesReadWrite[] = {
     "/dev/tty",
     "/dev/dtracehelper",
 };
+// A process's own descriptors by name (/dev/stdin is /dev/fd/0): opening one only duplicates
+// a descriptor the process already holds. initdb reads its password file from /dev/stdin.
+constexpr std::string_view kOwnDescriptors[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+constexpr std::string_view kOwnDescriptorDir = "/dev/fd";
 constexpr std::string_view kDevicesReadOnly[] = {
     "/dev/random",
     "/dev/urandom",
@@ -46,8 +51,65 @@ constexpr std::string_view kMachServices[] = {
     "com.apple.system.opendirectoryd.libinfo",
 };
 
-// Name resolution goes through mDNSResponder; only modes with a network get it.
+// Name resolution goes through mDNSResponder (its Mach service and its socket); only a block
+// that may connect somewhere gets it: a resolver answers about the whole network and is itself
+// a way out (DNS queries carry data).
 constexpr std::string_view kResolverService = "com.apple.mDNSResponder";
+constexpr std::string_view kResolverSocket = "/private/var/run/mDNSResponder";
+
+// sysctl names a program reads to size itself (CPU count and features, memory, page size) or to
+// name the system (uname(3), os version). Nothing that lists or describes other processes:
+// kern.proc.* and kern.procargs2 (another process's argv and environment) stay denied, as does
+// everything about the network, the disks and the kernel's tunables.
+constexpr std::string_view kSysctlNames[] = {
+    "hw.activecpu",
+    "hw.byteorder",
+    "hw.cachelinesize",
+    "hw.cpufamily",
+    "hw.cpusubtype",
+    "hw.cputype",
+    "hw.l1dcachesize",
+    "hw.l1icachesize",
+    "hw.l2cachesize",
+    "hw.l3cachesize",
+    "hw.logicalcpu",
+    "hw.logicalcpu_max",
+    "hw.machine",
+    "hw.memsize",
+    "hw.model",
+    "hw.ncpu",
+    "hw.nperflevels",
+    "hw.pagesize",
+    "hw.physicalcpu",
+    "hw.physicalcpu_max",
+    "kern.argmax",
+    "kern.boottime",
+    "kern.hostname",
+    "kern.maxfiles",
+    "kern.maxfilesperproc",
+    "kern.ngroups",
+    "kern.osproductversion",
+    "kern.osrelease",
+    "kern.osrevision",
+    "kern.ostype",
+    "kern.osversion",
+    "kern.secure_kernel",
+    "kern.usrstack64",
+    "kern.version",
+    "kern.ipc.somaxconn",
+    "sysctl.proc_cputype",
+    "sysctl.proc_translated",
+    "vm.pagesize",
+};
+constexpr std::string_view kSysctlPrefixes[] = {
+    "hw.optional.",  // CPU features (libc, crypto, JITs pick code paths by them)
+    "hw.perflevel",  // P/E core counts (runtimes size their thread pools)
+    "machdep.cpu.",  // brand string, features, core count
+    "kern.sysv.",    // postgres checks the SysV shared memory limits
+};
+
+// libnotify's shared page: read-only, and every process's notify_* calls want it.
+constexpr std::string_view kNotifyShm = "apple.shm.notification_center";
 
 // These start or talk to processes outside the sandbox (open(1), AppleScript): denied last, so
 // the deny wins over any allow before it.
@@ -94,6 +156,26 @@ class ProfileWriter {
     }
     out_ += ")\n";
   }
+  // The same, each value inside an outer filter: (allow OPS (OUTER (FILTER "path"))), as unix
+  // socket addresses are written: (local unix-socket (subpath "/dir")).
+  void nested_rule(std::string_view action, std::string_view operations, std::string_view outer,
+                   std::string_view filter, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    out_ += '(';
+    out_ += action;
+    out_ += ' ';
+    out_ += operations;
+    for (const auto& value : values) {
+      out_ += "\n  (";
+      out_ += outer;
+      out_ += " (";
+      out_ += filter;
+      out_ += ' ';
+      out_ += sbpl_string_literal(value);
+      out_ += "))";
+    }
+    out_ += ")\n";
+  }
   std::string take() { return std::move(out_); }
 
  private:
@@ -105,7 +187,25 @@ std::vector<std::string> strings(const Range& range) {
   return std::vector<std::string>(std::begin(range), std::end(range));
 }
 
+std::vector<std::string> loopback(const std::vector<int>& ports) {
+  std::vector<std::string> out;
+  for (int port : ports)
+    if (port > 0 && port < 65536) out.push_back("localhost:" + std::to_string(port));
+  return out;
+}
+
 }  // namespace
+
+std::string seatbelt_ipc_prefix(std::string_view sandbox_name) {
+  // FNV-1a: stable across builds and platforms, and short (macOS POSIX IPC names hold 31 bytes).
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : sandbox_name) hash = (hash ^ c) * 16777619u;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "sk";
+  for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 0xf];
+  out += '.';
+  return out;
+}
 
 std::string sbpl_string_literal(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -147,11 +247,22 @@ std::string seatbelt_profile(const SandboxPolicy& policy) {
   w.line("(allow process-fork)");
   w.line("(allow process-exec)");
   w.line("(allow signal (target same-sandbox))");
-  w.line("(allow sysctl-read)");
-  // Shared memory and semaphores (postgres, redis): POSIX and System V.
-  w.line("(allow ipc-posix-shm ipc-posix-sem ipc-sysv-shm ipc-sysv-sem)");
+  w.rule("allow", "sysctl-read", "sysctl-name", strings(kSysctlNames));
+  w.rule("allow", "sysctl-read", "sysctl-name-prefix", strings(kSysctlPrefixes));
+  // POSIX shared memory and semaphores: only names under this block's prefix, so no block can
+  // open another's objects (names are host-wide). System V has no names to filter, only
+  // numeric keys: it stays allowed because postgres needs it (its main segment and
+  // semaphores); see docs/macos.md for what that leaves open.
+  const std::string ipc_prefix = seatbelt_ipc_prefix(policy.name);
+  w.rule("allow", "ipc-posix-shm* ipc-posix-sem*", "ipc-posix-name-prefix",
+         {"/" + ipc_prefix, ipc_prefix});
+  w.rule("allow", "ipc-posix-shm-read-data", "ipc-posix-name", {std::string(kNotifyShm)});
+  w.line("(allow ipc-sysv-shm ipc-sysv-sem)");
+  // Outbound network of any kind: `host`, or `localhost` with something to consume.
+  const bool outbound = policy.network == NetworkMode::host ||
+                        (policy.network == NetworkMode::localhost && !policy.tcp_connect.empty());
   std::vector<std::string> services = strings(kMachServices);
-  if (policy.network != NetworkMode::none) services.emplace_back(kResolverService);
+  if (outbound) services.emplace_back(kResolverService);
   w.rule("allow", "mach-lookup", "global-name", services);
 
   // Files: metadata of each ancestor (to walk to a granted path), then the grants themselves.
@@ -161,20 +272,34 @@ std::string seatbelt_profile(const SandboxPolicy& policy) {
     w.rule("allow", "file-read* file-map-executable", "subpath", strings(kSystemReadOnly));
     w.rule("allow", "file-read* file-write-data file-ioctl", "literal", strings(kDevicesReadWrite));
     w.rule("allow", "file-read*", "literal", strings(kDevicesReadOnly));
+    w.rule("allow", "file-read* file-write-data", "literal", strings(kOwnDescriptors));
+    w.rule("allow", "file-read* file-write-data", "subpath", {std::string(kOwnDescriptorDir)});
   }
   w.rule("allow", "file-read* file-map-executable", "subpath", read_only);
   w.rule("allow", "file-read* file-write* file-map-executable", "subpath", read_write);
 
-  // Network. `none`: nothing (deny default). `localhost`: listen and connect on the loopback
-  // only, which is where the daemon's forwarder reaches the block (DESIGN.md §6).
+  // Unix sockets inside the block's own runtime (temp) directory, in every mode: postgres puts
+  // its socket there, and `stackie exec ... psql` connects to it. Nothing else of the host's.
+  if (usable_path(policy.host_tmp_dir)) {
+    w.nested_rule("allow", "network-bind network-inbound", "local unix-socket", "subpath",
+                  {policy.host_tmp_dir});
+    w.nested_rule("allow", "network-outbound", "remote unix-socket", "subpath",
+                  {policy.host_tmp_dir});
+  }
+
+  // Network. `none`: nothing (deny default). `localhost`: macOS has no network namespace, so
+  // the block shares the host's loopback and the profile itself lets only declared ports
+  // cross: listen on its own served ports, connect to the ports it consumes, nothing else (no
+  // other loopback port, no other address). `host`: everything.
   switch (policy.network) {
     case NetworkMode::none: break;
     case NetworkMode::localhost:
-      w.line("(allow network-bind network-inbound (local ip \"localhost:*\"))");
-      w.line("(allow network-outbound (remote ip \"localhost:*\"))");
+      w.rule("allow", "network-bind network-inbound", "local ip", loopback(policy.tcp_bind));
+      w.rule("allow", "network-outbound", "remote ip", loopback(policy.tcp_connect));
       break;
     case NetworkMode::host: w.line("(allow network*)"); break;
   }
+  if (outbound) w.rule("allow", "network-outbound", "literal", {std::string(kResolverSocket)});
 
   // Last, so they win over anything above: no LaunchServices, no Apple Events.
   w.rule("deny", "mach-lookup", "global-name", strings(kLaunchServices));

@@ -15,6 +15,11 @@ namespace stackie {
 // out (never widened to a prefix); validate() rejects such policies before this runs.
 std::string seatbelt_profile(const SandboxPolicy& policy);
 
+// The prefix of the POSIX shared memory and semaphore names a block may use: "sk" + 8 hex
+// digits of a hash of its sandbox name + "." (e.g. shm_open("/sk0123abcd.cache")). Short because
+// macOS caps those names at 31 bytes; the block gets it as $STACKIE_IPC_PREFIX (seatbelt apply).
+std::string seatbelt_ipc_prefix(std::string_view sandbox_name);
+
 // `text` as an SBPL (TinyScheme) string literal, quotes included. `"` and `\` are escaped, every
 // byte outside printable ASCII (controls, DEL, non-ASCII UTF-8) becomes `\xHH`, so no byte of a
 // path is ever pasted raw into the profile.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/posix_io.h"
 #include "sandbox/net_channel_protocol.h"
 
 namespace stackie::spawn_detail {
@@ -41,7 +42,7 @@ void NetChannel::request_socket(SocketDone done) {
 void NetChannel::send_waiting() {
   while (!broken_ && !waiting_.empty() && in_flight_.size() < kInFlight) {
     char request = net_channel::kSocket;
-    ssize_t n = ::send(fd_, &request, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t n = send_nosignal(fd_, &request, 1, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // a reply frees room
     if (n != 1) {
@@ -68,7 +69,7 @@ void NetChannel::receive_one(bool* more) {
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(fd_, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  ssize_t n = recvmsg_cloexec(fd_, &message, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     *more = errno == EINTR;
     return;

@@ -50,7 +50,7 @@ int run_passthrough_monitor(int argc, char** argv) {
     return 127;
   }
   pid_t daemon = static_cast<pid_t>(std::atol(argv[2]));
-  // Every signal waits for sigwaitinfo: the stop signal the daemon sends to the group is for
+  // Every signal waits for sigwait: the stop signal the daemon sends to the group is for
   // the block, not for us.
   sigset_t all, before;
   sigfillset(&all);
@@ -71,11 +71,14 @@ int run_passthrough_monitor(int argc, char** argv) {
     std::fprintf(stderr, "stackie: cannot run %s: %s\n", argv[4], std::strerror(saved));
     std::_Exit(saved == ENOENT ? 127 : 126);
   }
+  // sigwait, not sigwaitinfo: macOS has only the former, and the number is all we need.
+  // macOS has no PR_SET_PDEATHSIG either: there the group outlives a SIGKILLed daemon
+  // (docs/platforms.md).
   for (;;) {
-    siginfo_t info{};
-    if (::sigwaitinfo(&all, &info) < 0) continue;
-    if (info.si_signo == kParentDied && ::getppid() != daemon) kill_group();
-    if (info.si_signo != SIGCHLD) continue;
+    int signo = 0;
+    if (::sigwait(&all, &signo) != 0) continue;
+    if (signo == kParentDied && ::getppid() != daemon) kill_group();
+    if (signo != SIGCHLD) continue;
     int status = 0;
     pid_t done = ::waitpid(child, &status, WNOHANG);
     if (done == child) die_like(status);

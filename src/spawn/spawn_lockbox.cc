@@ -4,8 +4,6 @@
 // as one JSON line {"step","errno","message"} on the error pipe (fd 4) with exit status 125,
 // and becomes the block's failure reason verbatim.
 #include <fcntl.h>
-#include <limits.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include "base/fs_path.h"
 #include "base/json.h"
 #include "base/uv_handle.h"
+#include "spawn/lockbox_os.h"
 #include "spawn/net_channel.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
@@ -28,7 +27,8 @@ using spawn_detail::ProcessCore;
 
 constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
-constexpr int kNetFd = 5;
+constexpr int kNetFd = 5;       // Linux, `network: localhost`
+constexpr int kLifelineFd = 5;  // macOS (lockbox_os.h): never together with a net fd
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 #ifdef SIGPWR
@@ -143,17 +143,21 @@ class LockboxProcess final : public Process {
  public:
   LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
                  spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup,
-                 int kill_signal)
+                 int kill_signal, Fd lifeline, SandboxPolicy policy)
       : lockbox_(std::move(lockbox)),
         core_(core),
         error_pipe_(error_pipe),
         net_(net),
         cgroup_(std::move(cgroup)),
-        kill_signal_(kill_signal) {}
+        kill_signal_(kill_signal),
+        lifeline_(std::move(lifeline)),
+        policy_(std::move(policy)) {}
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
     int pid = core_->pid();
+    // macOS: closing the lifeline is the monitor's order to kill the block's processes.
+    lifeline_.reset();
     core_->orphan([pid, cgroup = cgroup_, signum = kill_signal_] {
       if (cgroup) (void)cgroup->kill_all();
       ::kill(pid, signum);
@@ -173,14 +177,22 @@ class LockboxProcess final : public Process {
   Status signal(int signum) override { return send(signum); }
   // SIGKILL of the monitor takes the whole pid namespace with it; a landlock monitor, which
   // has no pid namespace, kills the block's tree itself on its tree kill signal. The cgroup's
-  // kill also reaches a process that is on its way into the sandbox.
+  // kill also reaches a process that is on its way into the sandbox. macOS: a byte on the
+  // lifeline makes the monitor kill every process of the block, then exit (128+9).
   Status kill_all() override {
+    if (lifeline_.fd >= 0) {
+      if (!core_->running()) return {};
+      const char kill_byte = 'k';
+      if (::write(lifeline_.fd, &kill_byte, 1) != 1) return send(SIGKILL);  // monitor gone
+      return {};
+    }
     if (cgroup_ && core_->running()) (void)cgroup_->kill_all();
     return send(kill_signal_);
   }
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
+    if (lifeline_.fd >= 0) return seatbelt_argv(command, pass_env);
     std::vector<std::string> argv{lockbox_, "--join", std::to_string(pid())};
     if (!sandbox_id_.empty()) argv.insert(argv.end(), {"--name", sandbox_id_});
     for (const auto& name : pass_env) {
@@ -195,6 +207,27 @@ class LockboxProcess final : public Process {
     if (net_ == nullptr) return Process::inside_socket(std::move(done));
     if (!core_->running()) return done(Error{UV_ECONNREFUSED, "the block is not running"});
     net_->request_socket(std::move(done));
+  }
+  // Seatbelt cannot add a process to a running sandbox: the command gets a sandbox of its own
+  // from the same policy (its environment aside, which the caller passes by name).
+  std::vector<std::string> seatbelt_argv(const std::vector<std::string>& command,
+                                         const std::vector<std::string>& pass_env) const {
+    std::vector<std::string> argv{lockbox_, "--name", policy_.name, "--net",
+                                  std::string(to_string(policy_.network))};
+    if (!policy_.system_view) argv.emplace_back("--no-system-view");
+    for (const auto& bind : policy_.read_only) argv.insert(argv.end(), {"--ro", bind.source});
+    for (const auto& bind : policy_.read_write) argv.insert(argv.end(), {"--rw", bind.source});
+    if (!policy_.host_tmp_dir.empty()) argv.insert(argv.end(), {"--tmpdir", policy_.host_tmp_dir});
+    if (!policy_.working_dir.empty()) argv.insert(argv.end(), {"--chdir", policy_.working_dir});
+    // An exec may connect to what the block serves and consumes (pg_isready, psql).
+    for (int port : policy_.tcp_bind)
+      argv.insert(argv.end(), {"--allow-connect", std::to_string(port)});
+    for (int port : policy_.tcp_connect)
+      argv.insert(argv.end(), {"--allow-connect", std::to_string(port)});
+    for (const auto& name : pass_env) argv.insert(argv.end(), {"--pass-env", name});
+    argv.emplace_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
   }
   std::string take_report() {
     std::string report = error_pipe_ ? error_pipe_->finish() : std::string();
@@ -216,23 +249,14 @@ class LockboxProcess final : public Process {
   spawn_detail::NetChannel* net_;
   std::shared_ptr<BlockCgroup> cgroup_;
   int kill_signal_;
+  Fd lifeline_;  // macOS only (lockbox_os.h)
+  SandboxPolicy policy_;
 };
 
-// Both ends close-on-exec; uv_spawn dups ours into the child's fd 5 without the flag.
-Result<std::pair<Fd, Fd>> net_channel_pair() {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
-    return system_error(errno, "net channel");
-  return std::pair<Fd, Fd>(Fd(fds[0]), Fd(fds[1]));
-}
-
-// The policy is written whole before the spawn, so the pipe must hold it: grow it when needed.
+// The policy is written whole before the spawn, so the channel must hold it (lockbox_os.h).
 Result<Fd> policy_pipe(const std::string& json) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error(errno, "policy pipe");
-  Fd read_end(fds[0]), write_end(fds[1]);
-  if (json.size() > 65536 && ::fcntl(write_end.fd, F_SETPIPE_SZ, static_cast<int>(json.size())) < 0)
-    return system_error(errno, "policy of " + std::to_string(json.size()) + " bytes");
+  STACKIE_TRY_ASSIGN(fds, spawn_detail::policy_channel(json.size()));
+  Fd read_end(fds.first), write_end(fds.second);
   size_t done = 0;
   while (done < json.size()) {
     ssize_t n = ::write(write_end.fd, json.data() + done, json.size() - done);
@@ -243,6 +267,11 @@ Result<Fd> policy_pipe(const std::string& json) {
   return read_end;  // write end closed here: the lockbox reads until EOF
 }
 
+Result<std::pair<Fd, Fd>> fd_pair(Result<std::pair<int, int>> fds) {
+  if (!fds.ok()) return fds.take_error();
+  return std::pair<Fd, Fd>(Fd(fds->first), Fd(fds->second));
+}
+
 class LockboxSpawner final : public Spawner {
  public:
   LockboxSpawner(std::string lockbox, std::unique_ptr<CgroupTree> cgroups,
@@ -251,41 +280,42 @@ class LockboxSpawner final : public Spawner {
         cgroups_(std::move(cgroups)),
         no_cgroup_reason_(std::move(no_cgroup_reason)),
         landlock_(landlock) {}
-  SandboxKind kind() const override {
-    return landlock_ ? SandboxKind::linux_landlock : SandboxKind::linux_namespaces;
-  }
+  SandboxKind kind() const override { return spawn_detail::lockbox_kind(landlock_); }
   std::string limits_enforcement() const override {
     if (cgroups_)
       return "cgroup v2 (" + cgroups_->dir() +
              (cgroups_->has_cpu() ? ")" : "; no cpu controller: cpu is not enforced)");
-    return "rlimits (no delegated cgroup: " + no_cgroup_reason_ + ")";
+    return spawn_detail::limits_without_cgroup(no_cgroup_reason_);
   }
 
   Result<std::unique_ptr<Process>> spawn(uv_loop_t* loop, const SpawnRequest& request,
                                          ExitCallback on_exit) override {
     STACKIE_TRY(validate(request.policy));
     STACKIE_TRY_ASSIGN(policy_fd, policy_pipe(policy_to_json(request.policy)));
-    int err[2];
-    if (::pipe2(err, O_CLOEXEC) != 0) return system_error(errno, "error pipe");
-    Fd error_read(err[0]), error_write(err[1]);
+    STACKIE_TRY_ASSIGN(err, fd_pair(spawn_detail::cloexec_pipe()));
+    Fd error_read = std::move(err.first), error_write = std::move(err.second);
 
     spawn_detail::SpawnPlan plan;
-    plan.argv = {lockbox_,
-                 "--backend",
-                 landlock_ ? "landlock" : "namespaces",
-                 "--policy-fd",
-                 std::to_string(kPolicyFd),
-                 "--error-fd",
-                 std::to_string(kErrorFd),
-                 "--"};
+    plan.argv = spawn_detail::backend_args(lockbox_, landlock_);
+    plan.argv.insert(plan.argv.end(), {"--policy-fd", std::to_string(kPolicyFd), "--error-fd",
+                                       std::to_string(kErrorFd), "--"});
     // The lockbox itself starts with an empty environment; the block's comes from the policy.
     plan.extra_fds = {policy_fd.fd, error_write.fd};
-    static_assert(kPolicyFd == 3 && kErrorFd == 4 && kNetFd == 5, "extra fds start at 3");
+    static_assert(kPolicyFd == 3 && kErrorFd == 4 && kNetFd == 5 && kLifelineFd == 5,
+                  "extra fds start at 3");
+    Fd lifeline_ours, lifeline_theirs;
+    if (spawn_detail::lockbox_uses_lifeline()) {
+      STACKIE_TRY_ASSIGN(pair, fd_pair(spawn_detail::cloexec_pipe()));
+      lifeline_theirs = std::move(pair.first);  // the monitor reads
+      lifeline_ours = std::move(pair.second);
+      plan.extra_fds.push_back(lifeline_theirs.fd);
+      plan.argv.insert(plan.argv.end() - 1, {"--lifeline-fd", std::to_string(kLifelineFd)});
+    }
     Fd net_ours, net_theirs;
-    if (request.net_channel && landlock_)
-      return Error{UV_ENOTSUP, "the landlock backend has no network namespace to make sockets in"};
+    if (request.net_channel && (landlock_ || spawn_detail::lockbox_uses_lifeline()))
+      return Error{UV_ENOTSUP, "a sandbox without a network namespace cannot make sockets in one"};
     if (request.net_channel) {
-      STACKIE_TRY_ASSIGN(pair, net_channel_pair());
+      STACKIE_TRY_ASSIGN(pair, fd_pair(spawn_detail::net_channel_pair()));
       net_ours = std::move(pair.first);
       net_theirs = std::move(pair.second);
       plan.extra_fds.push_back(net_theirs.fd);
@@ -307,7 +337,7 @@ class LockboxSpawner final : public Spawner {
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
 
     spawn_detail::NetChannel* net = nullptr;
-    if (request.net_channel) {
+    if (net_ours.fd >= 0) {
       STACKIE_TRY_ASSIGN(
           channel, spawn_detail::NetChannel::open(loop, net_ours.release(), request.on_listeners));
       net = channel;
@@ -342,7 +372,8 @@ class LockboxSpawner final : public Spawner {
       return core.take_error();
     }
     auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup,
-                                                    landlock_ ? kTreeKillSignal : SIGKILL);
+                                                    landlock_ ? kTreeKillSignal : SIGKILL,
+                                                    std::move(lifeline_ours), request.policy);
     *slot = process.get();
     process->set_sandbox_id(request.policy.name);
     return std::unique_ptr<Process>(std::move(process));
@@ -364,16 +395,17 @@ std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
                                           std::move(no_cgroup_reason), landlock);
 }
 
+SandboxKind native_sandbox_kind() {
+  return spawn_detail::lockbox_kind(false);
+}
+
 Result<std::string> find_lockbox() {
   if (const char* env = std::getenv("STACKIE_LOCKBOX"); env != nullptr && *env != '\0') {
     if (::access(env, X_OK) != 0)
       return system_error(errno, std::string("$STACKIE_LOCKBOX ") + env);
     return std::string(env);
   }
-  char self[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string dir(self, static_cast<size_t>(n));
+  if (std::string dir = spawn_detail::running_executable(); !dir.empty()) {
     dir.erase(dir.rfind('/'));
     std::string candidate = dir + "/stackie-lockbox";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;

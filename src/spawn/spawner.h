@@ -124,6 +124,9 @@ std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
                                               std::string no_cgroup_reason = "",
                                               bool landlock = false);
 
+// What this platform's stackie-lockbox is: linux_namespaces or seatbelt (spawn/lockbox_os_*.cc).
+SandboxKind native_sandbox_kind();
+
 // Where stackie-lockbox is: $STACKIE_LOCKBOX, else next to the running executable (an
 // uninstalled build has both in build/src/), else STACKIE_LIBEXECDIR.
 Result<std::string> find_lockbox();

@@ -232,6 +232,15 @@ class BlockBuilder {
       return error_at(decl_.network->where, "network: outbound is for blocks of your own; '" +
                                                 block_.name + "' comes from the catalog");
     if (on_host_network()) return {};  // unsandboxed: the host's network already
+    // The egress proxy listens inside the block's own network namespace (Linux). Without one
+    // the block shares the host's loopback, and its profile lets only declared ports cross:
+    // say so rather than run it without the network it asked for.
+    if (!has_network_namespaces())
+      return error_at(decl_.network->where,
+                      "network: outbound needs a network namespace of the block's own (Linux "
+                      "only); on " +
+                          options_.os + " use 'platforms: {" + options_.os +
+                          ": {sandbox: false}}' for block '" + block_.name + "'");
     block_.outbound = true;
     for (const auto& pattern : decl_.egress) block_.egress_allow.push_back(pattern.text);
     std::set<int> used;
@@ -243,12 +252,14 @@ class BlockBuilder {
     return {};
   }
 
-  // A sandbox with no network namespace (LoadOptions::ports_on_host): the block's ports are
-  // the host's, but Landlock keeps every other port closed.
+  // A sandbox with no network namespace: the landlock backend (LoadOptions::ports_on_host) or
+  // any OS but Linux (macOS's Seatbelt): the block's ports are the host's, but the sandbox
+  // (Landlock's ruleset, the Seatbelt profile) keeps every other port closed.
   bool ports_on_host() const {
-    return options_.ports_on_host && block_.sandboxed &&
+    return (options_.ports_on_host || !has_network_namespaces()) && block_.sandboxed &&
            block_.policy.network == NetworkMode::localhost;
   }
+  bool has_network_namespaces() const { return options_.os == "linux"; }
 
   // The port `name` the block listens on: the declared one, or its host port when the block
   // binds that itself (ports_on_host).
@@ -293,14 +304,15 @@ class BlockBuilder {
                         "'serves." + port.name + "' of '" + block_.name +
                             "' runs on the host's network: host_port must equal port");
       if (!options_.allocate_host_port) {
-        port.host_port = request.wanted;
-        continue;
+        port.host_port = request.wanted;  // no allocator (validate, tests): the wanted port
+      } else {
+        auto allocated = options_.allocate_host_port(request);
+        if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
+        port.host_port = allocated->port;
+        if (allocated->port != request.wanted)
+          block_.moved_ports.push_back(
+              {port.name, request.wanted, allocated->port, allocated->note});
       }
-      auto allocated = options_.allocate_host_port(request);
-      if (!allocated.ok()) return error_at(spec_.serves[i].port_where, allocated.error().message);
-      port.host_port = allocated->port;
-      if (allocated->port != request.wanted)
-        block_.moved_ports.push_back({port.name, request.wanted, allocated->port, allocated->note});
       if (ports_on_host()) port.port = port.host_port;
     }
     // A consumer on the host's network reaches a provider through its host port.

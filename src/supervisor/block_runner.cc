@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/signal_name.h"
 #include "supervisor/block_storage.h"
 #include "supervisor/exit_description.h"
 #include "supervisor/init_script.h"

@@ -1,6 +1,7 @@
 #include "supervisor/daemon_core.h"
 
 #include "base/directories.h"
+#include "base/signal_name.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -99,7 +100,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
           [](uv_signal_t* h, int sig) {
             auto* self = static_cast<Daemon*>(h->data);
             self->log(DaemonLogLevel::info,
-                      std::string("received ") + sigabbrev_np(sig) + ": stopping every stack");
+                      "received " + signal_name(sig) + ": stopping every stack");
             self->stop();
           },
           signum);

@@ -5,21 +5,14 @@
 #include <csignal>
 #include <cstring>
 
-namespace stackie {
+#include "base/signal_name.h"
 
-namespace {
+namespace stackie {
 
 // "SIGTERM" for any signal the C library knows (stack/block_def.h's signal_name knows only
 // the stop signals a block may declare), else the number.
-std::string exit_signal_name(int signum) {
-  const char* abbrev = sigabbrev_np(signum);
-  return abbrev ? std::string("SIG") + abbrev : std::to_string(signum);
-}
-
-}  // namespace
-
 std::string signal_text(int signum) {
-  return exit_signal_name(signum);
+  return signal_name(signum);
 }
 
 int parse_signal_text(std::string_view text) {
@@ -33,7 +26,7 @@ int parse_signal_text(std::string_view text) {
   for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (upper.starts_with("SIG")) upper.erase(0, 3);
   for (int signum = 1; signum < NSIG; ++signum)
-    if (const char* abbrev = sigabbrev_np(signum); abbrev && upper == abbrev) return signum;
+    if (signal_name(signum) == "SIG" + upper) return signum;
   return 0;
 }
 
@@ -45,10 +38,10 @@ int lockbox_signal(const ExitStatus& status, SandboxKind kind) {
 
 std::string describe_exit(const ExitStatus& status, SandboxKind kind) {
   if (!status.setup_error.empty()) return status.setup_error;
-  if (status.term_signal != 0) return "killed by " + exit_signal_name(status.term_signal);
+  if (status.term_signal != 0) return "killed by " + signal_name(status.term_signal);
   int64_t code = status.exit_status;
   if (int signum = lockbox_signal(status, kind); signum != 0)
-    return "killed by " + exit_signal_name(signum);
+    return "killed by " + signal_name(signum);
   if (code == 126) return "exit status 126: command not executable";
   if (code == 127) return "exit status 127: command not found";
   return "exit status " + std::to_string(code);

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/posix_io.h"
+
 namespace stackie {
 namespace {
 
@@ -50,7 +52,7 @@ std::vector<std::string> listening_inodes(int port) {
 }  // namespace
 
 bool host_port_free(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket_cloexec(AF_INET, SOCK_STREAM);
   if (fd < 0) return false;
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the forwarder binds

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/posix_io.h"
+
 namespace stackie {
 
 namespace {
@@ -37,11 +39,11 @@ Status send_service_notification(const std::string& address, const std::string& 
   std::memcpy(addr.sun_path, address.data(), address.size());
   // The abstract namespace: a leading NUL, and the length counts exactly the name's bytes.
   if (address[0] == '@') addr.sun_path[0] = '\0';
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int fd = socket_cloexec(AF_UNIX, SOCK_DGRAM);
   if (fd < 0) return system_error(errno, "socket for NOTIFY_SOCKET");
   ssize_t sent =
-      ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
-               static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size()));
+      sendto_nosignal(fd, state.data(), state.size(), reinterpret_cast<sockaddr*>(&addr),
+                      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size()));
   int saved = errno;
   ::close(fd);
   if (sent < 0) return system_error(saved, "send to NOTIFY_SOCKET " + address);

@@ -16,7 +16,7 @@ namespace {
 // to no isolation (DESIGN.md §5: fail closed).
 class UnavailableSpawner final : public Spawner {
  public:
-  SandboxKind kind() const override { return SandboxKind::linux_namespaces; }
+  SandboxKind kind() const override { return native_sandbox_kind(); }
   Result<std::unique_ptr<Process>> spawn(uv_loop_t*, const SpawnRequest&, ExitCallback) override {
     return Error{UV_ENOENT,
                  "no sandbox launcher available (stackie-lockbox not found); "

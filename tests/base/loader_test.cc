@@ -285,8 +285,20 @@ TEST(Loader, EveryStackFieldAndEmptyValues) {
 
   options.os = "macos";
   auto on_macos = load_stack(options);
-  ASSERT_TRUE(on_macos.ok());
+  ASSERT_TRUE(on_macos.ok()) << on_macos.error().message;
   EXPECT_TRUE(find_block(*on_macos, "worker")->sandboxed);
+  // macOS has no network namespace: a localhost block listens on its host port itself, and
+  // its policy names the only loopback ports it may bind and reach (issue 19).
+  const ResolvedBlock* mac_db = find_block(*on_macos, "fixture.db");
+  const ResolvedBlock* mac_web = find_block(*on_macos, "web");
+  EXPECT_EQ(mac_db->serves[0].port, 15433);
+  EXPECT_EQ(mac_db->policy.tcp_bind, std::vector<int>{15433});
+  EXPECT_EQ(mac_web->policy.tcp_bind, (std::vector<int>{5433, 9000}));
+  EXPECT_EQ(mac_web->policy.tcp_connect, std::vector<int>{15433});
+  EXPECT_EQ(env_value(*mac_web, "DB_PORT"), "15433");
+  EXPECT_EQ(mac_web->health.port, 9000);
+  EXPECT_TRUE(db->policy.tcp_bind.empty() && web->policy.tcp_connect.empty())
+      << "Linux: the namespace and the forwarder confine the ports";
   options.no_sandbox = true;
   auto unsandboxed = load_stack(options);
   ASSERT_TRUE(unsandboxed.ok());

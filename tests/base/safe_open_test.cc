@@ -73,7 +73,7 @@ TEST_P(SafeOpen, ASymlinkOnTheWayIsRefusedAndNamed) {
       << made.error().message;
   EXPECT_FALSE(std::filesystem::exists(outside_ + "/sub")) << "created through the link";
 
-  auto opened = open_beneath(fd.get(), "tmp/s-b/run", O_PATH, root_);
+  auto opened = open_beneath(fd.get(), "tmp/s-b/run", kOpenPathOnly, root_);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, -ELOOP) << opened.error().message;
   EXPECT_FALSE(open_beneath(fd.get(), "tmp/s-b/run/secret", O_RDONLY, root_).ok());

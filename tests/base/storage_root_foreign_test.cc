@@ -22,8 +22,9 @@ constexpr uid_t kOtherUid = 65534;
 int open_as_other_user(const std::string& path, Privacy privacy) {
   pid_t pid = ::fork();
   if (pid == 0) {
-    if (::setresgid(kOtherUid, kOtherUid, kOtherUid) != 0 ||
-        ::setresuid(kOtherUid, kOtherUid, kOtherUid) != 0)
+    // As root, setgid/setuid set the real, effective and saved ids alike (POSIX: setresuid
+    // is not on macOS).
+    if (::setgid(kOtherUid) != 0 || ::setuid(kOtherUid) != 0)
       std::_Exit(3);
     auto opened = open_storage_root(path, privacy);
     if (opened.ok()) std::_Exit(0);

@@ -2,6 +2,7 @@
 // bad fixture (exit 1, exactly one line on stderr).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>

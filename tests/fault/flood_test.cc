@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "base/posix_io.h"
 #include "support/daemon_harness.h"
 
 namespace stackie::fault {
@@ -51,7 +52,7 @@ long long bytes_written(const std::string& token) {
 
 // A raw client that asks to follow `block` and then never reads: the socket's buffers fill.
 int stuck_follower(const std::string& socket_path, const std::string& block) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM);
   int small = 4096;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   sockaddr_un address{};
@@ -95,7 +96,7 @@ TEST_F(FloodTest, PsStaysFastAndHealthChecksOnScheduleWhileAFollowerIsStuck) {
   int raw = stuck_follower(socket_path(), "flood");
   ASSERT_GE(raw, 0) << "raw follower could not connect";
   int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  ASSERT_EQ(stackie::pipe_cloexec(pipe_fds), 0);
   pid_t cli = ::fork();
   if (cli == 0) {
     ::dup2(pipe_fds[1], 1);

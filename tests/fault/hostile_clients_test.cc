@@ -11,6 +11,7 @@
 #include <mutex>
 #include <random>
 
+#include "base/posix_io.h"
 #include "support/daemon_harness.h"
 
 namespace stackie::fault {
@@ -146,7 +147,7 @@ bool has_reply(const std::string& received) {
 RawExchange exchange(const std::string& socket_path, const std::string& bytes,
                      std::chrono::milliseconds quiet, bool until_reply = false) {
   RawExchange out;
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
@@ -160,7 +161,7 @@ RawExchange exchange(const std::string& socket_path, const std::string& bytes,
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = stackie::send_nosignal(fd, bytes.data() + sent, bytes.size() - sent);
     if (n <= 0) break;  // the daemon may drop us (a line over the limit)
     sent += std::size_t(n);
   }

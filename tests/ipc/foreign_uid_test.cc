@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/posix_io.h"
 #include "server_fixture.h"
 
 namespace stackie::ipc::testing {
@@ -30,15 +31,15 @@ class OtherUserChild {
  public:
   explicit OtherUserChild(const std::function<int()>& body) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return;
+    if (stackie::pipe_cloexec(fds) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
       ::close(fds[1]);
       char go = 0;
       if (read(fds[0], &go, 1) != 1) _exit(90);
-      if (setgroups(0, nullptr) != 0 || setresgid(kOtherGid, kOtherGid, kOtherGid) != 0 ||
-          setresuid(kOtherUid, kOtherUid, kOtherUid) != 0)
-        _exit(91);
+      // As root, setgid/setuid set the real, effective and saved ids alike (no setresuid on
+      // macOS).
+      if (setgroups(0, nullptr) != 0 || setgid(kOtherGid) != 0 || setuid(kOtherUid) != 0) _exit(91);
       if (geteuid() != kOtherUid) _exit(92);
       _exit(body());
     }
@@ -91,7 +92,7 @@ TEST_F(ForeignUidTest, AClientOfAnotherUidIsRefusedAndTheRefusalLogged) {
   // A socket the other user can reach (socket activation hands us such an fd): only the
   // SO_PEERCRED check stands between it and the daemon.
   const std::string path = dir / "open.sock";
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.data(), path.size());
@@ -150,7 +151,7 @@ TEST_F(ForeignUidTest, TheClientRefusesAServerOfAnotherUid) {
   // The reverse direction: a socket served by someone else (not root) is not our daemon.
   const std::string path = dir / "impostor.sock";
   OtherUserChild impostor([&] {
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int fd = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     std::memcpy(address.sun_path, path.data(), path.size());

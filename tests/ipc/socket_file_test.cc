@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/posix_io.h"
 #include "ipc/socket_file.h"
 #include "server_fixture.h"
 
@@ -27,7 +28,7 @@ mode_t mode_of(const std::string& path) {
 
 // A socket bound at path; listening or not. Returns the fd.
 int raw_socket_at(const std::string& path, bool listening) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.data(), path.size());

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/linux_setup_error.h"
 #include "sandbox/lockbox_options.h"
+#include "sandbox/setup_error.h"
 
 namespace stackie {
 namespace {
@@ -62,7 +62,7 @@ TEST(LockboxOptions, PassEnvTakesTheValueFromTheEnvironmentNotTheCommandLine) {
 }
 
 TEST(LockboxSetupError, OneEscapedJsonLine) {
-  auto line = linux_sandbox::setup_error_json({"mount /a\"b", 13, "line\nbreak\x01"});
+  auto line = setup_error_json({"mount /a\"b", 13, "line\nbreak\x01"});
   EXPECT_EQ(line,
             "{\"step\":\"mount /a\\\"b\",\"errno\":13,\"message\":\"line\\nbreak\\u0001\"}\n");
 }

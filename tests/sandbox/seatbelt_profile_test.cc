@@ -132,10 +132,22 @@ struct Grant {
 };
 
 const std::set<std::string> kKnownOperations = {
-    "process-fork",  "process-exec",        "signal",           "sysctl-read", "ipc-posix-shm",
-    "ipc-posix-sem", "ipc-sysv-shm",        "ipc-sysv-sem",     "mach-lookup", "file-read-metadata",
-    "file-read*",    "file-map-executable", "file-write-data",  "file-ioctl",  "file-write*",
-    "network-bind",  "network-inbound",     "network-outbound", "network*",    "appleevent-send"};
+    "process-fork",       "process-exec",    "signal",
+    "sysctl-read",        "ipc-posix-shm*",  "ipc-posix-sem*",
+    "ipc-sysv-shm",       "ipc-sysv-sem",    "mach-lookup",
+    "file-read-metadata", "file-read*",      "file-map-executable",
+    "file-write-data",    "file-ioctl",      "file-write*",
+    "network-bind",       "network-inbound", "network-outbound",
+    "network*",           "appleevent-send", "ipc-posix-shm-read-data"};
+
+// Filters of one string argument: (NAME "value").
+const std::set<std::string> kStringFilters = {"subpath",
+                                              "literal",
+                                              "global-name",
+                                              "sysctl-name",
+                                              "sysctl-name-prefix",
+                                              "ipc-posix-name",
+                                              "ipc-posix-name-prefix"};
 
 // Parses `profile`, checks its structure and returns its grants. Fails the test on anything
 // unexpected: a missing header, an unknown operation, a malformed filter, a raw byte.
@@ -178,9 +190,17 @@ std::vector<Grant> checked_grants(const std::string& profile) {
                  (item.items[0].is_atom("local") || item.items[0].is_atom("remote"))) {
         EXPECT_EQ(item.items[2].kind, Node::Kind::string);
         filters.emplace_back(item.items[0].text + " ip", item.items[2].text);
+      } else if (item.items.size() == 3 && item.items[1].is_atom("unix-socket") &&
+                 (item.items[0].is_atom("local") || item.items[0].is_atom("remote")) &&
+                 item.items[2].kind == Node::Kind::list && item.items[2].items.size() == 2 &&
+                 item.items[2].items[0].is_atom("subpath") &&
+                 item.items[2].items[1].kind == Node::Kind::string) {
+        // (local unix-socket (subpath "/dir")) -> filter "local unix-socket subpath"
+        filters.emplace_back(item.items[0].text + " unix-socket subpath",
+                             item.items[2].items[1].text);
       } else if (item.items.size() == 2 && item.items[1].kind == Node::Kind::string &&
-                 (item.items[0].is_atom("subpath") || item.items[0].is_atom("literal") ||
-                  item.items[0].is_atom("global-name"))) {
+                 item.items[0].kind == Node::Kind::atom &&
+                 kStringFilters.count(item.items[0].text)) {
         filters.emplace_back(item.items[0].text, item.items[1].text);
       } else {
         ADD_FAILURE() << "unexpected filter in form " << i;
@@ -223,6 +243,19 @@ SandboxPolicy postgres_policy() {
   policy.read_write = {{"/Users/dev/.stackie/storage/volumes/demo/data", "/var/lib/postgresql"}};
   policy.host_tmp_dir = "/Users/dev/.stackie/storage/tmp/demo-postgres";
   policy.network = NetworkMode::localhost;
+  policy.tcp_bind = {5432};
+  return policy;
+}
+
+// A localhost block that serves 8080 and consumes postgres (5432) and redis (6379).
+SandboxPolicy api_policy() {
+  SandboxPolicy policy;
+  policy.name = "demo-api";
+  policy.read_only = {{"/Users/dev/src/api", ""}};
+  policy.host_tmp_dir = "/Users/dev/.stackie/storage/tmp/demo-api";
+  policy.network = NetworkMode::localhost;
+  policy.tcp_bind = {8080};
+  policy.tcp_connect = {5432, 6379};
   return policy;
 }
 
@@ -269,7 +302,8 @@ TEST(SeatbeltLiteral, EscapesQuotesBackslashesAndEveryNonPrintableByte) {
 }
 
 TEST(SeatbeltProfile, StartsDenyDefaultAndHoldsOnlyKnownOperations) {
-  for (const SandboxPolicy& policy : {minimal_policy(), postgres_policy(), host_network_policy()}) {
+  for (const SandboxPolicy& policy :
+       {minimal_policy(), postgres_policy(), api_policy(), host_network_policy()}) {
     std::vector<Grant> grants = checked_grants(seatbelt_profile(policy));
     EXPECT_FALSE(grants.empty());
     for (const Grant& g : grants) EXPECT_NE(g.operation, "default");
@@ -306,16 +340,110 @@ TEST(SeatbeltProfile, NetworkFollowsTheMode) {
   }
 
   std::vector<Grant> local = checked_grants(seatbelt_profile(postgres_policy()));
-  std::set<Grant> network;
+  std::set<Grant> ip;
   for (const Grant& g : local)
-    if (g.operation.rfind("network", 0) == 0) network.insert(g);
-  EXPECT_EQ(network, (std::set<Grant>{{"allow", "network-bind", "local ip", "localhost:*"},
-                                      {"allow", "network-inbound", "local ip", "localhost:*"},
-                                      {"allow", "network-outbound", "remote ip", "localhost:*"}}));
+    if (g.filter == "local ip" || g.filter == "remote ip") ip.insert(g);
+  EXPECT_EQ(ip, (std::set<Grant>{{"allow", "network-bind", "local ip", "localhost:5432"},
+                                 {"allow", "network-inbound", "local ip", "localhost:5432"}}))
+      << "its own served port only: no wildcard, no outbound (it consumes nothing)";
 
   std::vector<Grant> host = checked_grants(seatbelt_profile(host_network_policy()));
   EXPECT_TRUE(has_unfiltered(host, "network*"));
   EXPECT_FALSE(has_unfiltered(local, "network*"));
+}
+
+// macOS has no network namespace: the host's loopback is shared by every block, so only the
+// declared ports may cross (issue 19). The hostile case: a block that could bind any loopback
+// port could squat a port another block serves; one that could connect anywhere on the
+// loopback could reach every local service of the user (databases, dev servers, agents).
+TEST(SeatbeltProfile, LocalhostCrossesOnlyTheDeclaredPorts) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(api_policy()));
+  EXPECT_EQ(values_for(grants, "allow", "network-bind", "local ip"),
+            std::set<std::string>{"localhost:8080"});
+  EXPECT_EQ(values_for(grants, "allow", "network-inbound", "local ip"),
+            std::set<std::string>{"localhost:8080"});
+  EXPECT_EQ(values_for(grants, "allow", "network-outbound", "remote ip"),
+            (std::set<std::string>{"localhost:5432", "localhost:6379"}));
+  for (const Grant& g : grants) {
+    EXPECT_EQ(g.value.find(":*"), std::string::npos) << g.operation << " " << g.value;
+    EXPECT_NE(g.operation, "network*");
+  }
+  SandboxPolicy nothing_declared = api_policy();
+  nothing_declared.tcp_bind.clear();
+  nothing_declared.tcp_connect.clear();
+  for (const Grant& g : checked_grants(seatbelt_profile(nothing_declared)))
+    EXPECT_TRUE(g.filter != "local ip" && g.filter != "remote ip") << g.operation << " " << g.value;
+}
+
+TEST(SeatbeltProfile, ResolverOnlyWithOutboundNetwork) {
+  auto resolver = [](const SandboxPolicy& policy) {
+    std::vector<Grant> grants = checked_grants(seatbelt_profile(policy));
+    bool service =
+        values_for(grants, "allow", "mach-lookup", "global-name").count("com.apple.mDNSResponder") >
+        0;
+    bool socket = values_for(grants, "allow", "network-outbound", "literal")
+                      .count("/private/var/run/mDNSResponder") > 0;
+    EXPECT_EQ(service, socket) << "the Mach service and the socket go together";
+    return service;
+  };
+  EXPECT_FALSE(resolver(minimal_policy())) << "network none";
+  EXPECT_FALSE(resolver(postgres_policy())) << "localhost, serves only: no way out";
+  EXPECT_TRUE(resolver(api_policy())) << "localhost that consumes";
+  EXPECT_TRUE(resolver(host_network_policy()));
+}
+
+TEST(SeatbeltProfile, UnixSocketsOnlyInsideTheRuntimeDirectory) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(postgres_policy()));
+  const std::set<std::string> runtime{"/Users/dev/.stackie/storage/tmp/demo-postgres"};
+  EXPECT_EQ(values_for(grants, "allow", "network-bind", "local unix-socket subpath"), runtime);
+  EXPECT_EQ(values_for(grants, "allow", "network-outbound", "remote unix-socket subpath"), runtime);
+  std::vector<Grant> no_tmp = checked_grants(seatbelt_profile(host_network_policy()));
+  EXPECT_TRUE(values_for(no_tmp, "allow", "network-bind", "local unix-socket subpath").empty());
+}
+
+// kern.procargs2 hands out any same-user process's argv and environment (secrets in
+// DATABASE_URL); kern.proc.* lists every process. Programs need neither.
+TEST(SeatbeltProfile, SysctlReadsOnlyNamedSystemFacts) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(host_network_policy()));
+  EXPECT_FALSE(has_unfiltered(grants, "sysctl-read"));
+  std::set<std::string> names = values_for(grants, "allow", "sysctl-read", "sysctl-name");
+  std::set<std::string> prefixes = values_for(grants, "allow", "sysctl-read", "sysctl-name-prefix");
+  EXPECT_TRUE(names.count("hw.ncpu") && names.count("kern.osrelease") && names.count("hw.memsize"));
+  for (const std::string name : {"kern.procargs2", "kern.procargs", "kern.proc.all",
+                                 "kern.proc.pid.1", "kern.proc.uid.501", "net.inet.tcp.pcblist"}) {
+    EXPECT_FALSE(names.count(name)) << name;
+    for (const std::string& prefix : prefixes)
+      EXPECT_NE(name.rfind(prefix, 0), 0u) << name << " matched by prefix " << prefix;
+  }
+  for (const std::string& prefix : prefixes) {
+    EXPECT_GE(prefix.size(), 4u) << "a prefix this short grants a whole tree";
+    EXPECT_NE(prefix.rfind("kern.proc", 0), 0u) << prefix;
+  }
+}
+
+// initdb reads its password from /dev/stdin (stackie.postgres): a process's own descriptors by
+// name, and no other device.
+TEST(SeatbeltProfile, OwnDescriptorsByNameButNotAllOfDev) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(minimal_policy()));
+  std::set<std::string> literals = values_for(grants, "allow", "file-read*", "literal");
+  EXPECT_TRUE(literals.count("/dev/stdin") && literals.count("/dev/null"));
+  std::set<std::string> subpaths = values_for(grants, "allow", "file-read*", "subpath");
+  EXPECT_TRUE(subpaths.count("/dev/fd"));
+  EXPECT_FALSE(subpaths.count("/dev")) << "disks and other devices stay denied";
+}
+
+TEST(SeatbeltProfile, PosixIpcNamesArePrefixedPerBlock) {
+  std::vector<Grant> grants = checked_grants(seatbelt_profile(postgres_policy()));
+  const std::string prefix = seatbelt_ipc_prefix("demo-postgres");
+  EXPECT_EQ(prefix.size(), 11u) << "sk + 8 hex + '.', leaving 20 of macOS's 31 bytes";
+  EXPECT_NE(prefix, seatbelt_ipc_prefix("demo-api"));
+  EXPECT_EQ(prefix, seatbelt_ipc_prefix("demo-postgres")) << "stable";
+  for (const char* op : {"ipc-posix-shm*", "ipc-posix-sem*"}) {
+    EXPECT_FALSE(has_unfiltered(grants, op)) << op;
+    EXPECT_EQ(values_for(grants, "allow", op, "ipc-posix-name-prefix"),
+              (std::set<std::string>{"/" + prefix, prefix}))
+        << op;
+  }
 }
 
 TEST(SeatbeltProfile, ProcessesSignalsAndIpcAreConfined) {
@@ -324,7 +452,6 @@ TEST(SeatbeltProfile, ProcessesSignalsAndIpcAreConfined) {
   EXPECT_TRUE(has_unfiltered(grants, "process-exec"));
   EXPECT_FALSE(has_unfiltered(grants, "signal")) << "signals only within the sandbox";
   EXPECT_EQ(values_for(grants, "allow", "signal", "target"), std::set<std::string>{"same-sandbox"});
-  EXPECT_TRUE(has_unfiltered(grants, "sysctl-read"));
   EXPECT_FALSE(has_unfiltered(grants, "mach-lookup")) << "mach lookups by name only";
   std::set<std::string> services = values_for(grants, "allow", "mach-lookup", "global-name");
   EXPECT_EQ(services.size(), 3u);
@@ -433,6 +560,9 @@ TEST(SeatbeltGolden, PostgresLocalhost) {
 }
 TEST(SeatbeltGolden, HostNetworkNoSystemView) {
   expect_golden("host_network", host_network_policy());
+}
+TEST(SeatbeltGolden, ApiLocalhostConsumes) {
+  expect_golden("api_localhost", api_policy());
 }
 TEST(SeatbeltGolden, HostilePaths) {
   expect_golden("hostile_paths", hostile_policy());

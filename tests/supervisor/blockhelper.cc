@@ -30,8 +30,11 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,6 +50,25 @@
 namespace {
 
 int exit_code_on_signal[65];
+
+// The errno's name ("ENOMEM"), which the tests read back: glibc's strerrorname_np, else the
+// few names these actions can meet (macOS has no such call).
+const char* errno_name(int error) {
+#ifdef __GLIBC__
+  return strerrorname_np(error);
+#else
+  switch (error) {
+    case EAGAIN: return "EAGAIN";
+    case ENOMEM: return "ENOMEM";
+    case ENOSPC: return "ENOSPC";
+    case EDQUOT: return "EDQUOT";
+    case EFBIG: return "EFBIG";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    default: return "EOTHER";
+  }
+#endif
+}
 
 void exit_with_code(int signum) {
   _exit(exit_code_on_signal[signum]);
@@ -205,14 +227,14 @@ int main(int argc, char** argv) {
           break;
         }
       }
-      std::printf("forked %ld %s\n", forked, err ? strerrorname_np(err) : "ok");
+      std::printf("forked %ld %s\n", forked, err ? errno_name(err) : "ok");
       std::fflush(stdout);
     } else if (action == "alloc") {
       size_t bytes = static_cast<size_t>(std::atol(arg())) << 20;
       void* block =
           mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (block != MAP_FAILED) std::memset(block, 1, bytes);
-      std::printf("alloc %s\n", block != MAP_FAILED ? "ok" : strerrorname_np(errno));
+      std::printf("alloc %s\n", block != MAP_FAILED ? "ok" : errno_name(errno));
       std::fflush(stdout);
     } else if (action == "spin") {
       long ms = std::atol(arg());
@@ -221,7 +243,11 @@ int main(int argc, char** argv) {
       while (ms == 0 || monotonic_ms() < until)
         for (int k = 0; k < 100000; ++k) sink = sink + static_cast<unsigned long>(k);
     } else if (action == "name") {
+#ifdef __linux__
       prctl(PR_SET_NAME, arg(), 0, 0, 0);
+#else
+      pthread_setname_np(arg());  // macOS: the calling thread's name, what ps shows
+#endif
     } else if (action == "write-file") {
       const char* file = arg();
       long mib = std::atol(arg());
@@ -232,7 +258,7 @@ int main(int argc, char** argv) {
         fsync(fd);
         close(fd);
       }
-      std::printf("wrote %s\n", fd >= 0 ? "ok" : strerrorname_np(errno));
+      std::printf("wrote %s\n", fd >= 0 ? "ok" : errno_name(errno));
       std::fflush(stdout);
     } else if (action == "wait") {
       for (;;) pause();

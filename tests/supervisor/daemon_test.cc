@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "base/posix_io.h"
 #include "ipc/protocol.h"
 #include "ipc/server.h"
 #include "loop_fixture.h"
@@ -269,7 +270,7 @@ class HandlersTest : public DaemonTest {
     server_ = std::make_unique<ipc::Server>(&loop_, *handlers_);
     socket_ = dir_ + "/s.sock";
     ASSERT_TRUE(server_->listen(socket_).ok());
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    fd_ = stackie::socket_cloexec(AF_UNIX, SOCK_STREAM, true);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strcpy(addr.sun_path, socket_.c_str());

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "base/posix_io.h"
 #include "supervisor/egress_proxy.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/port_forward.h"
@@ -25,7 +26,7 @@ namespace {
 class Listener {
  public:
   explicit Listener(int port = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd_ = stackie::socket_cloexec(AF_INET, SOCK_STREAM);
     int one = 1;
     setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
@@ -118,7 +119,7 @@ void run_until(uv_loop_t* loop, const std::atomic<bool>& done) {
 }
 
 int connect_to(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = stackie::socket_cloexec(AF_INET, SOCK_STREAM);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));

@@ -1,6 +1,7 @@
 // sd_notify's datagram protocol against real AF_UNIX datagram sockets (a path and an abstract
 // "@" address), and the parsing of socket activation's LISTEN_* variables.
 #include "supervisor/service_manager.h"
+#include "base/posix_io.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -21,7 +22,7 @@ namespace {
 class NotifyListener {
  public:
   explicit NotifyListener(const std::string& address) {
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    fd_ = stackie::socket_cloexec(AF_UNIX, SOCK_DGRAM);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, address.data(), address.size());

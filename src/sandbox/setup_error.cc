@@ -1,4 +1,4 @@
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "base/json.h"
 
-namespace stackie::linux_sandbox {
+namespace stackie {
 namespace {
 
 void write_all(int fd, const std::string& text) {
@@ -44,4 +44,4 @@ void report(const ErrorSink& sink, const SetupError& error) {
   }
 }
 
-}  // namespace stackie::linux_sandbox
+}  // namespace stackie

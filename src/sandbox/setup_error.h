@@ -1,13 +1,13 @@
-// How the Linux lockbox reports a failed setup step (DESIGN.md §1): one JSON line
-// `{"step":"...","errno":N,"message":"..."}` on the error fd, or a human line on stderr when the
-// caller gave no error fd. Every process of the lockbox (monitor, pid 1, the block before exec)
-// reports through the same sink, so the daemon sees exactly one line whoever failed.
+// How stackie-lockbox reports a failed setup step, on every platform (DESIGN.md §1): one JSON
+// line `{"step":"...","errno":N,"message":"..."}` on the error fd, or a human line on stderr when
+// the caller gave no error fd. Every process of the lockbox (monitor, pid 1 on Linux, the block
+// before exec) reports through the same sink, so the daemon sees exactly one line whoever failed.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace stackie::linux_sandbox {
+namespace stackie {
 
 struct SetupError {
   std::string step;  // short, stable: "unshare", "uid_map", "mount /usr", "exec", ...
@@ -34,4 +34,4 @@ inline constexpr int kExitSetupFailed = 125;
 inline constexpr int kExitNotExecutable = 126;
 inline constexpr int kExitNotFound = 127;
 
-}  // namespace stackie::linux_sandbox
+}  // namespace stackie

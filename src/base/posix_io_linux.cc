@@ -1,0 +1,38 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/posix_io.h"
+
+namespace stackie {
+
+int socket_cloexec(int domain, int type, bool nonblock) {
+  return ::socket(domain, type | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+}
+
+int pipe_cloexec(int fds[2], bool nonblock) {
+  return ::pipe2(fds, O_CLOEXEC | (nonblock ? O_NONBLOCK : 0));
+}
+
+ssize_t send_nosignal(int fd, const void* data, size_t size, int flags) {
+  return ::send(fd, data, size, flags | MSG_NOSIGNAL);
+}
+
+ssize_t sendto_nosignal(int fd, const void* data, size_t size, const sockaddr* to,
+                        socklen_t to_size) {
+  return ::sendto(fd, data, size, MSG_NOSIGNAL, to, to_size);
+}
+
+ssize_t recvmsg_cloexec(int fd, msghdr* message, int flags) {
+  return ::recvmsg(fd, message, flags | MSG_CMSG_CLOEXEC);
+}
+
+bool grow_pipe(int fd, int bytes) {
+  return ::fcntl(fd, F_SETPIPE_SZ, bytes) >= 0;
+}
+
+int pipe_capacity(int fd, int fallback) {
+  int size = ::fcntl(fd, F_GETPIPE_SZ);
+  return size > 0 ? size : fallback;
+}
+
+}  // namespace stackie
