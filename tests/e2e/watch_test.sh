@@ -28,12 +28,16 @@ watched:
       path: app
       command: [sh, -c, 'if grep -q broken src/main.txt; then echo "main.txt: syntax error" >&2; exit 1; fi; echo "started $(cat src/main.txt)"; exec sleep 600']
       restart: "no"
-      health: {exec: ["true"], interval: 100ms}
+      # Healthy only while the source is good (a version line): a broken start exits 1, and a
+      # check that passed regardless could win the race with that exit (a loaded machine saw
+      # the broken edit reported as "running again").
+      health: {exec: [grep, -q, '^v', APP_MAIN], interval: 100ms}
       watch:
         paths: [src]
         ignore: ["*.tmp"]
         debounce: 100ms
 YML
+sed -i "s|APP_MAIN|$T/app/src/main.txt|" stackie.yml
 
 # Waits (bounded, 30 s) until the watch output has N lines matching PATTERN.
 wait_lines() {
