@@ -24,8 +24,7 @@ int open_as_other_user(const std::string& path, Privacy privacy) {
   if (pid == 0) {
     // As root, setgid/setuid set the real, effective and saved ids alike (POSIX: setresuid
     // is not on macOS).
-    if (::setgid(kOtherUid) != 0 || ::setuid(kOtherUid) != 0)
-      std::_Exit(3);
+    if (::setgid(kOtherUid) != 0 || ::setuid(kOtherUid) != 0) std::_Exit(3);
     auto opened = open_storage_root(path, privacy);
     if (opened.ok()) std::_Exit(0);
     const std::string& message = opened.error().message;
