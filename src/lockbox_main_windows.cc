@@ -19,17 +19,17 @@
 #include <string_view>
 
 #include "base/version.h"
-#include "sandbox/linux_setup_error.h"
+#include "sandbox/setup_error.h"
 #include "sandbox/lockbox_options.h"
 #include "sandbox/restricted_token_plan.h"
 #include "sandbox/restricted_token_spawn.h"
 
 namespace {
 
-using stackie::linux_sandbox::ErrorSink;
-using stackie::linux_sandbox::kExitSetupFailed;
-using stackie::linux_sandbox::report;
-using stackie::linux_sandbox::setup_error;
+using stackie::ErrorSink;
+using stackie::kExitSetupFailed;
+using stackie::report;
+using stackie::setup_error;
 
 bool fd_is_open(int fd) {
   return _get_osfhandle(fd) != -1;
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
     int code = -child.error().code;
     if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND) {
       report(sink, setup_error("exec", ENOENT, child.error().message));
-      return stackie::linux_sandbox::kExitNotFound;
+      return stackie::kExitNotFound;
     }
     return fail(sink, "spawn", 0, child.error().message);
   }

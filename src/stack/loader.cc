@@ -389,8 +389,9 @@ class BlockBuilder {
                             "' must be a plain absolute path (no '.', '..' or '//'), got '" +
                             value.text + "'");
       STACKIE_TRY(check_inside_path(key.text, inside, value.where));
+      const std::string& name_text = key.text;  // (clang 14: no structured binding in a lambda)
       bool known = std::any_of(paths_.begin(), paths_.end(),
-                               [&](const auto& entry) { return entry.first == key.text; });
+                               [&](const auto& entry) { return entry.first == name_text; });
       if (!known) set_path(key.text, volume_dir(storage_, stack_.name, owner + "/" + key.text));
       for (const auto& [name, other] : inside_)
         if (other == inside)
