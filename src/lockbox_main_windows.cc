@@ -19,10 +19,10 @@
 #include <string_view>
 
 #include "base/version.h"
-#include "sandbox/setup_error.h"
 #include "sandbox/lockbox_options.h"
 #include "sandbox/restricted_token_plan.h"
 #include "sandbox/restricted_token_spawn.h"
+#include "sandbox/setup_error.h"
 
 namespace {
 
