@@ -7,12 +7,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "resolved_lookup.h"
 #include "stack/command_check.h"
 #include "stack/stack_file.h"
 #include "test_support.h"
 
 namespace stackie {
 namespace {
+
+using testing::env_value;
+using testing::find_block;
 
 using testing::fixtures;
 using testing::TempDir;
@@ -36,18 +40,6 @@ void make_fake_host(const TempDir& root) {
   root.program("usr/bin/redis-server");
   root.program("usr/bin/redis-cli");
   root.program("usr/bin/sh");
-}
-
-const ResolvedBlock* find_block(const ResolvedStack& stack, const std::string& name) {
-  for (const auto& block : stack.blocks)
-    if (block.name == name) return &block;
-  return nullptr;
-}
-
-std::string env_value(const ResolvedBlock& block, const std::string& name) {
-  for (const auto& [key, value] : block.policy.environment)
-    if (key == name) return value;
-  return "<unset>";
 }
 
 bool has_bind(const std::vector<BindMount>& binds, const std::string& path) {

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 
+#include "resolved_lookup.h"
 #include "stack/loader.h"
 #include "test_support.h"
 
 namespace stackie {
 namespace {
+
+using testing::env_value;
 
 using testing::TempDir;
 
@@ -35,12 +38,6 @@ struct Host {
     return home / "stackie-stack.yml" + ":" + position;
   }
 };
-
-std::string env_value(const ResolvedBlock& block, const std::string& name) {
-  for (const auto& [key, value] : block.policy.environment)
-    if (key == name) return value;
-  return "<unset>";
-}
 
 const BindMount* bind_at(const std::vector<BindMount>& binds, const std::string& target) {
   for (const auto& bind : binds)

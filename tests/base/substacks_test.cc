@@ -6,11 +6,15 @@
 
 #include <algorithm>
 
+#include "resolved_lookup.h"
 #include "stack/loader.h"
 #include "test_support.h"
 
 namespace stackie {
 namespace {
+
+using testing::env_value;
+using testing::find_block;
 
 using testing::TempDir;
 
@@ -36,18 +40,6 @@ struct Project {
     return stack.ok() ? std::string("loaded") : stack.error().message;
   }
 };
-
-const ResolvedBlock* find_block(const ResolvedStack& stack, const std::string& name) {
-  for (const auto& block : stack.blocks)
-    if (block.name == name) return &block;
-  return nullptr;
-}
-
-std::string env_value(const ResolvedBlock& block, const std::string& name) {
-  for (const auto& [key, value] : block.policy.environment)
-    if (key == name) return value;
-  return "<unset>";
-}
 
 TEST(Substacks, AsItIsTheBlocksJoinTheStackWithTheirOwnDirectory) {
   Project p;
