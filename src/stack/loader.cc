@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/safe_open.h"
+#include "policy/resource_limits.h"
 #include "stack/block_def.h"
 #include "stack/catalog.h"
 #include "stack/catalog_entry.h"
@@ -22,6 +23,7 @@
 #include "stack/programs.h"
 #include "stack/resolve.h"
 #include "stack/secrets.h"
+#include "stack/shared_mode.h"
 #include "stack/stack_file.h"
 #include "stack/yaml_fields.h"
 
@@ -41,6 +43,9 @@ struct BlockSpec {
   const StackBlockDecl* decl = nullptr;
   std::optional<BlockDef> def;  // empty for a first-party block
   std::string sandbox_id;
+  // `mode: shared`: the instance ("stackie.postgres@15") and its directory name; empty = own.
+  std::string shared_instance;
+  std::string shared_dir;
   NamedScalars vars;
   std::vector<ServeDecl> serves;
   NamedScalars environment;
@@ -148,13 +153,15 @@ Status merge_environment(BlockSpec& spec, const StackFile& stack) {
 // Builds one ResolvedBlock: paths, programs, interpolation and the sandbox policy.
 class BlockBuilder {
  public:
+  // `storage` is the stack's storage root; `shared_storage` the user's, where a shared
+  // instance lives (stack/shared_mode.h).
   BlockBuilder(const LoadOptions& options, const StackFile& stack, const std::string& storage,
-               const BlockSpec& spec, std::vector<ConsumedPort> consumes,
-               std::vector<std::string> depends_on, SecretStore& secrets,
-               const std::vector<ResolvedBlock>& built)
+               const std::string& shared_storage, const BlockSpec& spec,
+               std::vector<ConsumedPort> consumes, std::vector<std::string> depends_on,
+               SecretStore& secrets, const std::vector<ResolvedBlock>& built)
       : options_(options),
         stack_(stack),
-        storage_(storage),
+        storage_(spec.shared_instance.empty() ? storage : shared_storage),
         spec_(spec),
         decl_(*spec.decl),
         dir_(block_dir(*spec.decl, stack)),
@@ -163,6 +170,7 @@ class BlockBuilder {
     block_.name = decl_.name;
     block_.sandbox_id = spec.sandbox_id;
     block_.first_party = !spec.def.has_value();
+    block_.shared_instance = spec.shared_instance;
     block_.definition_file = spec.def ? spec.def->file : stack.file;
     block_.consumes = std::move(consumes);
     block_.depends_on = std::move(depends_on);
@@ -196,6 +204,7 @@ class BlockBuilder {
     STACKIE_TRY(build_policy());
     STACKIE_TRY(check_programs());
     STACKIE_TRY(resolve_watch());
+    STACKIE_TRY(list_shared_settings());
     std::sort(block_.secret_values.begin(), block_.secret_values.end());
     block_.secret_values.erase(
         std::unique(block_.secret_values.begin(), block_.secret_values.end()),
@@ -207,6 +216,33 @@ class BlockBuilder {
   std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
  private:
+  bool shared() const { return !spec_.shared_instance.empty(); }
+
+  // A persistent path SUB of the block: the stack's (volumes/<stack>/<block>/SUB), or the
+  // shared instance's (volumes/@shared/<instance>/SUB), never a stack's directory.
+  std::string volume_path(const std::string& owner, const std::string& sub) const {
+    if (shared()) return volume_dir(storage_, kSharedStack, spec_.shared_dir + "/" + sub);
+    return volume_dir(storage_, stack_.name, owner + "/" + sub);
+  }
+
+  // What another stack must ask for alike to share this instance (shared_mode.h): the
+  // definition, the version, each var as interpolated (a secret var by its value: two stacks
+  // with different passwords cannot share one server), the ports inside, the limits.
+  Status list_shared_settings() {
+    if (!shared()) return {};
+    auto& settings = block_.shared_settings;
+    settings.emplace_back("definition", block_.definition_file);
+    settings.emplace_back("version", decl_.version ? decl_.version->text : "");
+    for (const auto& [name, value] : spec_.vars) {
+      STACKIE_TRY_ASSIGN(text, expand_text(value));
+      settings.emplace_back("vars." + name, text);
+    }
+    for (const auto& port : block_.serves)
+      settings.emplace_back("serves." + port.name, std::to_string(port.port) + "/" + port.type);
+    settings.emplace_back("limits", describe_limits(block_.policy.limits));
+    return {};
+  }
+
   void decide_isolation() {
     auto platform = decl_.platform_sandbox.find(options_.os);
     bool platform_off = platform != decl_.platform_sandbox.end() && !platform->second;
@@ -299,6 +335,14 @@ class BlockBuilder {
                               port.host_port != 0 ? port.host_port : port.port,
                               stack_.strict_ports || on_host_network(),
                               stack_.dir};
+      if (shared()) {
+        // The instance's port, whichever stack asks: the daemon's allocator gives a running
+        // instance the port it holds (the same block of the same stack).
+        request.stack = kSharedStack;
+        request.block = spec_.shared_instance;
+        request.exact = on_host_network();
+        request.project_dir.clear();
+      }
       if (on_host_network() && port.host_port != 0 && port.host_port != port.port)
         return error_at(spec_.serves[i].port_where,
                         "'serves." + port.name + "' of '" + block_.name +
@@ -337,9 +381,8 @@ class BlockBuilder {
     std::string tmp = tmp_dir(storage_, spec_.sandbox_id);
     if (spec_.def)
       for (const auto& path : spec_.def->paths) {
-        std::string host = path.kind == PathDecl::Kind::volume
-                               ? volume_dir(storage_, stack_.name, owner + "/" + path.sub)
-                               : join_path(tmp, path.sub);
+        std::string host = path.kind == PathDecl::Kind::volume ? volume_path(owner, path.sub)
+                                                               : join_path(tmp, path.sub);
         set_path(path.name, host);
       }
     for (const auto& volume : decl_.volumes) {
@@ -916,7 +959,7 @@ class BlockBuilder {
 
   const LoadOptions& options_;
   const StackFile& stack_;
-  const std::string& storage_;
+  const std::string storage_;  // the stack's storage root, or the user's for a shared instance
   const BlockSpec& spec_;
   const StackBlockDecl& decl_;
   const std::string& dir_;  // where the block's relative paths start (block_dir)
@@ -966,6 +1009,15 @@ Result<std::string> resolve_storage_root(const StackFile& stack, const LoadOptio
   return storage_root(home, options.settings);
 }
 
+// Where shared instances live: the user's storage root (LoadOptions::shared_storage_root, else
+// config.toml's storage_root, else STACKIE_HOME/storage), whatever the stack's own is.
+Result<std::string> shared_storage_root(const LoadOptions& options) {
+  if (!options.shared_storage_root.empty()) return normalize_path(options.shared_storage_root);
+  if (!options.settings.storage_root.empty()) return normalize_path(options.settings.storage_root);
+  STACKIE_TRY_ASSIGN(home, stackie_home(options.env));
+  return storage_root(home, options.settings);
+}
+
 Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
                             const std::vector<std::string>& block_path) {
   BlockSpec spec;
@@ -999,6 +1051,20 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
     return error_at(decl.where, "block '" + decl.name + "' has a 'path' but no 'command'");
   STACKIE_TRY(merge_vars(spec));
   STACKIE_TRY(merge_serves(spec));
+  if (decl.shared()) {
+    if (!spec.def)
+      return error_at(decl.mode->where,
+                      "mode shared is for catalog blocks; '" + decl.name +
+                          "' is a block of your own (path, command): each stack runs its own");
+    if (spec.serves.empty())
+      return error_at(decl.mode->where, "block '" + decl.name +
+                                            "' serves no port, so no stack could reach a shared "
+                                            "instance of it; use mode own");
+    std::string version = decl.version ? decl.version->text : "";
+    spec.shared_instance = shared_instance_name(spec.def->name, version);
+    spec.shared_dir = shared_instance_dir(spec.def->name, version);
+    spec.sandbox_id = shared_sandbox_id(spec.def->name, version);
+  }
   spec.command = decl.command.present ? decl.command : spec.def->command;
   if (spec.def) spec.health = spec.def->health;
   return spec;
@@ -1109,6 +1175,12 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     stack.name = options.project_name;
   }
   STACKIE_TRY_ASSIGN(storage, resolve_storage_root(stack, options));
+  std::string shared_storage;
+  if (std::any_of(stack.blocks.begin(), stack.blocks.end(),
+                  [](const StackBlockDecl& decl) { return decl.shared(); })) {
+    STACKIE_TRY_ASSIGN(root, shared_storage_root(options));
+    shared_storage = root;
+  }
 
   std::vector<BlockSpec> specs;
   std::vector<GraphBlock> graph;
@@ -1146,8 +1218,8 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
     STACKIE_TRY(merge_environment(specs[index], stack));
-    BlockBuilder builder(options, stack, storage, specs[index], resolved.consumes[index],
-                         resolved.depends_on[index], secrets, out.blocks);
+    BlockBuilder builder(options, stack, storage, shared_storage, specs[index],
+                         resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
     for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));

@@ -45,6 +45,9 @@ struct LoadOptions {
   std::string program_root;              // tests: prefix of every program search glob
   HostPortAllocator allocate_host_port;  // empty: the wanted port, unchecked (validate)
   std::string project_name;              // -p NAME: the stack's name instead of the file's
+  // Where `mode: shared` instances live (stack/shared_mode.h); empty: settings.storage_root,
+  // else STACKIE_HOME/storage. The daemon sets it before --ephemeral moves the stack's root.
+  std::string shared_storage_root;
   // The sandbox has no network namespace (the landlock backend): a sandboxed `network:
   // localhost` block binds its host port itself (the declared one or the next free, which
   // ${serves.X} then names), reaches what it consumes at the provider's host port, and its

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "base/fs_path.h"
 #include "stack/compose_file.h"
 #include "stack/yaml_fields.h"
@@ -314,6 +316,31 @@ Result<std::vector<SubstackDecl>> parse_substacks(const YamlNode& node) {
   return out;
 }
 
+// `mode: own | shared`. A shared instance runs the same for every stack that asks for it, so
+// its stack entry may only say what identifies it (stackie-stack.yml(5), SHARED BLOCKS): a
+// field that would make it differ per stack is refused at its own position.
+Status parse_block_mode(const YamlNode& mode, const YamlNode& body, const std::string& block) {
+  STACKIE_TRY(expect_kind(mode, YamlNode::Kind::scalar, "mode"));
+  if (mode.text != "own" && mode.text != "shared")
+    return error_at(mode.where, "unknown mode '" + mode.text + "' for block '" + block +
+                                    "' (expected own or shared)" +
+                                    did_you_mean(mode.text, {"own", "shared"}));
+  if (mode.text != "shared") return {};
+  if (body.find("path") != nullptr || body.find("command") != nullptr)
+    return error_at(mode.where, "mode shared is for catalog blocks; '" + block +
+                                    "' is a block of your own (path, command): each stack runs "
+                                    "its own");
+  static const std::vector<std::string> allowed = {"mode",    "catalog", "vars",    "serves",
+                                                   "version", "limits",  "profiles"};
+  for (const auto& [key, value] : body.entries)
+    if (std::find(allowed.begin(), allowed.end(), key.text) == allowed.end())
+      return error_at(key.where, "'" + key.text + "' cannot be set on block '" + block +
+                                     "' in mode shared: its one instance runs the same for every "
+                                     "stack (a shared block takes catalog, vars, version, serves, "
+                                     "limits and profiles)");
+  return {};
+}
+
 Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& body) {
   StackBlockDecl block;
   block.name = key.text;
@@ -324,8 +351,12 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
       body, {"catalog",      "vars",        "serves",  "consumes", "depends_on", "path",
              "command",      "environment", "volumes", "restart",  "health",     "stop_signal",
              "stop_timeout", "platforms",   "limits",  "network",  "egress",     "version",
-             "env_file",     "profiles",    "watch",   "paths",    "tools"},
+             "env_file",     "profiles",    "watch",   "paths",    "tools",      "mode"},
       context));
+  if (const YamlNode* v = body.find("mode")) {
+    STACKIE_TRY(parse_block_mode(*v, body, block.name));
+    block.mode = *v;
+  }
   if (const YamlNode* v = body.find("catalog")) {
     STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "catalog"));
     STACKIE_TRY(check_name(*v, "catalog block name"));

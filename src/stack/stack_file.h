@@ -85,6 +85,10 @@ struct StackBlockDecl {
   // `tools:`: programs the block runs besides its command, found as a definition's `programs:`
   // are (their directories shown read-only, on the block's PATH).
   std::vector<ProgramDecl> tools;
+  // `mode: shared` (one instance for every stack that asks, stack/shared_mode.h) or `mode: own`
+  // (the default: the stack's own instance). The node, for errors; absent = own.
+  std::optional<YamlNode> mode;
+  bool shared() const { return mode && mode->text == "shared"; }
   // The directory the block's relative paths (path, env_file, volumes) are relative to: its
   // own file's, which differs from the stack file's for a block of a substack (`stacks:`).
   std::string dir;

@@ -135,6 +135,15 @@ struct ResolvedBlock {
   // The env files the block read (absolute): a first-party block's project bind shows those
   // below it read-only, as the stack file itself.
   std::vector<std::string> env_files;
+  // `mode: shared`: the one instance of a catalog block that every stack asking for it shares
+  // (stackie-stack.yml(5), SHARED BLOCKS): "stackie.postgres", or "stackie.postgres@15" with a
+  // version; empty for a block of the stack's own. Its paths, sandbox id and logs are the
+  // instance's (below the user's storage root, never a stack's directory).
+  std::string shared_instance;
+  // What a second stack must ask for alike to share it, in order: "definition", "version",
+  // "vars.NAME" (interpolated), "serves.NAME" ("5432/postgres"), "limits". Never printed whole:
+  // a var may hold a secret.
+  std::vector<std::pair<std::string, std::string>> shared_settings;
   bool operator==(const ResolvedBlock&) const = default;
 };
 

@@ -45,6 +45,9 @@ StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator alloc
     STACKIE_TRY_ASSIGN(settings, load_user_settings(options.env));
     options.settings = settings;
     options.no_sandbox = request.no_sandbox || settings.no_sandbox;
+    // Shared instances stay in the user's storage, whatever --ephemeral does to the stack's.
+    options.shared_storage_root =
+        settings.storage_root.empty() ? storage_root(home, settings) : settings.storage_root;
     if (request.ephemeral) {
       // --ephemeral: storage in a directory of its own below daemon_ephemeral_base(), removed
       // when the stack goes down (the supervisor removes only a directory right below that

@@ -1,0 +1,73 @@
+#include "stack/shared_mode.h"
+
+#include <algorithm>
+
+namespace stackie {
+
+namespace {
+
+std::string short_definition(const std::string& definition) {
+  return definition.rfind("stackie.", 0) == 0 ? definition.substr(8) : definition;
+}
+
+// What the comparison leaves out: the asking stack's own view (names, positions, consumes)
+// and the host side of the ports.
+ResolvedBlock comparable(const ResolvedBlock& block) {
+  ResolvedBlock out = shared_instance_spec(block);
+  out.moved_ports.clear();
+  for (auto& port : out.serves) port.host_port = 0;
+  out.environment_sources.clear();
+  out.shared_settings.clear();
+  return out;
+}
+
+}  // namespace
+
+std::string shared_instance_name(const std::string& definition, const std::string& version) {
+  return version.empty() ? definition : definition + "@" + version;
+}
+
+std::string shared_instance_dir(const std::string& definition, const std::string& version) {
+  std::string name = short_definition(definition);
+  return version.empty() ? name : name + "." + version;
+}
+
+std::string shared_sandbox_id(const std::string& definition, const std::string& version) {
+  std::string id = "shared." + shared_instance_dir(definition, version);
+  std::replace(id.begin(), id.end(), '-', '_');
+  return id;
+}
+
+ResolvedBlock shared_instance_spec(const ResolvedBlock& request) {
+  ResolvedBlock instance = request;
+  instance.name = request.shared_instance;
+  instance.consumes.clear();
+  instance.depends_on.clear();
+  instance.depend_conditions.clear();
+  instance.profiles.clear();
+  instance.policy.host_names.clear();
+  return instance;
+}
+
+std::optional<std::string> shared_difference(const ResolvedBlock& instance,
+                                             const ResolvedBlock& request) {
+  const auto& have = instance.shared_settings;
+  for (const auto& [name, value] : request.shared_settings) {
+    const std::string& wanted_name = name;  // (clang 14: no structured binding in a lambda)
+    auto found = std::find_if(have.begin(), have.end(),
+                              [&](const auto& setting) { return setting.first == wanted_name; });
+    if (found == have.end() || found->second != value) return name;
+  }
+  for (const auto& [name, value] : have) {
+    const std::string& held_name = name;
+    auto& asked = request.shared_settings;
+    if (std::none_of(asked.begin(), asked.end(),
+                     [&](const auto& setting) { return setting.first == held_name; }))
+      return name;
+  }
+  if (comparable(instance) == comparable(request)) return std::nullopt;
+  if (instance.programs != request.programs) return "the programs found on this host (PATH)";
+  return "what the definition makes of them (its text changed since the instance started)";
+}
+
+}  // namespace stackie

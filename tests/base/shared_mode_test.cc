@@ -1,0 +1,172 @@
+// `mode: shared` in the loader (stack/shared_mode.h): two stacks asking for the same shared
+// instance resolve it alike (its id, paths and storage are the instance's, not either stack's),
+// what differs between two requests is named, and the host-port request is the instance's.
+// The refusals with their positions are bad fixtures (tests/fixtures/bad/shared_*.yml).
+#include "stack/shared_mode.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "resolved_lookup.h"
+#include "stack/loader.h"
+#include "test_support.h"
+
+namespace stackie {
+namespace {
+
+using testing::env_value;
+using testing::find_block;
+using testing::TempDir;
+
+// One user (one STACKIE_HOME, one fake host) with several project directories.
+struct User {
+  TempDir home;
+  TempDir programs;  // a fake install tree (LoadOptions::program_root)
+  User() {
+    for (const char* program : {"postgres", "initdb", "pg_isready"})
+      programs.program(std::string("usr/lib/postgresql/16/bin/") + program);
+    for (const char* program : {"postgres", "initdb", "pg_isready"})
+      programs.program(std::string("usr/lib/postgresql/15/bin/") + program);
+    programs.program("usr/bin/redis-server");
+    programs.program("usr/bin/redis-cli");
+  }
+  LoadOptions options(const std::string& project, const std::string& stack_text,
+                      const std::string& secrets = "") const {
+    home.write(project + "/stackie-stack.yml", stack_text);
+    if (!secrets.empty()) home.write(project + "/stackie-stack.secrets.yml", secrets);
+    LoadOptions options;
+    options.cwd = home / project;
+    options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
+    options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+    options.os = "linux";
+    options.program_root = programs.path();
+    return options;
+  }
+  Result<ResolvedStack> load(const std::string& project, const std::string& stack_text,
+                             const std::string& secrets = "") const {
+    return load_stack(options(project, stack_text, secrets));
+  }
+};
+
+bool binds(const ResolvedBlock& block, const std::string& path) {
+  const auto& rw = block.policy.read_write;
+  return std::any_of(rw.begin(), rw.end(), [&](const BindMount& b) { return b.source == path; });
+}
+
+TEST(SharedMode, TwoStacksResolveTheSameInstanceInTheUsersStorage) {
+  User user;
+  auto one = user.load("one",
+                       "one:\n  blocks:\n    stackie.redis: {mode: shared}\n"
+                       "    app:\n      command: [/bin/sh, -c, 'exec sleep 1']\n"
+                       "      consumes: {cache: stackie.redis}\n");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  // The second names it in its own way, and keeps its own storage elsewhere.
+  auto two =
+      user.load("two", "two:\n  storage_root: " + user.home / "elsewhere" +
+                           "\n  blocks:\n    cache: {catalog: stackie.redis, mode: shared}\n");
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  const ResolvedBlock* a = find_block(*one, "stackie.redis");
+  const ResolvedBlock* b = find_block(*two, "cache");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->shared_instance, "stackie.redis");
+  EXPECT_EQ(b->shared_instance, "stackie.redis");
+  EXPECT_EQ(a->sandbox_id, "shared.redis");
+  EXPECT_EQ(b->sandbox_id, "shared.redis");
+  std::string data = user.home / "s/storage/volumes/@shared/redis/data";
+  EXPECT_TRUE(binds(*a, data));
+  EXPECT_TRUE(binds(*b, data)) << "the instance's data followed the stack's storage_root";
+  EXPECT_EQ(b->policy.storage_root, user.home / "s/storage");
+  EXPECT_EQ(b->policy.host_tmp_dir, user.home / "s/storage/tmp/shared.redis");
+  EXPECT_EQ(shared_difference(shared_instance_spec(*a), *b), std::nullopt);
+  // The stack's own block keeps the stack's id and storage.
+  EXPECT_EQ(find_block(*one, "app")->sandbox_id, "one-app");
+  EXPECT_EQ(find_block(*one, "app")->shared_instance, "");
+  EXPECT_EQ(find_block(*one, "app")->consumes[0].provider, "stackie.redis");
+  // The instance as the shared stack runs it: its own name, nothing of the asking stack's.
+  ResolvedBlock instance = shared_instance_spec(*b);
+  EXPECT_EQ(instance.name, "stackie.redis");
+  EXPECT_TRUE(instance.consumes.empty());
+}
+
+TEST(SharedMode, ADifferentVarIsNamedNotItsValue) {
+  User user;
+  std::string text = "p:\n  blocks:\n    stackie.postgres: {mode: shared}\n";
+  auto one = user.load("one", text, "secrets:\n  POSTGRES_PASSWORD: first-secret\n");
+  auto two = user.load("two", text, "secrets:\n  POSTGRES_PASSWORD: other-secret\n");
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  auto differs = shared_difference(shared_instance_spec(one->blocks[0]), two->blocks[0]);
+  ASSERT_TRUE(differs.has_value());
+  EXPECT_EQ(*differs, "vars.password");
+  // The same password from either project: the same instance.
+  auto three = user.load("three", text, "secrets:\n  POSTGRES_PASSWORD: first-secret\n");
+  ASSERT_TRUE(three.ok()) << three.error().message;
+  EXPECT_EQ(shared_difference(shared_instance_spec(one->blocks[0]), three->blocks[0]),
+            std::nullopt);
+  auto four = user.load(
+      "four", "p:\n  blocks:\n    stackie.postgres: {mode: shared, vars: {database: shop}}\n",
+      "secrets:\n  POSTGRES_PASSWORD: first-secret\n");
+  ASSERT_TRUE(four.ok()) << four.error().message;
+  EXPECT_EQ(shared_difference(shared_instance_spec(one->blocks[0]), four->blocks[0]),
+            std::optional<std::string>("vars.database"));
+}
+
+TEST(SharedMode, AVersionIsAnInstanceOfItsOwn) {
+  User user;
+  auto pg15 = user.load("one",
+                        "p:\n  blocks:\n    stackie.postgres: {mode: shared, version: \"15\","
+                        " vars: {password: pw}}\n");
+  ASSERT_TRUE(pg15.ok()) << pg15.error().message;
+  const ResolvedBlock& block = pg15->blocks[0];
+  EXPECT_EQ(block.shared_instance, "stackie.postgres@15");
+  EXPECT_EQ(block.sandbox_id, "shared.postgres.15");
+  EXPECT_TRUE(binds(block, user.home / "s/storage/volumes/@shared/postgres.15/data"));
+  EXPECT_EQ(env_value(block, "PGDATA"), user.home / "s/storage/volumes/@shared/postgres.15/data");
+}
+
+TEST(SharedMode, PortsAndLimitsAreSettingsTheHostPortIsNot) {
+  User user;
+  auto plain = user.load("one", "p:\n  blocks:\n    stackie.redis: {mode: shared}\n");
+  auto limited = user.load(
+      "two", "p:\n  blocks:\n    stackie.redis: {mode: shared, limits: {memory: 256MiB}}\n");
+  auto moved = user.load(
+      "three", "p:\n  blocks:\n    stackie.redis: {mode: shared, serves: {redis: {port: 6380}}}\n");
+  auto host_only = user.load(
+      "four",
+      "p:\n  blocks:\n    stackie.redis: {mode: shared, serves: {redis: {host_port: 7000}}}\n");
+  ASSERT_TRUE(plain.ok() && limited.ok() && moved.ok() && host_only.ok());
+  ResolvedBlock instance = shared_instance_spec(plain->blocks[0]);
+  EXPECT_EQ(shared_difference(instance, limited->blocks[0]), std::optional<std::string>("limits"));
+  EXPECT_EQ(shared_difference(instance, moved->blocks[0]),
+            std::optional<std::string>("serves.redis"));
+  EXPECT_EQ(shared_difference(instance, host_only->blocks[0]), std::nullopt);
+}
+
+TEST(SharedMode, TheHostPortIsAskedForAsTheInstances) {
+  User user;
+  LoadOptions options = user.options("one", "p:\n  blocks:\n    stackie.redis: {mode: shared}\n");
+  std::vector<HostPortRequest> asked;
+  options.allocate_host_port = [&](const HostPortRequest& request) -> Result<HostPortGrant> {
+    asked.push_back(request);
+    return HostPortGrant{request.wanted, ""};
+  };
+  ASSERT_TRUE(load_stack(options).ok());
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].stack, "@shared");
+  EXPECT_EQ(asked[0].block, "stackie.redis");
+  EXPECT_EQ(asked[0].wanted, 6379);
+}
+
+TEST(SharedMode, OwnIsTheDefaultAndCanBeWritten) {
+  User user;
+  auto own = user.load("one", "p:\n  blocks:\n    stackie.redis: {mode: own}\n");
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_EQ(own->blocks[0].shared_instance, "");
+  EXPECT_EQ(own->blocks[0].sandbox_id, "p-redis");
+  EXPECT_TRUE(own->blocks[0].shared_settings.empty());
+}
+
+}  // namespace
+}  // namespace stackie
