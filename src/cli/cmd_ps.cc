@@ -18,7 +18,8 @@ extern const char kPsUsage[] =
     "\n"
     "List blocks: NAME STATE HEALTH PID UPTIME RESTARTS PORTS SANDBOX. Ports read\n"
     "127.0.0.1:HOST->SANDBOX. Without -f or STACK, every stack (a STACK column is added when\n"
-    "there are several).\n"
+    "there are several). A shared instance (mode: shared) is listed once, as stack @shared,\n"
+    "with the stacks that use it (USED BY); a stack's ps lists those it uses.\n"
     "\n"
     "Options:\n"
     "  -f, --file FILE  only the stack brought up from FILE\n"
@@ -165,13 +166,17 @@ int run_ps(std::span<char*> argv) {
   }
   const auto& blocks = result["blocks"];
   bool several_stacks = false;
+  bool shared = false;  // a shared instance (stack "@shared"): who uses it
   if (blocks.is_array())
-    for (const auto& row : blocks.as_array())
+    for (const auto& row : blocks.as_array()) {
       if (row["stack"] != blocks[0]["stack"]) several_stacks = true;
+      if (row["used_by"].is_array() && !row["used_by"].as_array().empty()) shared = true;
+    }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header = {"NAME",   "STATE",    "HEALTH", "PID",
                                      "UPTIME", "RESTARTS", "PORTS",  "SANDBOX"};
   if (several_stacks) header.insert(header.begin(), "STACK");
+  if (shared) header.push_back("USED BY");
   rows.push_back(header);
   if (blocks.is_array())
     for (const auto& row : blocks.as_array()) {
@@ -181,6 +186,13 @@ int run_ps(std::span<char*> argv) {
                                        format_ports(row["ports"]),     sandbox_of(row)};
       if (line[6].empty()) line[6] = "-";
       if (several_stacks) line.insert(line.begin(), text_of(row["stack"]));
+      if (shared) {
+        std::string users;
+        if (row["used_by"].is_array())
+          for (const auto& user : row["used_by"].as_array())
+            users += (users.empty() ? "" : ",") + text_of(user);
+        line.push_back(users.empty() ? "-" : users);
+      }
       rows.push_back(line);
     }
   print_table(rows);

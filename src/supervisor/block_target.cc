@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "stack/shared_mode.h"
+
 namespace stackie {
 
 Result<BlockTarget> resolve_block_target(const Supervisor& supervisor, std::string stack,
@@ -26,7 +28,15 @@ Result<BlockTarget> resolve_block_target(const Supervisor& supervisor, std::stri
     return Error{UV_EINVAL, "block " + name + " is in several stacks (" + stacks +
                                 "): name one as STACK/" + name};
   }
-  if (!stack.empty()) return Error{UV_ENOENT, "stack " + stack + " has no block " + name};
+  if (!stack.empty()) {
+    // A shared block of the stack: its instance, which the shared stack runs.
+    if (const StackRunner* runner = supervisor.stack(stack))
+      for (const auto& block : runner->spec().blocks)
+        if (block.name == name && !block.shared_instance.empty() &&
+            supervisor.has_stack(kSharedStack))
+          return BlockTarget{kSharedStack, block.shared_instance};
+    return Error{UV_ENOENT, "stack " + stack + " has no block " + name};
+  }
   return Error{UV_ENOENT, "no stack has a block " + name};
 }
 

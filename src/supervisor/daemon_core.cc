@@ -2,6 +2,7 @@
 
 #include "base/directories.h"
 #include "base/signal_name.h"
+#include "stack/shared_mode.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -23,6 +24,15 @@ Error state_not_written(const std::string& stack, const Error& why) {
                            why.message +
                            "): a daemon restart would bring it back; run 'stackie down " + stack +
                            "' again once there is room"};
+}
+
+// The shared instances are not a stack of anyone's to take down: each stops with the last
+// stack that uses it.
+Error shared_stack_error() {
+  return Error{UV_EPERM, std::string(kSharedStack) +
+                             " holds the shared instances (mode shared); each stops with the "
+                             "`stackie down` of the last stack that uses it (stackie ps shows "
+                             "which)"};
 }
 
 }  // namespace
@@ -155,8 +165,9 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   if (!options_.loader) return Error{UV_ENOSYS, "this stackied cannot load stack files"};
   RunningBlocks running = [this](const std::string& name) {
     std::vector<std::string> names;
+    // The stack's blocks, its shared ones included (which the shared stack runs).
     if (const StackRunner* runner = supervisor_->stack(name))
-      for (const BlockRunner* block : runner->blocks()) names.push_back(block->spec().name);
+      for (const auto& block : runner->spec().blocks) names.push_back(block.name);
     return names;
   };
   STACKIE_TRY_ASSIGN(stack, options_.loader(request, running));
@@ -186,6 +197,8 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   // Recorded first, started after: an `up` the state file does not hold would not come back
   // after a daemon restart, so it fails here with nothing started.
   STACKIE_TRY(check_identity(name, request));
+  // A shared block another stack uses with other settings: refused before it is recorded.
+  STACKIE_TRY(supervisor_->check_shared(stack));
   std::vector<StackRecord> before = records_;
   if (Status recorded = remember(name, request, unsandboxed); !recorded.ok()) {
     records_ = std::move(before);
@@ -218,6 +231,7 @@ Status Daemon::check_identity(const std::string& name, const UpRequest& request)
 }
 
 void Daemon::down(const std::string& stack, Supervisor::Done done) {
+  if (stack == kSharedStack) return done(shared_stack_error());
   bool recorded = std::any_of(records_.begin(), records_.end(),
                               [&](const StackRecord& r) { return r.name == stack; });
   if (!supervisor_->has_stack(stack)) {
@@ -245,6 +259,7 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
 
 void Daemon::down_blocks(const std::string& stack, const std::vector<std::string>& blocks,
                          std::function<void(Status, std::vector<std::string>)> done) {
+  if (stack == kSharedStack) return done(shared_stack_error(), {});
   const StackRunner* runner = supervisor_->stack(stack);
   if (runner == nullptr) return done(Error{UV_ENOENT, "stack " + stack + " is not up"}, {});
   // The blocks named and, transitively, whatever depends on them: a block left running without

@@ -12,6 +12,7 @@
 #include "base/directories.h"
 #include "base/log_level.h"
 #include "base/version.h"
+#include "stack/shared_mode.h"
 #include "supervisor/block_stats.h"
 #include "supervisor/block_target.h"
 #include "supervisor/event_bus.h"
@@ -64,6 +65,8 @@ Json ps_row(const BlockStatus& row) {
     ports.push_back(std::move(entry));
   }
   bool alive = row.pid > 0 && has_process(row.state);
+  Json used_by = Json::array();
+  for (const auto& stack : row.used_by) used_by.push_back(stack);
   return Json::object({
       {"stack", row.stack},
       {"name", row.block},
@@ -77,6 +80,8 @@ Json ps_row(const BlockStatus& row) {
       {"sandbox", std::string(to_string(row.sandbox))},
       {"network", row.network},
       {"message", row.reason},
+      // A shared instance (stack "@shared"): the stacks that use it; [] for a stack's own.
+      {"used_by", used_by},
   });
 }
 
@@ -289,6 +294,8 @@ Result<std::string> DaemonHandlers::resolve_stack(const Json& params) const {
     return stack;
   }
   auto stacks = daemon_.supervisor().stacks();
+  // The shared instances are no one's stack: "the only stack up" is the only user's one.
+  if (stacks.size() > 1) std::erase(stacks, std::string(kSharedStack));
   if (stacks.size() == 1) return stacks[0];
   if (stacks.empty()) return Error{UV_ENOENT, "no stack is up"};
   std::string names;
@@ -351,7 +358,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
     }
     if (!result.ok()) {
       // Name the block that failed, with the last lines of its log.
-      for (const auto& row : daemon_.supervisor().ps(*stack_name)) {
+      for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) {
         if (row.state != BlockState::failed) continue;
         Json tail = Json::array();
         auto lines = daemon_.supervisor().tail(row.stack, row.block, 20);
@@ -364,7 +371,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
       return session.fail(code_for(result.error()), result.error().message);
     }
     Json blocks = Json::array();
-    for (const auto& row : daemon_.supervisor().ps(*stack_name)) blocks.push_back(ps_row(row));
+    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) blocks.push_back(ps_row(row));
     session.reply(Json::object({{"stack", *stack_name}, {"blocks", blocks}}));
   };
   auto started = daemon_.up(request, progress, answer);
@@ -380,7 +387,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
   // Every block of the stack, in start order, before (or among) their progress: a live display
   // shows the blocks still waiting for their dependencies too.
   Json planned = Json::array();
-  for (const auto& row : daemon_.supervisor().ps(*stack_name)) planned.push_back(ps_row(row));
+  for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) planned.push_back(ps_row(row));
   if (const StackRunner* runner = daemon_.supervisor().stack(*stack_name))
     for (const auto& warning : runner->spec().warnings)
       session.event("warning", Json::object({{"message", warning}}));
@@ -389,7 +396,7 @@ void DaemonHandlers::up(Session session, const Json& params) {
   if (!wait) {
     // --detach: answer once the stack is loaded and starting.
     Json blocks = Json::array();
-    for (const auto& row : daemon_.supervisor().ps(*stack_name)) blocks.push_back(ps_row(row));
+    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) blocks.push_back(ps_row(row));
     session.reply(Json::object({{"stack", *stack_name}, {"blocks", blocks}}));
   }
 }
@@ -430,6 +437,11 @@ void DaemonHandlers::down(Session session, const Json& params) {
     std::string in_stack;
     for (const auto& name : *names) {
       auto target = resolve_block_name(name, hint);
+      // A shared block by the stack's own name for it: the stack lets go of it (the instance
+      // stops only when no other stack uses it), not a `down` of the shared stack.
+      if (target.ok() && target->stack == kSharedStack && !hint.empty() &&
+          name.find('/') == std::string::npos)
+        target = Target{hint, name};
       if (!target.ok() && names->size() == 1 && file.empty() && stack.empty() &&
           name.find('/') == std::string::npos)
         return session.fail(code_for(target.error()),
@@ -497,7 +509,7 @@ void DaemonHandlers::ps(Session session, const Json& params) {
   if (!stack.empty() && !daemon_.supervisor().has_stack(stack))
     return session.fail(errc::kNotFound, "stack " + stack + " is not up");
   Json rows = Json::array();
-  for (const auto& row : daemon_.supervisor().ps(stack)) rows.push_back(ps_row(row));
+  for (const auto& row : daemon_.supervisor().ps_with_shared(stack)) rows.push_back(ps_row(row));
   session.reply(Json::object({{"v", 1}, {"blocks", rows}}));
 }
 

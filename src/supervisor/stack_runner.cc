@@ -145,6 +145,7 @@ Status StackRunner::apply(ResolvedStack next, bool restart_stopped) {
   spec_.storage_root = next.storage_root;  // where new blocks' logs go
   std::vector<std::unique_ptr<BlockRunner>> kept;
   for (const auto& block : next.blocks) {
+    if (!block.shared_instance.empty()) continue;  // the shared stack runs it
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == block.name; });
     bool unchanged =
@@ -186,11 +187,32 @@ void StackRunner::schedule() {
 
 bool StackRunner::dependencies_running(const BlockRunner& block) const {
   for (const auto& name : block.spec().depends_on) {
-    auto it = std::find_if(active_.begin(), active_.end(),
-                           [&](const auto& r) { return r->spec().name == name; });
-    if (it == active_.end() || !condition_met(block.spec(), **it)) return false;
+    const BlockRunner* dependency = runner_of(name);
+    if (dependency == nullptr) return false;
+    // A shared instance goes by its own name; the condition is written with the stack's.
+    if (dependency->spec().name != name) {
+      if (dependency->state() != BlockState::running) return false;
+      continue;
+    }
+    if (!condition_met(block.spec(), *dependency)) return false;
   }
   return true;
+}
+
+BlockRunner* StackRunner::runner_of(const std::string& block) const {
+  for (const auto& runner : active_)
+    if (runner->spec().name == block) return runner.get();
+  const ResolvedBlock* spec = find_block(spec_, block);
+  if (spec == nullptr || spec->shared_instance.empty() || !config_.shared_runner) return nullptr;
+  return config_.shared_runner(spec->shared_instance);
+}
+
+std::vector<const BlockRunner*> StackRunner::shared_runners() const {
+  std::vector<const BlockRunner*> out;
+  for (const auto& block : spec_.blocks)
+    if (!block.shared_instance.empty())
+      out.push_back(config_.shared_runner ? config_.shared_runner(block.shared_instance) : nullptr);
+  return out;
 }
 
 // Whether `dependency` is where `dependant` waits for it (depends_on conditions).
@@ -249,6 +271,8 @@ void StackRunner::pump() {
 
 bool StackRunner::all_running() const {
   if (!retiring_.empty()) return false;
+  for (const BlockRunner* shared : shared_runners())
+    if (shared == nullptr || shared->state() != BlockState::running) return false;
   return std::all_of(active_.begin(), active_.end(), [](const auto& r) {
     return r->state() == BlockState::running || completed(*r);
   });
@@ -261,12 +285,18 @@ bool StackRunner::all_down() const {
 }
 
 const BlockRunner* StackRunner::first_failed() const {
+  for (const BlockRunner* shared : shared_runners())
+    if (shared != nullptr && shared->state() == BlockState::failed) return shared;
   for (const auto& block : active_)
     if (block->state() == BlockState::failed) return block.get();
   return nullptr;
 }
 
 const BlockRunner* StackRunner::first_stopped() const {
+  // A shared instance someone stopped (`stackie stop @shared/NAME`) will not run by waiting.
+  for (const BlockRunner* shared : shared_runners())
+    if (shared != nullptr && shared->state() == BlockState::stopped && !shared->start_deferred())
+      return shared;
   // A one-shot task that completed is done, not stopped: `up` goes on with its dependants.
   for (const auto& block : active_)
     if (block->state() == BlockState::stopped && !completed(*block)) return block.get();
@@ -306,7 +336,8 @@ bool StackRunner::forwards_host_ports(const ResolvedBlock& block) const {
 Status StackRunner::open_host_forwards(const ResolvedStack& next) {
   std::map<std::string, std::unique_ptr<PortForward>> wanted;
   for (const auto& block : next.blocks) {
-    if (!forwards_host_ports(block)) continue;
+    // A shared instance's ports are forwarded once, by the shared stack.
+    if (!forwards_host_ports(block) || !block.shared_instance.empty()) continue;
     for (const auto& port : block.serves) {
       std::string key = block.name + "/" + port.name;
       int host = port.host_port != 0 ? port.host_port : port.port;
@@ -346,7 +377,7 @@ Status StackRunner::open_host_forwards(const ResolvedStack& next) {
 // A connection for port `port` of `block` (inside its namespace, or on the host's loopback
 // for a block that shares the host's network).
 Result<Upstream> StackRunner::upstream_to(const std::string& block, int port) {
-  BlockRunner* runner = find(block);
+  BlockRunner* runner = runner_of(block);
   if (runner == nullptr) return Error{UV_ECONNREFUSED, "no block '" + block + "'"};
   Upstream upstream;
   upstream.port = port;

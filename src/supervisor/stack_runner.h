@@ -35,6 +35,10 @@ struct SupervisorConfig {
   std::function<PortAddress(const ResolvedBlock&)> port_address;
   // Where the blocks' lifecycle events go (the Supervisor sets its own); null: nowhere.
   EventBus* events = nullptr;
+  // The runner of a `mode: shared` instance by its name (ResolvedBlock::shared_instance), run
+  // by the Supervisor's shared stack, not by the stacks that use it; null when it is not
+  // there. Unset: no block is shared.
+  std::function<BlockRunner*(const std::string& instance)> shared_runner;
 };
 
 struct StackOptions {
@@ -88,6 +92,11 @@ class StackRunner {
   bool forwards_host_ports(const ResolvedBlock& block) const;
   Status open_host_forwards(const ResolvedStack& next);
   Result<Upstream> upstream_to(const std::string& block, int port);
+  // The runner of `block`: the stack's own, or the shared instance a shared block stands for
+  // (found anew each time: the instance may have been replaced meanwhile).
+  BlockRunner* runner_of(const std::string& block) const;
+  // The shared instances the stack's blocks stand for, in spec order (null: not there).
+  std::vector<const BlockRunner*> shared_runners() const;
   Result<Upstream> consume_upstream(const ConsumedPort& consume);
 
   SupervisorConfig config_;

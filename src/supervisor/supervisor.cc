@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "stack/shared_mode.h"
+
 namespace stackie {
 
 Supervisor::Supervisor(SupervisorConfig config) : config_(std::move(config)) {
   if (config_.events == nullptr) config_.events = &events_;
+  config_.shared_runner = [this](const std::string& instance) { return shared_runner(instance); };
 }
 
 Supervisor::~Supervisor() {
@@ -23,6 +26,17 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     done(std::move(*busy));
     return;
   }
+  // Its shared instances first (started, or attached to when they run), so that its own
+  // blocks find them; nothing of either starts when one is refused.
+  if (Status checked = check_shared(stack); !checked.ok()) {
+    done(checked.take_error());
+    return;
+  }
+  std::vector<std::string> wanted_shared = shared_instances(stack);
+  if (Status attached = attach_shared(stack); !attached.ok()) {
+    done(attached.take_error());
+    return;
+  }
   auto it = stacks_.find(name);
   if (it == stacks_.end()) {
     auto runner = StackRunner::create(
@@ -30,6 +44,7 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
         [this](StackRunner& s, const BlockRunner& b) { on_block(s, b); },
         [this](StackRunner& s) { on_settled(s); });
     if (!runner.ok()) {
+      release_shared(wanted_shared, {});  // started for this stack alone: stopped again
       done(runner.take_error());
       return;
     }
@@ -39,11 +54,14 @@ void Supervisor::up(ResolvedStack stack, StackOptions options, Progress progress
     stacks_.emplace(name, std::move(entry));
     return;
   }
+  std::vector<std::string> had_shared = shared_instances(it->second.runner->spec());
   if (auto applied = it->second.runner->apply(std::move(stack)); !applied.ok()) {
+    release_shared(wanted_shared, {});
     done(applied.take_error());
     return;
   }
   it->second.up_waiters.push_back({std::move(progress), std::move(done), restoring});
+  release_shared(had_shared, {});  // those the stack no longer asks for, when no other does
 }
 
 std::optional<Error> Supervisor::busy_for_up(const std::string& stack) const {
@@ -93,6 +111,7 @@ void Supervisor::remove_blocks(const std::string& stack, const std::vector<std::
   }
   StackRunner& runner = *it->second.runner;
   ResolvedStack next = runner.spec();
+  std::vector<std::string> had_shared = shared_instances(next);
   std::erase_if(next.blocks, [&](const ResolvedBlock& block) {
     return std::find(blocks.begin(), blocks.end(), block.name) != blocks.end();
   });
@@ -100,12 +119,25 @@ void Supervisor::remove_blocks(const std::string& stack, const std::vector<std::
     done(applied.take_error());
     return;
   }
-  it->second.removal_waiters.push_back({blocks, std::move(done)});
+  // A shared block left out: its instance stops too when no other stack uses it.
+  it->second.removal_waiters.push_back(
+      {blocks, [this, had_shared, done = std::move(done)](Status result) {
+         release_shared(had_shared, [done, result] { done(result); });
+       }});
 }
 
 void Supervisor::shutdown(std::function<void()> done) {
   shutdown_done_ = std::move(done);
-  for (auto& [name, entry] : stacks_) entry.runner->down();
+  // The shared instances stop as the last of their users goes (release_shared), after them.
+  bool users = false;
+  for (auto& [name, entry] : stacks_)
+    if (name != kSharedStack) {
+      entry.runner->down();
+      users = true;
+    }
+  if (!users)
+    if (auto shared = stacks_.find(kSharedStack); shared != stacks_.end())
+      shared->second.runner->down();
   check_shutdown();
 }
 
@@ -121,6 +153,7 @@ void Supervisor::on_block(StackRunner& stack, const BlockRunner& block) {
   BlockProgress progress{stack.spec().name, block.spec().name, block.state(), block.reason(),
                          block.spec().health.kind != HealthCheck::Kind::none};
   if (observer_) observer_(progress);
+  if (stack.spec().name == kSharedStack) on_shared_block(block);
   auto it = stacks_.find(stack.spec().name);
   if (it == stacks_.end()) return;
   for (auto& waiter : it->second.up_waiters)
@@ -146,8 +179,21 @@ void Supervisor::on_settled(StackRunner& stack) {
 
   if (stack.going_down() && stack.all_down()) {
     auto waiters = std::move(entry.down_waiters);
+    std::vector<std::string> used = shared_instances(stack.spec());
     stacks_.erase(it);  // destroys the StackRunner: its pump ends right after this call
-    for (auto& done : waiters) done(Status{});
+    // Its own blocks are down: now its shared instances, each when it was the last user; the
+    // `down` answers once they are stopped.
+    release_shared(used, [this, waiters]() mutable {
+      for (auto& done : waiters) done(Status{});
+      check_shutdown();
+    });
+    return;
+  }
+  // The shared stack with no instance left goes away (and the daemon may finish stopping).
+  if (stack.spec().name == kSharedStack && stack.spec().blocks.empty() && stack.all_down() &&
+      entry.up_waiters.empty() && entry.block_waiters.empty() && entry.removal_waiters.empty() &&
+      entry.down_waiters.empty()) {
+    stacks_.erase(it);
     check_shutdown();
   }
 }
@@ -241,6 +287,7 @@ std::vector<BlockStatus> Supervisor::ps(const std::string& stack) const {
     for (const BlockRunner* block : entry.runner->blocks()) {
       BlockStatus row;
       row.stack = name;
+      if (name == kSharedStack) row.used_by = shared_users(block->spec().name);
       row.block = block->spec().name;
       row.sandbox_id = block->spec().sandbox_id;
       row.state = block->state();

@@ -33,6 +33,8 @@ struct BlockStatus {
   uint64_t log_warnings = 0, log_errors = 0, log_fatals = 0;  // lines announcing each
   std::string limits_enforcement;    // Spawner::limits_enforcement of the block's spawner
   std::optional<CgroupUsage> usage;  // from its cgroup, while it runs in one
+  // A shared instance (stack kSharedStack): the stacks that use it, by name.
+  std::vector<std::string> used_by;
 };
 
 struct BlockProgress {
@@ -76,6 +78,16 @@ class Supervisor {
   std::vector<std::string> stacks() const;
   const StackRunner* stack(const std::string& name) const;
   std::vector<BlockStatus> ps(const std::string& stack = {}) const;
+  // ps(stack) and the shared instances the stack uses (each once, with its users).
+  std::vector<BlockStatus> ps_with_shared(const std::string& stack) const;
+
+  // Whether `stack`'s shared blocks can have their instances (stack/shared_mode.h): an error
+  // naming the block, the setting and the stack that started the instance when another stack
+  // uses it with other settings. Checked again by up(); the daemon asks first, so that a
+  // refused stack is not recorded.
+  Status check_shared(const ResolvedStack& stack) const;
+  // The stacks that use shared instance `instance` now (up, or going down but not yet down).
+  std::vector<std::string> shared_users(const std::string& instance) const;
 
   Result<std::vector<LogLine>> tail(const std::string& stack, const std::string& block,
                                     size_t lines) const;
@@ -144,10 +156,20 @@ class Supervisor {
   void settle_block_waiters(Entry& entry, StackRunner& stack);
   Result<BlockRunner*> find_block(const std::string& stack, const std::string& block);
   void check_shutdown();
+  // Shared instances (supervisor_shared.cc). attach_shared() adds to the shared stack what
+  // `stack` asks for (and replaces an instance only it uses); release_shared() stops each of
+  // `instances` that no stack uses any more, `done` once they are stopped.
+  Status attach_shared(const ResolvedStack& stack);
+  void release_shared(const std::vector<std::string>& instances, std::function<void()> done);
+  BlockRunner* shared_runner(const std::string& instance);
+  void on_shared_block(const BlockRunner& block);
+  static std::vector<std::string> shared_instances(const ResolvedStack& stack);
 
   EventBus events_;  // before stacks_: the blocks' `destroy` events outlive them
   SupervisorConfig config_;
   std::map<std::string, Entry> stacks_;
+  // Which stack started each running shared instance (for the conflict message).
+  std::map<std::string, std::string> shared_started_by_;
   Progress observer_;
   std::function<void()> shutdown_done_;
 };

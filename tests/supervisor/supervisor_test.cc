@@ -573,5 +573,110 @@ TEST_F(SupervisorTest, SandboxedBlockWithoutALauncherFailsClosed) {
   ASSERT_TRUE(down("s").ok());
 }
 
+// ---- mode: shared (stack/shared_mode.h) -------------------------------------------------------
+
+// A block of a stack that stands for shared instance `instance`, with one setting.
+ResolvedBlock shared_request(ResolvedBlock b, const std::string& instance,
+                             const std::string& setting) {
+  b.shared_instance = instance;
+  b.sandbox_id = "shared.redis";
+  b.policy.name = b.sandbox_id;
+  b.shared_settings = {{"definition", "/catalog/stackie.redis.yml"}, {"vars.appendonly", setting}};
+  return b;
+}
+
+std::vector<BlockStatus> shared_rows(const Supervisor& supervisor) {
+  std::vector<BlockStatus> rows;
+  for (const auto& row : supervisor.ps())
+    if (row.stack == "@shared") rows.push_back(row);
+  return rows;
+}
+
+TEST_F(SupervisorTest, SharedInstanceStartsOnceAndStopsWithTheLastStackThatUsesIt) {
+  // Two stacks, each naming the instance in its own way, each with a consumer that waits for it.
+  auto cache = shared_request(block("cache", {"wait"}), "stackie.redis", "yes");
+  auto app = block("app", {"wait"});
+  app.depends_on = {"cache"};
+  auto redis = shared_request(block("stackie.redis", {"wait"}), "stackie.redis", "yes");
+  auto worker = block("worker", {"wait"});
+  worker.depends_on = {"stackie.redis"};
+  worker.sandbox_id = "test-worker";
+  ASSERT_TRUE(up(stack("one", {cache, app})).ok());
+  ASSERT_EQ(shared_rows(*supervisor_).size(), 1u);
+  int pid = shared_rows(*supervisor_)[0].pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(state_of("app"), BlockState::running);
+
+  ASSERT_TRUE(up(stack("two", {redis, worker})).ok());
+  auto rows = shared_rows(*supervisor_);
+  ASSERT_EQ(rows.size(), 1u) << "a second instance was started";
+  EXPECT_EQ(rows[0].block, "stackie.redis");
+  EXPECT_EQ(rows[0].pid, pid);
+  EXPECT_EQ(rows[0].used_by, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(state_of("worker"), BlockState::running);
+  // Each stack's ps shows it once, beside its own blocks; no stack lists it as its own.
+  auto one = supervisor_->ps_with_shared("one");
+  EXPECT_EQ(one.size(), 2u);
+  EXPECT_EQ(supervisor_->ps("one").size(), 1u);
+
+  // The first stack's down leaves it serving the second.
+  ASSERT_TRUE(down("one").ok());
+  rows = shared_rows(*supervisor_);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].pid, pid);
+  EXPECT_EQ(rows[0].state, BlockState::running);
+  EXPECT_EQ(rows[0].used_by, (std::vector<std::string>{"two"}));
+  EXPECT_TRUE(process_alive(pid));
+
+  // The last one's down stops it, and answers only then.
+  ASSERT_TRUE(down("two").ok());
+  EXPECT_TRUE(shared_rows(*supervisor_).empty());
+  EXPECT_FALSE(supervisor_->has_stack("@shared"));
+  EXPECT_TRUE(run_until([&] { return !process_alive(pid); }, 2000));
+  // Its worker stopped before it.
+  EXPECT_LT(index_of("worker", BlockState::stopped),
+            index_of("stackie.redis", BlockState::stopping));
+}
+
+TEST_F(SupervisorTest, SharedInstanceAskedForWithOtherSettingsIsRefusedNamingThem) {
+  ASSERT_TRUE(
+      up(stack("one", {shared_request(block("cache", {"wait"}), "stackie.redis", "yes")})).ok());
+  auto other = shared_request(block("stackie.redis", {"wait"}), "stackie.redis", "no");
+  auto consumer = block("worker", {"wait"});
+  consumer.depends_on = {"stackie.redis"};
+  ResolvedStack two = stack("two", {other, consumer});
+  Status checked = supervisor_->check_shared(two);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().message,
+            "block 'stackie.redis' of stack 'two' (mode shared) asks for vars.appendonly other "
+            "than shared instance stackie.redis started by stack 'one' (used by one): ask for "
+            "the same vars.appendonly, or use mode own");
+  // up() refuses it too, with nothing of it started and the instance as it was.
+  auto result = up(two);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, checked.error().message);
+  EXPECT_FALSE(supervisor_->has_stack("two"));
+  EXPECT_EQ(status_of("worker"), nullptr);
+  ASSERT_EQ(shared_rows(*supervisor_).size(), 1u);
+  EXPECT_EQ(shared_rows(*supervisor_)[0].used_by, (std::vector<std::string>{"one"}));
+  ASSERT_TRUE(down("one").ok());
+  EXPECT_FALSE(supervisor_->has_stack("@shared"));
+}
+
+TEST_F(SupervisorTest, TheOnlyStackUsingASharedInstanceMayChangeItsSettings) {
+  ASSERT_TRUE(
+      up(stack("one", {shared_request(block("cache", {"wait"}), "stackie.redis", "yes")})).ok());
+  int before = shared_rows(*supervisor_)[0].pid;
+  ASSERT_TRUE(
+      up(stack("one", {shared_request(block("cache", {"wait"}), "stackie.redis", "no")})).ok());
+  auto rows = shared_rows(*supervisor_);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].pid, before) << "the instance kept its old settings";
+  // Left out of the stack by a re-apply: no one uses it, so it stops.
+  ASSERT_TRUE(up(stack("one", {block("own", {"wait"})})).ok());
+  EXPECT_TRUE(run_until([&] { return !supervisor_->has_stack("@shared"); }, 5000));
+  ASSERT_TRUE(down("one").ok());
+}
+
 }  // namespace
 }  // namespace stackie
