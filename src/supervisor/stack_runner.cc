@@ -7,6 +7,7 @@
 
 #include "base/safe_open.h"
 #include "stack/paths.h"
+#include "stack/shared_mode.h"
 
 namespace stackie {
 
@@ -145,7 +146,7 @@ Status StackRunner::apply(ResolvedStack next, bool restart_stopped) {
   spec_.storage_root = next.storage_root;  // where new blocks' logs go
   std::vector<std::unique_ptr<BlockRunner>> kept;
   for (const auto& block : next.blocks) {
-    if (!block.shared_instance.empty()) continue;  // the shared stack runs it
+    if (!runs_here(next, block)) continue;  // the shared stack runs it
     auto it = std::find_if(active_.begin(), active_.end(),
                            [&](const auto& r) { return r->spec().name == block.name; });
     bool unchanged =
@@ -203,14 +204,18 @@ BlockRunner* StackRunner::runner_of(const std::string& block) const {
   for (const auto& runner : active_)
     if (runner->spec().name == block) return runner.get();
   const ResolvedBlock* spec = find_block(spec_, block);
-  if (spec == nullptr || spec->shared_instance.empty() || !config_.shared_runner) return nullptr;
+  if (spec == nullptr || runs_here(spec_, *spec) || !config_.shared_runner) return nullptr;
   return config_.shared_runner(spec->shared_instance);
+}
+
+bool StackRunner::runs_here(const ResolvedStack& stack, const ResolvedBlock& block) {
+  return block.shared_instance.empty() || stack.name == kSharedStack;
 }
 
 std::vector<const BlockRunner*> StackRunner::shared_runners() const {
   std::vector<const BlockRunner*> out;
   for (const auto& block : spec_.blocks)
-    if (!block.shared_instance.empty())
+    if (!runs_here(spec_, block))
       out.push_back(config_.shared_runner ? config_.shared_runner(block.shared_instance) : nullptr);
   return out;
 }
@@ -337,7 +342,7 @@ Status StackRunner::open_host_forwards(const ResolvedStack& next) {
   std::map<std::string, std::unique_ptr<PortForward>> wanted;
   for (const auto& block : next.blocks) {
     // A shared instance's ports are forwarded once, by the shared stack.
-    if (!forwards_host_ports(block) || !block.shared_instance.empty()) continue;
+    if (!forwards_host_ports(block) || !runs_here(next, block)) continue;
     for (const auto& port : block.serves) {
       std::string key = block.name + "/" + port.name;
       int host = port.host_port != 0 ? port.host_port : port.port;

@@ -95,6 +95,9 @@ class StackRunner {
   // The runner of `block`: the stack's own, or the shared instance a shared block stands for
   // (found anew each time: the instance may have been replaced meanwhile).
   BlockRunner* runner_of(const std::string& block) const;
+  // Whether `stack` runs `block` itself: a block of its own, or any block of the shared stack
+  // (whose blocks are the instances).
+  static bool runs_here(const ResolvedStack& stack, const ResolvedBlock& block);
   // The shared instances the stack's blocks stand for, in spec order (null: not there).
   std::vector<const BlockRunner*> shared_runners() const;
   Result<Upstream> consume_upstream(const ConsumedPort& consume);
