@@ -371,7 +371,8 @@ void DaemonHandlers::up(Session session, const Json& params) {
       return session.fail(code_for(result.error()), result.error().message);
     }
     Json blocks = Json::array();
-    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) blocks.push_back(ps_row(row));
+    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name))
+      blocks.push_back(ps_row(row));
     session.reply(Json::object({{"stack", *stack_name}, {"blocks", blocks}}));
   };
   auto started = daemon_.up(request, progress, answer);
@@ -387,7 +388,8 @@ void DaemonHandlers::up(Session session, const Json& params) {
   // Every block of the stack, in start order, before (or among) their progress: a live display
   // shows the blocks still waiting for their dependencies too.
   Json planned = Json::array();
-  for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) planned.push_back(ps_row(row));
+  for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name))
+    planned.push_back(ps_row(row));
   if (const StackRunner* runner = daemon_.supervisor().stack(*stack_name))
     for (const auto& warning : runner->spec().warnings)
       session.event("warning", Json::object({{"message", warning}}));
@@ -396,7 +398,8 @@ void DaemonHandlers::up(Session session, const Json& params) {
   if (!wait) {
     // --detach: answer once the stack is loaded and starting.
     Json blocks = Json::array();
-    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name)) blocks.push_back(ps_row(row));
+    for (const auto& row : daemon_.supervisor().ps_with_shared(*stack_name))
+      blocks.push_back(ps_row(row));
     session.reply(Json::object({{"stack", *stack_name}, {"blocks", blocks}}));
   }
 }
