@@ -172,6 +172,7 @@ int run_ps(std::span<char*> argv) {
       if (row["stack"] != blocks[0]["stack"]) several_stacks = true;
       if (row["used_by"].is_array() && !row["used_by"].as_array().empty()) shared = true;
     }
+  if (shared) several_stacks = true;  // its STACK, @shared, says what it is
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header = {"NAME",   "STATE",    "HEALTH", "PID",
                                      "UPTIME", "RESTARTS", "PORTS",  "SANDBOX"};
