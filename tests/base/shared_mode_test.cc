@@ -168,5 +168,26 @@ TEST(SharedMode, OwnIsTheDefaultAndCanBeWritten) {
   EXPECT_TRUE(own->blocks[0].shared_settings.empty());
 }
 
+// The documented form (tests/fixtures/good/documented_shared): the instance is the user's, the
+// consumer reaches it as an own block's consumer does.
+TEST(SharedMode, TheDocumentedExampleLoadsWithItsMeaning) {
+  User user;
+  std::string dir = testing::fixtures() + "/good/documented_shared";
+  LoadOptions options = user.options("unused", "unused:\n  blocks: {}\n");
+  options.file = dir + "/stackie-stack.yml";
+  options.cwd = dir;
+  options.env["POSTGRES_PASSWORD"] = "pw";
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  const ResolvedBlock* pg = find_block(*stack, "stackie.postgres");
+  const ResolvedBlock* api = find_block(*stack, "api");
+  ASSERT_NE(pg, nullptr);
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(pg->shared_instance, "stackie.postgres");
+  EXPECT_EQ(env_value(*pg, "PGDATA"), user.home / "s/storage/volumes/@shared/postgres/data");
+  EXPECT_EQ(stack->storage_root, "/srv/shop-storage") << "the stack's own blocks keep its root";
+  EXPECT_EQ(env_value(*api, "DATABASE_URL"), "postgres://postgres@127.0.0.1:5432/app");
+}
+
 }  // namespace
 }  // namespace stackie
