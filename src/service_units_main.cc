@@ -12,7 +12,8 @@ namespace {
 
 constexpr char kUsage[] =
     "Usage: stackie-service-units systemd-service|systemd-socket|launchd-plist\n"
-    "           --program STACKIED [--home DIR] [--socket PATH] [--runtime-dir DIR] [--log FILE]\n";
+    "           --program STACKIED [--home DIR] [--socket PATH] [--runtime-dir DIR] [--log FILE]\n"
+    "           [--socket-activation]   (launchd-plist: a Sockets entry on --socket)\n";
 
 }  // namespace
 
@@ -23,8 +24,13 @@ int main(int argc, char** argv) {
   }
   std::string_view kind = argv[1];
   stackie::ServiceSpec spec;
+  bool socket_activation = false;
   for (int i = 2; i < argc; ++i) {
     std::string_view flag = argv[i];
+    if (flag == "--socket-activation") {
+      socket_activation = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "stackie-service-units: %s needs a value\n%s", argv[i], kUsage);
       return 2;
@@ -55,7 +61,7 @@ int main(int argc, char** argv) {
   else if (kind == "systemd-socket")
     text = stackie::systemd_socket_unit(spec);
   else if (kind == "launchd-plist")
-    text = stackie::launchd_plist(spec);
+    text = stackie::launchd_plist(spec, socket_activation);
   else {
     std::fprintf(stderr, "stackie-service-units: unknown kind '%s'\n%s", argv[1], kUsage);
     return 2;

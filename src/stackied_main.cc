@@ -36,6 +36,7 @@
 #include "supervisor/daemon_handlers.h"
 #include "supervisor/daemon_loader.h"
 #include "supervisor/host_ports.h"
+#include "supervisor/launchd_activation.h"
 #include "supervisor/service_manager.h"
 
 namespace {
@@ -62,7 +63,8 @@ constexpr char kUsage[] =
     "  -V, --version  print version, commit and sandbox backend\n"
     "\n"
     "Environment: STACKIE_HOME (default ~/.stackie), XDG_RUNTIME_DIR, STACKIE_LOCKBOX;\n"
-    "NOTIFY_SOCKET, LISTEN_FDS and LISTEN_PID from systemd (readiness, socket activation).\n"
+    "NOTIFY_SOCKET, LISTEN_FDS and LISTEN_PID from systemd (readiness, socket activation);\n"
+    "on macOS, launchd's socket activation (the LaunchAgent's Sockets entry \"Listeners\").\n"
     "See stackied(8).\n";
 
 constexpr int log_fd = 2;    // stderr: the terminal, the journal, or the log file (background)
@@ -170,8 +172,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   return line;
 }
 
-// Socket activation: the fd the service manager passed, or -1. Read before anything forks, and
-// never passed on to a block.
+// Socket activation: the fd the service manager passed (systemd's LISTEN_FDS; else, on macOS,
+// the LaunchAgent's Sockets entry through launch_activate_socket), or -1: bind as usual. Read
+// before anything forks, and never passed on to a block.
 stackie::Result<int> take_activated_socket() {
   stackie::Environment activation_env;
   for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"})
@@ -182,7 +185,7 @@ stackie::Result<int> take_activated_socket() {
   if (activated->count > 1)
     return stackie::Error{0, "the service manager passed " + std::to_string(activated->count) +
                                  " sockets; it serves one"};
-  if (activated->count == 0) return -1;
+  if (activated->count == 0) return stackie::take_launchd_socket();
   ::fcntl(stackie::kFirstActivatedFd, F_SETFD, FD_CLOEXEC);  // passed to us, not to the blocks
   return stackie::kFirstActivatedFd;
 }

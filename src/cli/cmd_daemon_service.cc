@@ -1,5 +1,5 @@
 // `stackie daemon install [--socket-activation]` and `stackie daemon uninstall`: write (or
-// remove) the files that let the user's service manager run stackied (src/service_units.h).
+// remove) the files that let the user's service manager run stackied (cli/service_units.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +101,8 @@ int run_daemon_install(std::span<char*> argv) {
 
   auto plan = plan_service_install(host_os_name(), spec, env, socket_activation);
   if (!plan.ok()) return report_error(plan.error());
+  for (const auto& directory : plan->directories)
+    if (auto made = make_directories(directory); !made.ok()) return report_error(made.error());
   for (const auto& file : plan->files) {
     if (auto written = write_file(file.path, file.text); !written.ok())
       return report_error(written.error());

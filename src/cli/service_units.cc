@@ -72,6 +72,13 @@ Status check_spec(const ServiceSpec& spec) {
   return {};
 }
 
+// A socket the service manager makes: absolute, and not the root directory's own entry.
+Status check_socket_path(const ServiceSpec& spec) {
+  if (spec.socket_path.size() < 2 || spec.socket_path[0] != '/' || spec.socket_path.back() == '/')
+    return Error{0, "the daemon socket must be an absolute path, got '" + spec.socket_path + "'"};
+  return {};
+}
+
 }  // namespace
 
 std::string systemd_service_unit(const ServiceSpec& spec) {
@@ -133,7 +140,7 @@ WantedBy=sockets.target
 )";
 }
 
-std::string launchd_plist(const ServiceSpec& spec) {
+std::string launchd_plist(const ServiceSpec& spec, bool socket_activation) {
   std::string plist = R"(<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <!-- stackied as a LaunchAgent; see stackied(8). -->
@@ -154,12 +161,33 @@ std::string launchd_plist(const ServiceSpec& spec) {
     plist +=
         "\t<key>EnvironmentVariables</key>\n\t<dict>\n\t\t<key>STACKIE_HOME</key>\n\t\t<string>" +
         xml_text(spec.stackie_home) + "</string>\n\t</dict>\n";
-  // KeepAlive unless SuccessfulExit: restarted after a crash, not after `stackie daemon stop`.
+  if (socket_activation) {
+    // launchd binds and listens on the daemon's socket from the moment the agent is loaded and
+    // starts stackied on the first connection; stackied takes the socket with
+    // launch_activate_socket("Listeners") (supervisor/launchd_activation.h). No RunAtLoad: the
+    // daemon starts on demand, as with systemd's socket unit. SockPathMode is decimal (plists
+    // have no octal): 384 = 0600, the mode stackied gives its own socket.
+    plist += R"(	<key>Sockets</key>
+	<dict>
+		<key>Listeners</key>
+		<dict>
+			<key>SockPathName</key>
+			<string>)" +
+             xml_text(spec.socket_path) +
+             R"(</string>
+			<key>SockPathMode</key>
+			<integer>384</integer>
+		</dict>
+	</dict>
+)";
+  } else {
+    plist += "\t<key>RunAtLoad</key>\n\t<true/>\n";
+  }
+  // KeepAlive unless SuccessfulExit: restarted after a crash, not after `stackie daemon stop`
+  // (with a Sockets entry, the next connection starts it again).
   // ExitTimeOut: stopping every stack gracefully takes each block's stop timeout, and launchd's
   // default before SIGKILL is 20 s.
-  plist += R"(	<key>RunAtLoad</key>
-	<true/>
-	<key>KeepAlive</key>
+  plist += R"(	<key>KeepAlive</key>
 	<dict>
 		<key>SuccessfulExit</key>
 		<false/>
@@ -202,9 +230,7 @@ Result<ServiceInstallPlan> plan_service_install(const std::string& os, const Ser
     plan.files.push_back({join_path(dir, kSystemdServiceName), systemd_service_unit(spec)});
     std::string unit = kSystemdServiceName;
     if (socket_activation) {
-      if (spec.socket_path.empty() || spec.socket_path[0] != '/')
-        return Error{0,
-                     "the daemon socket must be an absolute path, got '" + spec.socket_path + "'"};
+      STACKIE_TRY(check_socket_path(spec));
       plan.files.push_back({join_path(dir, kSystemdSocketName), systemd_socket_unit(spec)});
       unit = kSystemdSocketName;
     }
@@ -213,11 +239,16 @@ Result<ServiceInstallPlan> plan_service_install(const std::string& os, const Ser
     return plan;
   }
   if (os == "macos") {
-    if (socket_activation)
-      return Error{0, "socket activation needs systemd; on macOS install without it"};
     STACKIE_TRY_ASSIGN(dir, launch_agents_dir(env));
+    if (socket_activation) {
+      STACKIE_TRY(check_socket_path(spec));
+      // launchd binds the socket but does not make its directory; stackied makes it 0700 when
+      // it binds itself, and so does install here.
+      size_t slash = spec.socket_path.rfind('/');
+      if (slash > 0) plan.directories.push_back(spec.socket_path.substr(0, slash));
+    }
     std::string path = join_path(dir, std::string(kLaunchdLabel) + ".plist");
-    plan.files.push_back({path, launchd_plist(spec)});
+    plan.files.push_back({path, launchd_plist(spec, socket_activation)});
     plan.enable_commands = {"launchctl bootstrap gui/$(id -u) " + path};
     return plan;
   }

@@ -31,8 +31,11 @@ struct ServiceSpec {
 std::string systemd_service_unit(const ServiceSpec& spec);
 // stackied.socket: ListenStream on the daemon's socket, 0600 in a 0700 directory.
 std::string systemd_socket_unit(const ServiceSpec& spec);
-// A LaunchAgent plist: RunAtLoad, KeepAlive unless it exited successfully (`daemon stop`).
-std::string launchd_plist(const ServiceSpec& spec);
+// A LaunchAgent plist: KeepAlive unless it exited successfully (`daemon stop`). Without
+// `socket_activation`: RunAtLoad, and stackied binds its socket itself. With it: a Sockets
+// entry (launchd_activation.h's "Listeners") on spec.socket_path, mode 0600, and no RunAtLoad:
+// launchd listens from login and starts stackied on the first connection (the first CLI call).
+std::string launchd_plist(const ServiceSpec& spec, bool socket_activation);
 
 // $XDG_CONFIG_HOME/systemd/user, else $HOME/.config/systemd/user.
 Result<std::string> systemd_user_unit_dir(const Environment& env);
@@ -45,12 +48,15 @@ struct ServiceFile {
 };
 
 struct ServiceInstallPlan {
+  std::vector<std::string> directories;  // made (0700, with parents) before the files
   std::vector<ServiceFile> files;
   std::vector<std::string> enable_commands;  // shell lines that enable and start it
 };
 
-// What `stackie daemon install` writes on `os` ("linux", "macos"). Socket activation is
-// systemd's: asking for it on macOS is an error, as is any other OS.
+// What `stackie daemon install` writes on `os` ("linux", "macos"); any other OS is an error.
+// `socket_activation`: the service manager holds spec.socket_path (absolute) and starts the
+// daemon on the first connection: systemd's socket unit, or launchd's Sockets entry (whose
+// directory launchd does not make: it is in `directories`).
 Result<ServiceInstallPlan> plan_service_install(const std::string& os, const ServiceSpec& spec,
                                                 const Environment& env, bool socket_activation);
 

@@ -66,7 +66,7 @@ TEST(ServiceUnits, LaunchdPlistEscapesXmlAndKeepsAliveOnFailureOnly) {
   spec.daemon_program = "/Users/a&b/<bin>/stackied";
   spec.stackie_home = "/Users/a&b/.stackie";
   spec.log_path = "/Users/a&b/.stackie/stackied.log";
-  std::string plist = launchd_plist(spec);
+  std::string plist = launchd_plist(spec, false);
   EXPECT_TRUE(has_line(plist, "\t<string>dev.stackie.stackied</string>")) << plist;
   EXPECT_TRUE(has_line(plist, "\t\t<string>/Users/a&amp;b/&lt;bin&gt;/stackied</string>")) << plist;
   EXPECT_TRUE(has_line(plist, "\t\t<string>--foreground</string>")) << plist;
@@ -75,7 +75,31 @@ TEST(ServiceUnits, LaunchdPlistEscapesXmlAndKeepsAliveOnFailureOnly) {
   EXPECT_TRUE(has_line(plist, "\t<string>/Users/a&amp;b/.stackie/stackied.log</string>")) << plist;
   EXPECT_TRUE(has_line(plist, "\t\t<string>/Users/a&amp;b/.stackie</string>")) << plist;
   spec.log_path.clear();
-  EXPECT_EQ(launchd_plist(spec).find("StandardOutPath"), std::string::npos);
+  EXPECT_EQ(launchd_plist(spec, false).find("StandardOutPath"), std::string::npos);
+}
+
+TEST(ServiceUnits, LaunchdPlistWithoutActivationRunsAtLoadAndHasNoSockets) {
+  std::string plist = launchd_plist(plain_spec(), false);
+  EXPECT_TRUE(has_line(plist, "\t<key>RunAtLoad</key>")) << plist;
+  EXPECT_EQ(plist.find("Sockets"), std::string::npos) << plist;
+}
+
+// The Sockets entry stackied asks launchd for (launch_activate_socket "Listeners"), on the same
+// path the CLI connects to; the daemon starts on the first connection, not at login.
+TEST(ServiceUnits, LaunchdPlistWithActivationListensOnTheCliSocket) {
+  ServiceSpec spec = plain_spec();
+  spec.socket_path = "/Users/a&b/.stackie/run/stackied.sock";
+  std::string plist = launchd_plist(spec, true);
+  // SockPathMode 384 is 0600: plists have no octal.
+  const std::string entry =
+      "\t<key>Sockets</key>\n\t<dict>\n\t\t<key>Listeners</key>\n\t\t<dict>\n"
+      "\t\t\t<key>SockPathName</key>\n"
+      "\t\t\t<string>/Users/a&amp;b/.stackie/run/stackied.sock</string>\n"
+      "\t\t\t<key>SockPathMode</key>\n\t\t\t<integer>384</integer>\n\t\t</dict>\n\t</dict>\n";
+  EXPECT_NE(plist.find(entry), std::string::npos) << plist;
+  EXPECT_EQ(plist.find("RunAtLoad"), std::string::npos) << plist;
+  EXPECT_TRUE(has_line(plist, "\t\t<key>SuccessfulExit</key>")) << plist;
+  EXPECT_TRUE(has_line(plist, "\t\t<string>--foreground</string>")) << plist;
 }
 
 TEST(ServiceUnits, UnitDirectoryFollowsXdgConfigHome) {
@@ -112,7 +136,26 @@ TEST(ServiceUnits, InstallPlanPerPlatform) {
             "launchctl bootstrap gui/$(id -u) "
             "/Users/a/Library/LaunchAgents/dev.stackie.stackied.plist");
 
-  EXPECT_FALSE(plan_service_install("macos", plain_spec(), env, true).ok());
+  EXPECT_TRUE(mac->directories.empty());
+  EXPECT_EQ(mac->files[0].text.find("Sockets"), std::string::npos);
+
+  ServiceSpec mac_spec = plain_spec();
+  mac_spec.socket_path = "/Users/a/.stackie/run/stackied.sock";
+  auto mac_activated = plan_service_install("macos", mac_spec, {{"HOME", "/Users/a"}}, true);
+  ASSERT_TRUE(mac_activated.ok()) << mac_activated.error().message;
+  ASSERT_EQ(mac_activated->files.size(), 1u);
+  EXPECT_NE(
+      mac_activated->files[0].text.find("<string>/Users/a/.stackie/run/stackied.sock</string>"),
+      std::string::npos)
+      << mac_activated->files[0].text;
+  // launchd binds in the directory but does not make it.
+  ASSERT_EQ(mac_activated->directories.size(), 1u);
+  EXPECT_EQ(mac_activated->directories[0], "/Users/a/.stackie/run");
+  mac_spec.socket_path = "run/stackied.sock";
+  EXPECT_FALSE(plan_service_install("macos", mac_spec, {{"HOME", "/Users/a"}}, true).ok());
+  mac_spec.socket_path.clear();
+  EXPECT_FALSE(plan_service_install("macos", mac_spec, {{"HOME", "/Users/a"}}, true).ok());
+
   EXPECT_FALSE(plan_service_install("windows", plain_spec(), env, false).ok());
   ServiceSpec relative = plain_spec();
   relative.daemon_program = "stackied";

@@ -94,6 +94,24 @@ PY
   check "the plist parses as XML with its keys ($(basename "$plist"))" 0 $?
 done
 
+# launchd socket activation: the Sockets entry stackied asks for ("Listeners"), on the socket
+# the CLI uses, mode 0600 in decimal; the daemon then starts on the first connection.
+"$B/src/stackie-service-units" launchd-plist --program "/Users/a & b/bin/stackied" \
+  --socket "/Users/a & b/.stackie/run/stackied.sock" --socket-activation >"$T/activated.plist"
+python3 - "$T/activated.plist" <<'PY'
+import sys, xml.etree.ElementTree as ET
+d = ET.parse(sys.argv[1]).getroot().find("dict")
+def as_dict(node):
+    children = list(node)
+    return {k.text: v for k, v in zip(children[::2], children[1::2])}
+top = as_dict(d)
+assert "RunAtLoad" not in top, "an activated agent starts on demand"
+listeners = as_dict(as_dict(top["Sockets"])["Listeners"])
+assert listeners["SockPathName"].text == "/Users/a & b/.stackie/run/stackied.sock"
+assert listeners["SockPathMode"].tag == "integer" and int(listeners["SockPathMode"].text) == 0o600
+PY
+check "the activated plist has the Sockets entry on the CLI's socket" 0 $?
+
 mkdir -p "$units/default.target.wants" "$units/sockets.target.wants"
 ln -s ../stackied.service "$units/default.target.wants/stackied.service"
 ln -s "$units/stackied.socket" "$units/sockets.target.wants/stackied.socket"
