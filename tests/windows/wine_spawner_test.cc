@@ -3,9 +3,10 @@
 //   wine_spawner_test.exe LOCKBOX.EXE
 // This program is also the block (roles below). Checks: the block's stdout and stderr reach the
 // daemon's pipes; its exit code is relayed and on_exec ran first; a missing command is exit 127;
-// kill_all kills the block's own child; and the daemon's death kills every block: a second copy
-// of this program plays the daemon, is killed with TerminateProcess, and the block's child must
-// die with it (libuv's job kills the monitor, the monitor's job the block's tree).
+// kill_all kills the block's own child; exec (join_argv) runs a command under the block's policy;
+// and the daemon's death kills every block: a second copy of this program plays the daemon, is
+// killed with TerminateProcess, and the block's child must die with it (libuv's job kills the
+// monitor, the monitor's job the block's tree).
 // One "ok"/"FAIL" line per check; exit 1 if any failed.
 #include <uv.h>
 #include <windows.h>
@@ -256,7 +257,57 @@ int main(int argc, char** argv) {
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
   }
-  // 4. The daemon dies: every block dies with it.
+  // 4. exec: join_argv runs a command under a monitor of its own, from the block's policy, while
+  // the block runs; nothing once it is gone.
+  {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    std::string tmp = temp_dir("exec");
+    std::string pid_file = tmp + "/child.pid";
+    DeleteFileA(pid_file.c_str());
+    stackie::SpawnRequest request;
+    request.argv = {self_path(), "block-tree", pid_file};
+    request.policy = policy_for("exec", tmp);
+    bool exited = false;
+    auto spawned =
+        spawner->spawn(&loop, request, [&](const stackie::ExitStatus&) { exited = true; });
+    check(spawned.ok(), "exec: spawn");
+    if (spawned.ok()) {
+      std::unique_ptr<stackie::Process> process = std::move(*spawned);
+      for (int i = 0; i < 1200 && GetFileAttributesA(pid_file.c_str()) == INVALID_FILE_ATTRIBUTES;
+           ++i) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        Sleep(50);
+      }
+      std::vector<std::string> exec = process->join_argv({self_path(), "block-print"}, {});
+      check(!exec.empty() && exec[0] == lockbox, "exec: join_argv starts with the lockbox");
+      std::string line;
+      for (const auto& arg : exec) line += (line.empty() ? "" : " ") + ("\"" + arg + "\"");
+      STARTUPINFOA startup{};
+      startup.cb = sizeof startup;
+      PROCESS_INFORMATION info{};
+      DWORD code = 999;
+      if (!exec.empty() && CreateProcessA(nullptr, line.data(), nullptr, nullptr, FALSE, 0, nullptr,
+                                          nullptr, &startup, &info)) {
+        WaitForSingleObject(info.hProcess, INFINITE);
+        GetExitCodeProcess(info.hProcess, &code);
+        CloseHandle(info.hProcess);
+        CloseHandle(info.hThread);
+      }
+      check(code == 3,
+            "exec: the command ran in a sandbox of the block's policy and its exit "
+            "code came back (3, got " +
+                std::to_string(code) + ")");
+      (void)process->kill_all();
+      while (!exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
+      }
+      check(process->join_argv({"x"}, {}).empty(), "exec: nothing to join once the block is gone");
+      process.reset();
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+  // 5. The daemon dies: every block dies with it.
   {
     std::string tmp = temp_dir("daemon");
     std::string pid_file = tmp + "/child.pid";
