@@ -89,14 +89,26 @@ class ErrorPipe {
               self->on_exec_ = nullptr;
               exec_done();
             }
+            if (self->on_eof_) {
+              auto eof_done = std::move(self->on_eof_);
+              self->on_eof_ = nullptr;
+              eof_done();  // may close this pipe
+            }
           }
         });
   }
   bool eof() const { return eof_; }
+  // Runs `done` once the monitor's end is closed (at once if it is): its exit may be seen
+  // before the last of its report is read, and the report must not be lost.
+  void when_done(std::function<void()> done) {
+    if (eof_) return done();
+    on_eof_ = std::move(done);
+  }
   const std::string& report() const { return report_; }
   // Frees this object once libuv is done with the handle: call it once, then forget the pointer.
   void close() {
     on_exec_ = nullptr;
+    on_eof_ = nullptr;
     pipe_.close([this] { delete this; });
   }
 
@@ -109,6 +121,7 @@ class ErrorPipe {
   std::string report_;
   bool eof_ = false;
   std::function<void()> on_exec_;
+  std::function<void()> on_eof_;
 };
 
 // Writes the policy to the monitor's stdio 3, then closes the pipe (the monitor reads to EOF).
@@ -189,6 +202,11 @@ class WindowsLockboxProcess final : public Process {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
+  // Runs `done` once the whole error report is in (see ErrorPipe::when_done).
+  void when_report_read(std::function<void()> done) {
+    if (error_pipe_ == nullptr) return done();
+    error_pipe_->when_done(std::move(done));
+  }
   std::string take_report() {
     if (error_pipe_ == nullptr) return {};
     std::string report = error_pipe_->report();
@@ -236,13 +254,16 @@ class WindowsLockboxSpawner final : public Spawner {
     auto slot = std::make_shared<WindowsLockboxProcess*>(nullptr);
     auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
                                    [slot, on_exit](int64_t status, int signum) {
-                                     ExitStatus exit;
-                                     exit.exit_status = status;
-                                     exit.term_signal = signum;
-                                     std::string report = (*slot)->take_report();
-                                     if (status == kSetupFailureStatus && signum == 0)
-                                       exit.setup_error = describe_setup_failure(report);
-                                     on_exit(exit);
+                                     WindowsLockboxProcess* process = *slot;
+                                     process->when_report_read([process, on_exit, status, signum] {
+                                       ExitStatus exit;
+                                       exit.exit_status = status;
+                                       exit.term_signal = signum;
+                                       std::string report = process->take_report();
+                                       if (status == kSetupFailureStatus && signum == 0)
+                                         exit.setup_error = describe_setup_failure(report);
+                                       on_exit(exit);
+                                     });
                                    });
     if (!core.ok()) {
       policy->close();

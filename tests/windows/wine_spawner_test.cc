@@ -3,11 +3,11 @@
 //   wine_spawner_test.exe LOCKBOX.EXE
 // This program is also the block (roles below). Checks: the block's stdout and stderr reach the
 // daemon's pipes; its exit code is relayed and on_exec ran first; a missing command is exit 127;
-// kill_all kills the block's own child; exec (join_argv) runs a command under the block's policy;
-// and the daemon's death kills every block: a second copy of this program plays the daemon, is
-// killed with TerminateProcess, and the block's child must die with it (libuv's job kills the
-// monitor, the monitor's job the block's tree).
-// One "ok"/"FAIL" line per check; exit 1 if any failed.
+// a sandbox it cannot build comes back as its message; kill_all kills the block's own child; exec
+// (join_argv) runs a command under the block's policy; and the daemon's death kills every block: a
+// second copy of this program plays the daemon, is killed with TerminateProcess, and the block's
+// child must die with it (libuv's job kills the monitor, the monitor's job the block's tree). One
+// "ok"/"FAIL" line per check; exit 1 if any failed.
 #include <uv.h>
 #include <windows.h>
 
@@ -213,6 +213,36 @@ int main(int argc, char** argv) {
     check(run.exited && run.status.exit_status == 127,
           "a missing command exits 127 (got " + std::to_string(run.status.exit_status) + ")");
     check(!run.exec_before_exit, "and on_exec did not run");
+  }
+  // 2b. A sandbox the monitor cannot build: exit 125 and its report, whole, as the reason (the
+  // exit may be seen before the report is read; the spawner waits for the report).
+  {
+    stackie::SandboxPolicy policy = policy_for("setup", temp_dir("setup"));
+    policy.pass_fds = {5};  // refused by the Windows plan: only stdio is passed
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    stackie::SpawnRequest request;
+    request.argv = {self_path(), "block-print"};
+    request.policy = policy;
+    bool exited = false;
+    stackie::ExitStatus status;
+    auto spawned = spawner->spawn(&loop, request, [&](const stackie::ExitStatus& got) {
+      exited = true;
+      status = got;
+    });
+    check(spawned.ok(), "setup: spawn");
+    std::unique_ptr<stackie::Process> process;
+    if (spawned.ok()) process = std::move(*spawned);
+    while (process && !exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
+    }
+    check(exited && status.exit_status == 125 &&
+              status.setup_error.find("only stdio is passed on Windows") != std::string::npos &&
+              status.setup_error.find("(sandbox step: plan)") != std::string::npos,
+          "a setup failure comes back as the monitor's message, with its step (" +
+              status.setup_error + ")");
+    process.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
   }
   // 3. kill_all: the block's own child dies with it.
   {
