@@ -144,6 +144,12 @@ int main(int argc, char** argv) {
     return fail(sink, "spawn", 0, child.error().message);
   }
   std::unique_ptr<stackie::RestrictedProcess> process = std::move(*child);
+  // The block runs: closing the error fd is the daemon's sign (the end of file a Linux lockbox
+  // gives with a close-on-exec fd). Nothing is reported on it after this point.
+  if (sink.error_fd >= 0) {
+    _close(sink.error_fd);
+    sink.error_fd = -1;
+  }
   WaitForSingleObject(box.done, INFINITE);
   // The job goes with `process`: whatever the block left running dies with it.
   process.reset();

@@ -14,17 +14,6 @@
 
 namespace stackie {
 
-std::string_view to_string(SandboxKind kind) {
-  switch (kind) {
-    case SandboxKind::linux_namespaces: return "linux-namespaces";
-    case SandboxKind::linux_landlock: return "linux-landlock";
-    case SandboxKind::seatbelt: return "seatbelt";
-    case SandboxKind::restricted_token: return "restricted-token";
-    case SandboxKind::passthrough: return "passthrough";
-  }
-  return "?";
-}
-
 namespace {
 
 using spawn_detail::ProcessCore;

@@ -33,7 +33,7 @@ Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, 
   auto args = c_strings(plan.argv);
   auto env = c_strings(plan.env);
 
-  std::vector<uv_stdio_container_t> stdio(3 + plan.extra_fds.size());
+  std::vector<uv_stdio_container_t> stdio(3 + plan.extra_fds.size() + plan.extra_pipes.size());
   stdio[0].flags = UV_IGNORE;
   auto wire = [](uv_stdio_container_t& slot, uv_pipe_t* pipe) {
     if (pipe == nullptr) {
@@ -48,6 +48,12 @@ Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, 
   for (size_t i = 0; i < plan.extra_fds.size(); ++i) {
     stdio[3 + i].flags = UV_INHERIT_FD;
     stdio[3 + i].data.fd = plan.extra_fds[i];
+  }
+  for (size_t i = 0; i < plan.extra_pipes.size(); ++i) {
+    uv_stdio_container_t& slot = stdio[3 + plan.extra_fds.size() + i];
+    slot.flags = static_cast<uv_stdio_flags>(
+        UV_CREATE_PIPE | (plan.extra_pipes[i].child_reads ? UV_READABLE_PIPE : UV_WRITABLE_PIPE));
+    slot.data.stream = reinterpret_cast<uv_stream_t*>(plan.extra_pipes[i].pipe);
   }
 
   uv_process_options_t options{};

@@ -14,12 +14,20 @@
 
 namespace stackie::spawn_detail {
 
-// Extra fds for the child, at index 3, 4, ... of its fd table.
+// A pipe libuv creates for the child at the next stdio index after the extra fds (Windows: a
+// child's C runtime finds it as that fd). `child_reads`: the child reads it (we write).
+struct ExtraPipe {
+  uv_pipe_t* pipe = nullptr;  // initialised (uv_pipe_init), unopened
+  bool child_reads = false;
+};
+
+// Extra fds for the child, at index 3, 4, ... of its fd table, then the extra pipes.
 struct SpawnPlan {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "K=V"
   std::string cwd;               // empty = inherit
   std::vector<int> extra_fds;
+  std::vector<ExtraPipe> extra_pipes;
   bool new_session = false;  // setsid(): own session and process group (pgid == pid)
 };
 
@@ -33,6 +41,8 @@ class ProcessCore {
                                     uv_pipe_t* err, OnExit on_exit);
   int pid() const { return pid_; }
   bool running() const { return running_; }
+  // The libuv handle (Windows: its process_handle goes into the daemon's job).
+  uv_process_t* process() const { return handle_.get(); }
   // The facade goes away: stop reporting, SIGKILL via `kill_all` if still running, free later.
   void orphan(const std::function<void()>& kill_all);
 

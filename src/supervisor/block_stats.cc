@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "supervisor/host_os.h"
+
 namespace stackie {
 
 namespace {
@@ -119,7 +121,7 @@ StatsSample sample_block(const ProcessTable& table, int root_pid,
   sample.at_ms = at_ms;
   if (root_pid <= 0) return sample;
   sample.running = true;
-  static const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  static const long ticks_per_second = clock_ticks_per_second();
   uint64_t ticks = 0;
   int64_t found = 0;
   for (int pid : table.descendants(root_pid)) {

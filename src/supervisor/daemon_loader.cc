@@ -1,8 +1,5 @@
 #include "supervisor/daemon_loader.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <functional>
 
@@ -10,6 +7,7 @@
 #include "stack/loader.h"
 #include "stack/paths.h"
 #include "stack/settings.h"
+#include "supervisor/host_os.h"
 
 namespace stackie {
 
@@ -76,16 +74,7 @@ Result<int> daemon_api_port(const std::string& home) {
 }
 
 std::string daemon_ephemeral_base(const std::string& home) {
-  // XDG_RUNTIME_DIR is the session's private directory by its specification; a value pointing
-  // elsewhere (another user's directory, a shared /tmp) is not trusted with the storage.
-  std::string runtime;
-  if (const char* value = std::getenv("XDG_RUNTIME_DIR"); value && value[0] == '/') {
-    struct stat info {};
-    if (::stat(value, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid() &&
-        (info.st_mode & 077) == 0)
-      runtime = value;
-  }
-  return ephemeral_base(home, runtime);
+  return ephemeral_base(home, trusted_runtime_dir());
 }
 
 std::string daemon_sandbox_backend(const std::string& home) {

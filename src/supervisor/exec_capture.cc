@@ -1,11 +1,10 @@
 #include "supervisor/exec_capture.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <csignal>
 
 #include "base/uv_handle.h"
+#include "supervisor/host_os.h"
 
 namespace stackie {
 namespace {
@@ -52,7 +51,7 @@ class Capture {
     options.cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
     options.stdio_count = 3;
     options.stdio = stdio;
-    options.flags = UV_PROCESS_DETACHED;  // its own process group, killed as one
+    options.flags = helper_process_flags();  // killed as one (host_os.h)
     options.exit_cb = [](uv_process_t* process, int64_t status, int signum) {
       static_cast<Capture*>(process->data)->exited(status, signum);
     };
@@ -92,20 +91,18 @@ class Capture {
 
   // What the command left in a pipe when it exited, read without waiting.
   void drain(Sink& sink) {
-    uv_os_fd_t fd;
-    if (uv_fileno(sink.pipe.handle(), &fd) != 0) return;
     char buffer[65536];
     for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
-      ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n <= 0) break;
-      keep(*sink.output, buffer, static_cast<std::size_t>(n), cap_);
+      size_t n = read_pipe_now(sink.pipe.get(), buffer, sizeof buffer);
+      if (n == 0) break;
+      keep(*sink.output, buffer, n, cap_);
     }
   }
 
   void time_up() {
     if (exited_) return;
     result_.timed_out = true;
-    ::kill(-pid_, term_sent_ ? SIGKILL : SIGTERM);
+    signal_helper(pid_, term_sent_ ? SIGKILL : SIGTERM);
     if (term_sent_) return;
     term_sent_ = true;
     uv_timer_start(

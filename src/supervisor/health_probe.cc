@@ -1,11 +1,10 @@
 #include "supervisor/health_probe.h"
 
-#include <unistd.h>
-
 #include <csignal>
 #include <cstring>
 
 #include "base/uv_handle.h"
+#include "supervisor/host_os.h"
 
 namespace stackie {
 
@@ -182,7 +181,7 @@ class ExecAttempt final : public Attempt {
     options.env = env.data();
     options.stdio_count = 3;
     options.stdio = stdio;
-    options.flags = UV_PROCESS_DETACHED;
+    options.flags = helper_process_flags();  // killed as one (host_os.h)
     options.exit_cb = [](uv_process_t* p, int64_t status, int signum) {
       auto* self = static_cast<ExecAttempt*>(p->data);
       self->exited_ = true;
@@ -206,7 +205,7 @@ class ExecAttempt final : public Attempt {
 
  private:
   void release() override {
-    if (!exited_) ::kill(-process_.get()->pid, SIGKILL);  // exit_cb closes the handle
+    if (!exited_) signal_helper(process_.get()->pid, SIGKILL);  // exit_cb closes the handle
   }
   UvHandle<uv_process_t> process_;
   bool exited_ = false;

@@ -1,8 +1,8 @@
 #include "supervisor/output_pipe.h"
 
-#include <unistd.h>
-
 #include <algorithm>
+
+#include "supervisor/host_os.h"
 
 namespace stackie {
 
@@ -48,12 +48,11 @@ void OutputPipe::yield_turn() {
 }
 
 void OutputPipe::drain() {
-  uv_os_fd_t fd;
-  if (closed_ || uv_fileno(pipe_.handle(), &fd) != 0) return;
+  if (closed_) return;
   for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
-    ssize_t n = ::read(fd, buffer_, sizeof buffer_);
-    if (n <= 0) break;
-    logs_->feed(stream_, std::string_view(buffer_, static_cast<size_t>(n)));
+    size_t n = read_pipe_now(pipe_.get(), buffer_, sizeof buffer_);
+    if (n == 0) break;
+    logs_->feed(stream_, std::string_view(buffer_, n));
   }
 }
 

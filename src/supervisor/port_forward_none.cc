@@ -1,8 +1,9 @@
-// macOS: no port forwarding. The daemon forwards ports into a block's own network namespace
-// (port_forward_linux.cc, with splice); on macOS there is none, and a `network: localhost`
-// block listens on the host's loopback itself, confined to its declared ports by its Seatbelt
-// profile (SandboxPolicy::tcp_bind). StackRunner never asks for a forward there; this says
-// so if something does.
+// macOS and Windows: no port forwarding. The daemon forwards ports into a block's own network
+// namespace (port_forward_linux.cc, with splice); elsewhere there is none, and a block listens on
+// the host's loopback itself: on macOS confined to its declared ports by its Seatbelt profile
+// (SandboxPolicy::tcp_bind), on Windows not confined at all (docs/platforms.md). StackRunner
+// never asks for a forward there (only linux_namespaces blocks have a network of their own);
+// this says so if something does.
 #include "supervisor/port_forward.h"
 
 #include <unistd.h>
@@ -15,7 +16,7 @@ namespace {
 
 Error unsupported() {
   return Error{UV_ENOTSUP,
-               "port forwarding needs a network namespace (Linux); on macOS a localhost block "
+               "port forwarding needs a network namespace (Linux); on macOS and Windows a block "
                "listens on the host's loopback itself"};
 }
 
@@ -24,7 +25,7 @@ Error unsupported() {
 PortForward::PortForward(uv_loop_t* loop, UpstreamFor upstream)
     : loop_(loop), upstream_(std::move(upstream)) {}
 
-// Never listening here: no listener to close (the Linux fields stay unused on macOS).
+// Never listening here: no listener to close (the Linux fields stay unused).
 PortForward::~PortForward() {
   (void)loop_;
   (void)listener_;
