@@ -1,7 +1,6 @@
 #include "base/log_level.h"
 
 #include <array>
-#include <cctype>
 #include <cstddef>
 
 namespace stackie {
@@ -26,8 +25,23 @@ constexpr std::array<LevelWord, 19> kLevelWords = {{
     {"debug", LogLevel::debug},     {"trace", LogLevel::debug},     {"verbose", LogLevel::debug},
 }};
 
+// Words outside these lengths are no level: most words of a line are rejected by length alone.
+constexpr std::size_t kShortestWord = 3, kLongestWord = 9;
+constexpr bool words_within_lengths() {
+  for (const auto& candidate : kLevelWords)
+    if (candidate.word.size() < kShortestWord || candidate.word.size() > kLongestWord) return false;
+  return true;
+}
+static_assert(words_within_lengths(), "level_of_word's length check must cover kLevelWords");
+
+// ASCII only, without the C locale's tables: this runs on every byte of the head of every line
+// a block writes, on the daemon's one thread (issue 25).
 bool is_alpha(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0;
+  const char lower = static_cast<char>(c | 0x20);
+  return lower >= 'a' && lower <= 'z';
+}
+char to_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c;
 }
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
@@ -36,11 +50,12 @@ bool is_digit(char c) {
 bool same_word(std::string_view text, std::string_view lower_word) {
   if (text.size() != lower_word.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(text[i])) != lower_word[i]) return false;
+    if (to_lower(text[i]) != lower_word[i]) return false;
   return true;
 }
 
 std::optional<LogLevel> level_of_word(std::string_view word) {
+  if (word.size() < kShortestWord || word.size() > kLongestWord) return std::nullopt;
   for (const auto& candidate : kLevelWords)
     if (same_word(word, candidate.word)) return candidate.level;
   return std::nullopt;

@@ -82,12 +82,17 @@ struct Connection : std::enable_shared_from_this<Connection> {
   void start_reading();
   void stop_reading();
   bool peer_hung_up() const;
-  // Bytes libuv still holds because the socket would not take them: what the limits count
-  // (what the kernel already took is the client's to read, not our memory).
-  std::size_t backlog() const { return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream()); }
+  // Bytes we still hold because the socket would not take them yet, or because this loop turn's
+  // events are corked: what the limits count (what the kernel already took is the client's to
+  // read, not our memory).
+  std::size_t backlog() const {
+    return closed ? 0 : uv_stream_get_write_queue_size(pipe.stream()) + corked.size();
+  }
   void on_read(ssize_t nread, const uv_buf_t* buffer);
   void on_line(std::string_view line);
   void enqueue(std::string line);
+  void enqueue_event(std::string line);
+  void flush_corked();
   void on_written(std::size_t bytes, int status);
   void flush_skipped(detail::Call& call);
   void answer(detail::Call& call, std::string line);
@@ -104,7 +109,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
   UvHandle<uv_pipe_t> pipe;
   UvHandle<uv_timer_t> linger;  // only while closing with writes queued
   UvHandle<uv_timer_t> quiet;   // until the first request: first_request_ms
-  bool requested = false;       // sent at least one request
+  // Events of one loop turn leave in one write, at the start of the next turn: a follower of a
+  // block that floods its output would otherwise cost a write(2) per line, which slowed the
+  // block itself (issue 25). A reply flushes at once, after what is corked (order is kept).
+  std::string corked;
+  UvHandle<uv_idle_t> next_turn;
+  bool requested = false;  // sent at least one request
   PeerCredentials peer;
   std::map<std::uint64_t, std::shared_ptr<detail::Call>> pending;  // unanswered
   std::size_t queued_bytes = 0;  // handed to uv_write, not yet called back (the drain waits)
@@ -241,6 +251,11 @@ void Connection::on_line(std::string_view line) {
 
 void Connection::enqueue(std::string line) {
   if (closed) return;
+  if (!corked.empty()) {
+    corked += line;
+    flush_corked();
+    return;
+  }
   auto* write = new WriteRequest;
   write->data = std::move(line);
   write->connection = shared_from_this();
@@ -259,6 +274,33 @@ void Connection::enqueue(std::string line) {
     stop_reading();
     read_paused = true;
   }
+}
+
+void Connection::enqueue_event(std::string line) {
+  if (closed) return;
+  if (corked.empty()) {
+    if (!next_turn &&
+        (!server ||
+         next_turn.init([&](uv_idle_t* idle) { return uv_idle_init(server->loop, idle); }, this) <
+             0)) {
+      enqueue(std::move(line));  // no loop to wait on: write now
+      return;
+    }
+    uv_idle_start(next_turn.get(), [](uv_idle_t* idle) {
+      auto* connection = static_cast<Connection*>(idle->data);
+      auto self = connection->shared_from_this();  // a failed write drops the connection
+      connection->flush_corked();
+    });
+  }
+  corked += line;
+}
+
+void Connection::flush_corked() {
+  if (next_turn) uv_idle_stop(next_turn.get());
+  if (corked.empty()) return;
+  std::string batch;
+  batch.swap(corked);
+  enqueue(std::move(batch));
 }
 
 void Connection::on_written(std::size_t bytes, int status) {
@@ -323,6 +365,7 @@ void Connection::close_gracefully(bool server_stopping) {
   auto self = shared_from_this();
   closing = true;
   stop_reading();
+  flush_corked();
   const auto abandoned = take_pending();
   if (server_stopping)
     for (const auto& call : abandoned)
@@ -356,6 +399,8 @@ void Connection::close_now() {
   reading = false;
   const auto abandoned = take_pending();
   pipe.close();  // cancels queued writes: their callbacks run with UV_ECANCELED
+  corked.clear();
+  next_turn.close();
   linger.close();
   quiet.close();
   if (!server) return;
@@ -410,7 +455,7 @@ EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& ma
     return EventOutcome::skipped;
   }
   connection->flush_skipped(*call);
-  connection->enqueue(encode_event(call->id, name, make_data()));
+  connection->enqueue_event(encode_event(call->id, name, make_data()));
   return connection->closed ? EventOutcome::gone : EventOutcome::sent;
 }
 
