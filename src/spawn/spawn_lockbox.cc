@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "base/fs_path.h"
-#include "base/json.h"
 #include "base/uv_handle.h"
 #include "spawn/lockbox_os.h"
 #include "spawn/net_channel.h"
+#include "spawn/setup_failure.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
 
@@ -62,20 +62,6 @@ struct Fd {
     return f;
   }
 };
-
-// The lockbox's report, as the user will read it: its message verbatim, with the step named.
-std::string describe_setup_failure(const std::string& report) {
-  std::string line = report.substr(0, report.find('\n'));
-  Result<Json> json = parse_json(line);
-  if (!json.ok() || !json->is_object()) {
-    if (line.empty()) return "stackie-lockbox could not set up the sandbox (exit 125)";
-    return "stackie-lockbox: " + line;
-  }
-  std::string message = (*json)["message"].string_or("");
-  const std::string step = (*json)["step"].string_or("");
-  if (message.empty()) message = line;
-  return step.empty() ? message : message + " (sandbox step: " + step + ")";
-}
 
 // Reads the error pipe on the loop; whatever is left when the lockbox exits is drained then.
 class ErrorPipe {

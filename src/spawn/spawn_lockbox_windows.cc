@@ -25,8 +25,8 @@
 #include <utility>
 
 #include "base/fs_path.h"
-#include "base/json.h"
 #include "base/uv_handle.h"
+#include "spawn/setup_failure.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
 
@@ -40,21 +40,6 @@ constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
-
-// The lockbox's report, as the user will read it: its message verbatim, with the step named.
-std::string describe_setup_failure(const std::string& report) {
-  std::string line = report.substr(0, report.find('\n'));
-  while (!line.empty() && line.back() == '\r') line.pop_back();
-  Result<Json> json = parse_json(line);
-  if (!json.ok() || !json->is_object()) {
-    if (line.empty()) return "stackie-lockbox could not set up the sandbox (exit 125)";
-    return "stackie-lockbox: " + line;
-  }
-  std::string message = (*json)["message"].string_or("");
-  const std::string step = (*json)["step"].string_or("");
-  if (message.empty()) message = line;
-  return step.empty() ? message : message + " (sandbox step: " + step + ")";
-}
 
 // The error pipe (stdio 4), read on the loop. The monitor closes its end once the block runs
 // (on_exec) or exits; a report is one JSON line followed by exit 125.
