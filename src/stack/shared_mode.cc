@@ -65,6 +65,18 @@ std::optional<std::string> shared_difference(const ResolvedBlock& instance,
                      [&](const auto& setting) { return setting.first == held_name; }))
       return name;
   }
+  // A host port the request names must be the instance's: a stack that asked for 16379 and
+  // silently got the first stack's 6379 would be a port that moved without a word. Naming
+  // none (0) takes the instance's, whatever it is.
+  for (const auto& asked : request.serves) {
+    if (asked.host_port == 0) continue;
+    auto held = std::find_if(instance.serves.begin(), instance.serves.end(),
+                             [&](const ServedPort& port) { return port.name == asked.name; });
+    int held_host = held == instance.serves.end() ? 0
+                    : held->host_port != 0        ? held->host_port
+                                                  : held->port;
+    if (held_host != asked.host_port) return "serves." + asked.name + ".host_port";
+  }
   if (comparable(instance) == comparable(request)) return std::nullopt;
   if (instance.programs != request.programs) return "the programs found on this host (PATH)";
   return "what the definition makes of them (its text changed since the instance started)";

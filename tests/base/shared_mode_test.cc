@@ -1,6 +1,7 @@
 // `mode: shared` in the loader (stack/shared_mode.h): two stacks asking for the same shared
 // instance resolve it alike (its id, paths and storage are the instance's, not either stack's),
-// what differs between two requests is named, and the host-port request is the instance's.
+// what differs between two requests is named (a host port a request names, too), and the
+// host-port request is the instance's.
 // The refusals with their positions are bad fixtures (tests/fixtures/bad/shared_*.yml).
 #include "stack/shared_mode.h"
 
@@ -126,7 +127,7 @@ TEST(SharedMode, AVersionIsAnInstanceOfItsOwn) {
   EXPECT_EQ(env_value(block, "PGDATA"), user.home / "s/storage/volumes/@shared/postgres.15/data");
 }
 
-TEST(SharedMode, PortsAndLimitsAreSettingsTheHostPortIsNot) {
+TEST(SharedMode, PortsLimitsAndANamedHostPortAreSettings) {
   User user;
   auto plain = user.load("one", "p:\n  blocks:\n    stackie.redis: {mode: shared}\n");
   auto limited = user.load(
@@ -141,7 +142,16 @@ TEST(SharedMode, PortsAndLimitsAreSettingsTheHostPortIsNot) {
   EXPECT_EQ(shared_difference(instance, limited->blocks[0]), std::optional<std::string>("limits"));
   EXPECT_EQ(shared_difference(instance, moved->blocks[0]),
             std::optional<std::string>("serves.redis"));
-  EXPECT_EQ(shared_difference(instance, host_only->blocks[0]), std::nullopt);
+  EXPECT_EQ(shared_difference(instance, host_only->blocks[0]),
+            std::optional<std::string>("serves.redis.host_port"));
+  // Naming the instance's own host port, or none, is the same request.
+  auto same_host = user.load(
+      "five",
+      "p:\n  blocks:\n    stackie.redis: {mode: shared, serves: {redis: {host_port: 6379}}}\n");
+  ASSERT_TRUE(same_host.ok());
+  EXPECT_EQ(shared_difference(instance, same_host->blocks[0]), std::nullopt);
+  EXPECT_EQ(shared_difference(shared_instance_spec(same_host->blocks[0]), plain->blocks[0]),
+            std::nullopt);
 }
 
 TEST(SharedMode, TheHostPortIsAskedForAsTheInstances) {
