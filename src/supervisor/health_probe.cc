@@ -1,5 +1,7 @@
 #include "supervisor/health_probe.h"
 
+#include <unistd.h>  // close(): a socket from the block's namespace not handed to libuv
+
 #include <csignal>
 #include <cstring>
 
