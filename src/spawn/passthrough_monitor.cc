@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/posix_io.h"
+
 namespace stackie {
 
 namespace {
@@ -42,6 +44,37 @@ constexpr int kParentDied = SIGUSR2;
   std::_Exit(128 + signum);  // a signal that does not kill (never for the child's own)
 }
 
+// A signal sent to the group before the fork reached only us (blocked, pending): the block
+// would never see it, and a `down` right after `up` waited stop_timeout for nothing. Which of
+// our pending signals came before the fork is decided by the order of two sigpending calls:
+// ours after the fork (`ours`, sent through the pipe), then the child's once it has read them.
+// A signal in ours but not in the child's arrived before the fork (one sent after it is pending
+// in both, as the child blocks everything until exec): the child raises it for itself.
+void send_pending_to(int fd) {
+  sigset_t ours;
+  sigpending(&ours);
+  ssize_t ignored = ::write(fd, &ours, sizeof ours);  // < PIPE_BUF: whole, never blocks
+  (void)ignored;
+  ::close(fd);
+}
+
+void raise_missed_signals(int fd) {
+  sigset_t parents;
+  ssize_t got = 0;
+  do {
+    got = ::read(fd, &parents, sizeof parents);
+  } while (got < 0 && errno == EINTR);
+  ::close(fd);
+  if (got != static_cast<ssize_t>(sizeof parents)) return;  // the monitor died: so do we
+  sigset_t mine;
+  sigpending(&mine);
+  for (int signum = 1; signum < NSIG; ++signum) {
+    if (signum == SIGCHLD || signum == SIGKILL || signum == SIGSTOP) continue;
+    if (sigismember(&parents, signum) == 1 && sigismember(&mine, signum) != 1)
+      ::kill(::getpid(), signum);
+  }
+}
+
 }  // namespace
 
 int run_passthrough_monitor(int argc, char** argv) {
@@ -52,25 +85,37 @@ int run_passthrough_monitor(int argc, char** argv) {
   pid_t daemon = static_cast<pid_t>(std::atol(argv[2]));
   // Every signal waits for sigwait: the stop signal the daemon sends to the group is for
   // the block, not for us.
-  sigset_t all, before;
+  sigset_t all;
   sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, &before);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
 #ifdef __linux__
   ::prctl(PR_SET_PDEATHSIG, kParentDied);
 #endif
   if (::getppid() != daemon) kill_group();  // it died before the prctl
+  int handover[2];
+  if (pipe_cloexec(handover) != 0) {
+    std::fprintf(stderr, "stackied %s: pipe: %s\n", kPassthroughMonitorFlag, std::strerror(errno));
+    return 127;
+  }
   pid_t child = ::fork();
   if (child < 0) {
     std::fprintf(stderr, "stackied %s: fork: %s\n", kPassthroughMonitorFlag, std::strerror(errno));
     return 127;
   }
   if (child == 0) {
-    ::sigprocmask(SIG_SETMASK, &before, nullptr);
+    ::close(handover[1]);
+    raise_missed_signals(handover[0]);
+    // The block starts with no signal blocked, whatever our parent left us (as systemd does).
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execvp(argv[4], argv + 4);
     int saved = errno;
     std::fprintf(stderr, "stackie: cannot run %s: %s\n", argv[4], std::strerror(saved));
     std::_Exit(saved == ENOENT ? 127 : 126);
   }
+  ::close(handover[0]);
+  send_pending_to(handover[1]);
   // sigwait, not sigwaitinfo: macOS has only the former, and the number is all we need.
   // macOS has no PR_SET_PDEATHSIG either: there the group outlives a SIGKILLed daemon
   // (docs/platforms.md).

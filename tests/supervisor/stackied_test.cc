@@ -72,13 +72,18 @@ TEST_F(StackiedTest, UpPsSigtermAndRestoreWithTheRealDaemon) {
 
   start_daemon();
   ipc::Client again = connect();
+  std::string lost;  // why the connection failed: no point in asking again
   bool restored = wait_for(
       [&] {
-        auto rows = ps_blocks(again);
+        auto reply = again.call("ps");
+        if (!reply.ok()) lost = reply.error().message;
+        if (!reply.ok() || !reply->ok()) return !lost.empty();
+        Json rows = reply->result()["blocks"];
         return rows.size() == 2 && rows[0]["state"].string_or("") == "running" &&
                rows[1]["state"].string_or("") == "running";
       },
       5s);
+  ASSERT_EQ(lost, "") << "ps on the restarted daemon";
   EXPECT_TRUE(restored) << "the restarted daemon brought the stack back";
   auto down = again.call("down", Json::object({{"stack", "e2e"}}));
   ASSERT_TRUE(down.ok() && down->ok());

@@ -71,9 +71,18 @@ void DaemonHarness::TearDown() {
   for (pid_t pid : std::vector<pid_t>(daemons_)) {
     ::kill(pid, SIGTERM);
     if (wait_exit(pid, 10s) < 0) {
+      std::fprintf(stderr, "daemon %d still runs 10 s after SIGTERM: SIGKILL\n", pid);
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
+  }
+  // The daemons' own account goes with a failure: the temporary directory (and the log in it)
+  // is gone afterwards, and a failure seen once in CI must be explainable from its output.
+  if (HasFailure()) {
+    std::ifstream log(dir_ + "/daemon.log");
+    std::fprintf(stderr, "---- %s/daemon.log ----\n", dir_.c_str());
+    for (std::string line; std::getline(log, line);) std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(stderr, "---- end of daemon.log ----\n");
   }
 }
 
