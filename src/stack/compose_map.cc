@@ -46,6 +46,19 @@ const std::vector<KnownImage>& known_images() {
   return images;
 }
 
+// Catalog blocks that a compose service cannot become, and why: what they need has no compose
+// form. Mapping such an image anyway gave a block that loaded and then failed at `up`.
+const std::string* why_not_from_compose(const std::string& repository) {
+  static const std::vector<std::pair<std::string, std::string>> refused = {
+      {"nginx",
+       "stackie.nginx is a reverse proxy set up by its vars.routes (\"/api/ -> api\"), which a "
+       "compose file has no way to say, and it does not read an nginx.conf of yours"},
+  };
+  for (const auto& [name, why] : refused)
+    if (name == repository) return &why;
+  return nullptr;
+}
+
 const KnownImage* find_known(const std::string& repository) {
   for (const auto& image : known_images())
     for (const auto& name : image.repositories)
@@ -127,6 +140,14 @@ class Mapper {
     std::string catalog = known ? known->block : image ? "stackie." + image->repository : "";
     std::optional<std::vector<ServedPort>> catalog_ports;
     bool own = service.build_context || service.stackie_command.present;
+    if (const std::string* why = image ? why_not_from_compose(image->repository) : nullptr;
+        why != nullptr && !own)
+      return error_at(service.image->where,
+                      "service '" + service.name + "': image '" + service.image->text +
+                          "' cannot be mapped: " + *why +
+                          "; add to the service `x-stackie: {command: ...}` with the command "
+                          "that runs your server on this host, or use " +
+                          catalog + " from a stack file (stackie-block(5))");
     if (!own && !catalog.empty()) catalog_ports = context_.catalog_ports(catalog);
     if (catalog_ports) {
       STACKIE_TRY(map_catalog_service(service, *image, known, catalog, *catalog_ports, block));

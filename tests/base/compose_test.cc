@@ -358,6 +358,32 @@ TEST(ComposeCorpus, AnImageWithNoCommandSaysWhatToAdd) {
                 "with the command that runs it on this host");
 }
 
+// nginx maps by name onto stackie.nginx, a proxy that needs routes: it used to load and fail
+// at `up` ("no routes"); now the load says so at the image, and x-stackie still runs one.
+TEST(ComposeCorpus, AnImageTheCatalogBlockCannotServeIsRefusedAtItsLine) {
+  TempDir dir;
+  dir.write("compose.yml", "services:\n  web:\n    image: nginx:1.25\n    ports: [\"8080:80\"]\n");
+  Corpus corpus("web");
+  corpus.options.cwd = dir.path();
+  auto stack = load_stack(corpus.options);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_EQ(stack.error().message.rfind(dir / "compose.yml:3:12: service 'web': image "
+                                              "'nginx:1.25' cannot be mapped: stackie.nginx is a "
+                                              "reverse proxy",
+                                        0),
+            0u)
+      << stack.error().message;
+  EXPECT_NE(stack.error().message.find("x-stackie: {command: ...}"), std::string::npos);
+
+  dir.write("compose.yml",
+            "services:\n  web:\n    image: nginx:1.25\n"
+            "    x-stackie: {command: sleep 100}\n");
+  auto own = load_stack(corpus.options);
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  EXPECT_EQ(own->blocks.at(0).definition_file.find("stackie.nginx"), std::string::npos)
+      << "x-stackie makes it a block of its own, not " << own->blocks.at(0).definition_file;
+}
+
 TEST(ComposeCorpus, DashFOnAComposeFileAndUnknownDependency) {
   TempDir dir;
   dir.write("docker-compose.yml", "services:\n  a:\n    command: sleep 1\n    depends_on: [b]\n");
