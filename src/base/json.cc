@@ -446,6 +446,14 @@ std::string to_json(const Json& value) {
   return out;
 }
 
+void append_json(std::string& out, const Json& value) {
+  write_value(out, value);
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  write_string(out, text);
+}
+
 std::string to_json_line(const Json& value) {
   std::string out = to_json(value);
   out += '\n';

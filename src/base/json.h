@@ -117,5 +117,9 @@ Result<Json> parse_json(std::string_view text, const JsonLimits& limits = {});
 std::string to_json(const Json& value);
 // to_json(value) + "\n": one message of the line protocol (the output never holds a raw newline).
 std::string to_json_line(const Json& value);
+// to_json(value) appended to `out`, and a string's JSON text: for messages written around a
+// value instead of built as a Json that holds (and copies) it.
+void append_json(std::string& out, const Json& value);
+void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace stackie

@@ -37,10 +37,19 @@ std::string encode_request(const Request& request) {
 }
 
 std::string encode_event(RequestId id, std::string_view name, const Json& data) {
-  Json message = header(id);
-  message.set("event", name);
-  message.set("data", data.is_null() ? Json::object() : data);
-  return to_json_line(message);
+  // The same text as header(id) + event + data through to_json_line, written around `data`:
+  // a Json message holding it copied every event's data once more, a followed log line's text
+  // included, on the daemon's thread (issue 25).
+  std::string out = "{\"v\":" + std::to_string(kProtocolVersion) + ",\"id\":" + std::to_string(id) +
+                    ",\"event\":";
+  append_json_string(out, name);
+  out += ",\"data\":";
+  if (data.is_null())
+    out += "{}";
+  else
+    append_json(out, data);
+  out += "}\n";
+  return out;
 }
 
 std::string encode_result(RequestId id, const Json& result) {

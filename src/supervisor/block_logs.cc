@@ -269,12 +269,12 @@ void BlockLogs::note(std::string_view text) {
   flush_files();
 }
 
-const std::string& BlockLogs::timestamp(int64_t time_ms) {
-  if (time_ms != stamp_ms_) {
-    stamp_ms_ = time_ms;
-    stamp_text_ = format_timestamp(time_ms);
+const std::string& TimestampText::of(int64_t time_ms) {
+  if (time_ms != time_ms_) {
+    time_ms_ = time_ms;
+    text_ = format_timestamp(time_ms);
   }
-  return stamp_text_;
+  return text_;
 }
 
 // One write per read from the pipe, not one per line.
@@ -324,7 +324,7 @@ void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_m
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
     std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch += timestamp(line.time_ms);
+    batch += stamps_.of(line.time_ms);
     batch += ' ';
     batch += line.text;
     batch += '\n';

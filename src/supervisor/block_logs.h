@@ -35,6 +35,17 @@ struct LogLine {
 // "2026-12-01T21:35:00.123Z"
 std::string format_timestamp(int64_t time_ms);
 
+// format_timestamp for a stream of lines, most of which share their millisecond with the line
+// before: formatted once per millisecond, not once per line.
+class TimestampText {
+ public:
+  const std::string& of(int64_t time_ms);
+
+ private:
+  int64_t time_ms_ = -1;
+  std::string text_;
+};
+
 struct LogSettings {
   uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
   int file_count = 5;                          // files kept per stream, the live one included
@@ -138,7 +149,6 @@ class BlockLogs {
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
   void add_line(LogStream stream, std::string_view text, int64_t time_ms);
-  const std::string& timestamp(int64_t time_ms);
   void deliver(const LogLine& line);
   void flush_files();
   // The log directory was deleted (with the files in it): make it again, as open() did.
@@ -157,8 +167,7 @@ class BlockLogs {
   UniqueFd directory_fd_;  // before the files: they use it until they are gone
   std::unique_ptr<RotatingFile> out_file_, err_file_;
   std::string out_batch_, err_batch_;  // records not yet written
-  int64_t stamp_ms_ = -1;              // the last timestamp formatted, and its text
-  std::string stamp_text_;
+  TimestampText stamps_;
   std::deque<LogLine> ring_;
   size_t ring_bytes_ = 0;
   uint64_t next_seq_ = 1;

@@ -126,12 +126,13 @@ SandboxPolicy masked_policy(const ResolvedBlock& block) {
 
 }  // namespace
 
-Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line) {
+Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line,
+                    const std::string& timestamp) {
   return Json::object(
       {{"stack", stack},
        {"block", block},
        {"stream", std::string(to_string(line.stream))},
-       {"ts", format_timestamp(line.time_ms)},
+       {"ts", timestamp},
        {"level",
         line.level == LogLevel::unknown ? Json() : Json(std::string(to_string(line.level)))},
        {"text", line.text}});
@@ -208,10 +209,12 @@ struct DaemonHandlers::Follower final : LogSink {
   std::string block;
   LineFilter filter;
   uint64_t id = 0;
+  TimestampText stamps;
   bool offer(const LogLine& line) override {
     if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
-    return session.event_lazily("line", [&] { return log_line_event(stack, block, line); }) ==
-           ipc::EventOutcome::sent;
+    return session.event_lazily("line", [&] {
+      return log_line_event(stack, block, line, stamps.of(line.time_ms));
+    }) == ipc::EventOutcome::sent;
   }
 };
 
@@ -605,7 +608,8 @@ void DaemonHandlers::logs(Session session, const Json& params) {
   std::stable_sort(lines.begin(), lines.end(),
                    [](const auto& a, const auto& b) { return a.line.time_ms < b.line.time_ms; });
   for (const auto& [target, line] : lines)
-    session.event("line", log_line_event(target->stack, target->block, line));
+    session.event(
+        "line", log_line_event(target->stack, target->block, line, format_timestamp(line.time_ms)));
   if (!params["follow"].bool_or(false)) return session.reply(Json::object());
 
   auto& list = followers_[session.serial()];

@@ -16,7 +16,8 @@ namespace stackie {
 // The `line` event of `logs` for one log line (docs/ipc.md): {stack, block, stream, ts, text}.
 // Any bytes of the line make valid JSON that every reader accepts (NUL and bytes that are not
 // UTF-8 become U+FFFD); tests/fuzz/logwire_fuzz.cc holds it to that.
-Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line);
+Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line,
+                    const std::string& timestamp);
 
 // The IPC error code of an Error from the supervisor (ENOENT: not_found, EBUSY: busy, ...).
 std::string_view code_for(const Error& error);

@@ -50,6 +50,9 @@ TEST(Protocol, EncodesEachMessageShape) {
   // Null params/data/result are sent as {} so the other side never meets a null.
   EXPECT_EQ(without_newline(encode_request(Request{1, "daemon.status", Json()})),
             R"({"v":1,"id":1,"method":"daemon.status","params":{}})");
+  // Events are written around their data (issue 25): the same text, names escaped.
+  EXPECT_EQ(without_newline(encode_event(-2, "o\"dd", Json())),
+            R"({"v":1,"id":-2,"event":"o\"dd","data":{}})");
 }
 
 TEST(Protocol, RequestRoundTrips) {
