@@ -36,20 +36,27 @@ std::string encode_request(const Request& request) {
   return to_json_line(message);
 }
 
-std::string encode_event(RequestId id, std::string_view name, const Json& data) {
-  // The same text as header(id) + event + data through to_json_line, written around `data`:
+std::string encode_event(RequestId id, std::string_view name,
+                         const std::function<void(std::string&)>& write_data) {
+  // The same text as header(id) + event + data through to_json_line, written around the data:
   // a Json message holding it copied every event's data once more, a followed log line's text
   // included, on the daemon's thread (issue 25).
   std::string out = "{\"v\":" + std::to_string(kProtocolVersion) + ",\"id\":" + std::to_string(id) +
                     ",\"event\":";
   append_json_string(out, name);
   out += ",\"data\":";
-  if (data.is_null())
-    out += "{}";
-  else
-    append_json(out, data);
+  write_data(out);
   out += "}\n";
   return out;
+}
+
+std::string encode_event(RequestId id, std::string_view name, const Json& data) {
+  return encode_event(id, name, [&data](std::string& out) {
+    if (data.is_null())
+      out += "{}";
+    else
+      append_json(out, data);
+  });
 }
 
 std::string encode_result(RequestId id, const Json& result) {

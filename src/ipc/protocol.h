@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,10 @@ using ServerMessage = std::variant<Event, Reply>;
 // --- encoding: each returns one complete line, "\n" included ---
 std::string encode_request(const Request& request);
 std::string encode_event(RequestId id, std::string_view name, const Json& data);
+// The same, with the data written by `write_data` (which appends one JSON object's text to its
+// argument): for a hot path that writes its data without building a Json first.
+std::string encode_event(RequestId id, std::string_view name,
+                         const std::function<void(std::string&)>& write_data);
 std::string encode_result(RequestId id, const Json& result);
 std::string encode_error(std::optional<RequestId> id, std::string_view code,
                          std::string_view message, const Json& data = Json());

@@ -440,9 +440,11 @@ const PeerCredentials& Session::peer() const {
 
 namespace {
 
-// The one body of Session::event and event_lazily: make_data() runs only for an event sent.
-template <class MakeData>
-EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& make_data) {
+// The one body of Session::event and event_lazily: make_data() (for a sink) or encode() (for
+// a client) runs only for an event sent.
+template <class MakeData, class Encode>
+EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& make_data,
+                        Encode&& encode) {
   if (!call || call->answered) return EventOutcome::gone;
   if (call->sink) {
     if (!call->sink->open()) return EventOutcome::gone;
@@ -455,8 +457,14 @@ EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& ma
     return EventOutcome::skipped;
   }
   connection->flush_skipped(*call);
-  connection->enqueue_event(encode_event(call->id, name, make_data()));
+  connection->enqueue_event(encode(call->id));
   return connection->closed ? EventOutcome::gone : EventOutcome::sent;
+}
+
+template <class MakeData>
+EventOutcome send_event(detail::Call* call, std::string_view name, MakeData&& make_data) {
+  return send_event(call, name, make_data,
+                    [&](RequestId id) { return encode_event(id, name, make_data()); });
 }
 
 }  // namespace
@@ -467,6 +475,12 @@ EventOutcome Session::event(std::string_view name, const Json& data) {
 
 EventOutcome Session::event_lazily(std::string_view name, const std::function<Json()>& make_data) {
   return send_event(call_.get(), name, make_data);
+}
+
+EventOutcome Session::event_lazily(std::string_view name, const std::function<Json()>& make_data,
+                                   const std::function<void(std::string&)>& write_data) {
+  return send_event(call_.get(), name, make_data,
+                    [&](RequestId id) { return encode_event(id, name, write_data); });
 }
 
 void Session::reply(const Json& result) {

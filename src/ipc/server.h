@@ -93,6 +93,10 @@ class Session {
   // As event(), but builds the data only when it will be sent: a stream to a client that does
   // not keep up skips without paying for the event (logs -f under a flood of lines).
   EventOutcome event_lazily(std::string_view name, const std::function<Json()>& make_data);
+  // As event_lazily, for a hot path with its own writer: `write_data` appends the JSON text of
+  // what make_data() returns (the same text), and a client gets that; a sink still gets a Json.
+  EventOutcome event_lazily(std::string_view name, const std::function<Json()>& make_data,
+                            const std::function<void(std::string&)>& write_data);
   // The final reply; the first of reply/fail wins, later calls are ignored.
   void reply(const Json& result);
   void fail(std::string_view code, std::string_view message, const Json& data = Json());

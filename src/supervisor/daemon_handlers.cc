@@ -138,6 +138,26 @@ Json log_line_event(const std::string& stack, const std::string& block, const Lo
        {"text", line.text}});
 }
 
+void write_log_line_event(std::string& out, const std::string& stack, const std::string& block,
+                          const LogLine& line, const std::string& timestamp) {
+  out += "{\"stack\":";
+  append_json_string(out, stack);
+  out += ",\"block\":";
+  append_json_string(out, block);
+  out += ",\"stream\":";
+  append_json_string(out, to_string(line.stream));
+  out += ",\"ts\":";
+  append_json_string(out, timestamp);
+  out += ",\"level\":";
+  if (line.level == LogLevel::unknown)
+    out += "null";
+  else
+    append_json_string(out, to_string(line.level));
+  out += ",\"text\":";
+  append_json_string(out, line.text);
+  out += '}';
+}
+
 namespace {
 
 // `"blocks"`, `"profiles"`, `"names"`: an array of strings (absent = none).
@@ -212,9 +232,12 @@ struct DaemonHandlers::Follower final : LogSink {
   TimestampText stamps;
   bool offer(const LogLine& line) override {
     if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
-    return session.event_lazily("line", [&] {
-      return log_line_event(stack, block, line, stamps.of(line.time_ms));
-    }) == ipc::EventOutcome::sent;
+    const std::string& timestamp = stamps.of(line.time_ms);
+    return session.event_lazily(
+               "line", [&] { return log_line_event(stack, block, line, timestamp); },
+               [&](std::string& out) {
+                 write_log_line_event(out, stack, block, line, timestamp);
+               }) == ipc::EventOutcome::sent;
   }
 };
 

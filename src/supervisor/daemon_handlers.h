@@ -18,6 +18,9 @@ namespace stackie {
 // UTF-8 become U+FFFD); tests/fuzz/logwire_fuzz.cc holds it to that.
 Json log_line_event(const std::string& stack, const std::string& block, const LogLine& line,
                     const std::string& timestamp);
+// Appends to_json(log_line_event(...)) without building the Json: the follower's hot path.
+void write_log_line_event(std::string& out, const std::string& stack, const std::string& block,
+                          const LogLine& line, const std::string& timestamp);
 
 // The IPC error code of an Error from the supervisor (ENOENT: not_found, EBUSY: busy, ...).
 std::string_view code_for(const Error& error);

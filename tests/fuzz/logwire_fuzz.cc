@@ -33,9 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (*logs)->feed(stackie::LogStream::out, input.substr(at, chunk));
   (*logs)->end_of_stream(stackie::LogStream::out);
   for (const auto& line : (*logs)->tail(settings.ring_lines)) {
-    std::string wire = stackie::ipc::encode_event(
-        7, "line",
-        stackie::log_line_event("s", "b", line, stackie::format_timestamp(line.time_ms)));
+    const std::string stamp = stackie::format_timestamp(line.time_ms);
+    std::string wire =
+        stackie::ipc::encode_event(7, "line", stackie::log_line_event("s", "b", line, stamp));
+    // The follower's own writer must give the same bytes.
+    if (stackie::ipc::encode_event(7, "line", [&](std::string& out) {
+          stackie::write_log_line_event(out, "s", "b", line, stamp);
+        }) != wire)
+      std::abort();
     if (wire.empty() || wire.back() != '\n' || wire.find('\n') != wire.size() - 1) std::abort();
     wire.pop_back();
     auto message = stackie::ipc::decode_server_message(wire);

@@ -12,12 +12,29 @@
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
+#include "supervisor/daemon_handlers.h"
 #include "supervisor/init_script.h"
 #include "supervisor/restart_policy.h"
 #include "support/temp_dir.h"
 
 namespace stackie {
 namespace {
+
+// A followed line is written by hand on the daemon's hot path (issue 25): the text a client
+// gets must be exactly the Json the other paths build, whatever bytes the block wrote.
+TEST(LogLineEvent, TheWriterMatchesTheJsonItStandsFor) {
+  const std::string nasty = std::string("quote \" back \\ tab \t nul ") + '\0' + " bad \xff\xfe" +
+                            " \xe2\x82\xac ctl \x01\x1f end";
+  for (const std::string& text : {std::string(), std::string("LOG:  ready"), nasty}) {
+    for (LogLevel level : {LogLevel::unknown, LogLevel::warn}) {
+      LogLine line{7, 1764720000123, LogStream::err, level, text};
+      std::string written;
+      write_log_line_event(written, "sh\"op", "d\x01b", line, "2026-12-03T00:00:00.123Z");
+      EXPECT_EQ(written,
+                to_json(log_line_event("sh\"op", "d\x01b", line, "2026-12-03T00:00:00.123Z")));
+    }
+  }
+}
 
 TEST(BlockState, NamesAreTheDocumentedOnes) {
   EXPECT_EQ(to_string(BlockState::created), "created");
