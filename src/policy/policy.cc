@@ -75,8 +75,15 @@ namespace {
 // A Windows path is written "C:/dir" (a drive, then the same rules; never '\\').
 bool is_clean_absolute(std::string_view path) {
   if (path.size() >= 3 && path[1] == ':' && path[2] == '/' &&
-      ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')))
+      ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z'))) {
+    // A Windows path: there a backslash is a separator too, so "C:/data\..\.." would climb
+    // out past the check of the components below. Windows paths use '/' only.
+    if (path.find('\\') != std::string_view::npos) return false;
     path.remove_prefix(2);
+  }
+#ifdef _WIN32
+  if (path.find('\\') != std::string_view::npos) return false;
+#endif
   if (path.empty() || path[0] != '/') return false;
   if (path.find('\0') != std::string_view::npos) return false;
   size_t start = 1;

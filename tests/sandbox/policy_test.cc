@@ -109,14 +109,17 @@ TEST(LimitsDefaults, ShmIsTheSmallerOfMemoryAnd64MiB) {
 }
 
 TEST(PolicyValidate, RefusesRelativeAndDotPaths) {
-  for (const char* bad : {"usr", "/usr/../etc", "/usr/./lib", "//usr", "/usr/", ""}) {
+  for (const char* bad : {"usr", "/usr/../etc", "/usr/./lib", "//usr", "/usr/", "", "C:/a/../b",
+                          "C:/data\\..\\..\\Windows", "C:\\Users", "1:/x"}) {
     SandboxPolicy policy;
     policy.read_only = {{bad, ""}};
     EXPECT_FALSE(validate(policy).ok()) << bad;
   }
-  SandboxPolicy policy;
-  policy.read_only = {{"/", ""}};
-  EXPECT_TRUE(validate(policy).ok());
+  for (const char* good : {"/", "C:/", "c:/Program Files/PostgreSQL"}) {
+    SandboxPolicy policy;
+    policy.read_only = {{good, ""}};
+    EXPECT_TRUE(validate(policy).ok()) << good;
+  }
 }
 
 TEST(PolicyValidate, RefusesDuplicateDestinationsBadNamesAndLowFds) {
