@@ -4,7 +4,8 @@
 // would read or write the user's files with the user's rights. So every path under a storage
 // root is resolved from the root's directory fd: no symlink anywhere on the way, no ".." out of
 // it. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it (Linux 5.6), else a
-// walk one component at a time with O_NOFOLLOW; a refusal names the offending path.
+// walk one component at a time with O_NOFOLLOW; a refusal names the offending path. On Windows
+// (safe_open_windows.cc) the planted things are reparse points, refused the same way.
 #pragma once
 
 #include <fcntl.h>
