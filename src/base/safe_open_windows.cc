@@ -18,6 +18,7 @@
 #include <io.h>
 #include <winternl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -134,8 +135,8 @@ HANDLE handle_of(int fd) {
 
 // Opens the single component `name` relative to the directory `parent`, as the reparse point
 // it may be. Not inheritable (no OBJ_INHERIT): the CLOEXEC of this side.
-NTSTATUS open_child(HANDLE parent, const std::wstring& name, ACCESS_MASK access, ULONG disposition,
-                    ULONG options, Handle* out) {
+NTSTATUS open_once(HANDLE parent, const std::wstring& name, ACCESS_MASK access, ULONG disposition,
+                   ULONG options, Handle* out) {
   UNICODE_STRING unicode{};
   unicode.Buffer = const_cast<wchar_t*>(name.c_str());
   unicode.Length = unicode.MaximumLength = static_cast<USHORT>(name.size() * sizeof(wchar_t));
@@ -149,6 +150,24 @@ NTSTATUS open_child(HANDLE parent, const std::wstring& name, ACCESS_MASK access,
       options | FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT, nullptr, 0);
   if (NT_SUCCESS(status)) *out = Handle(handle);
   return status;
+}
+
+// From ntstatus.h, which clashes with windows.h's own subset when both are included.
+constexpr NTSTATUS kNameNotFound = static_cast<NTSTATUS>(0xC0000034);
+constexpr NTSTATUS kNameCollision = static_cast<NTSTATUS>(0xC0000035);
+
+// open_once, with FILE_OPEN_IF done as an open, else an exclusive create (and an open again if
+// the name appeared meanwhile). Wine creates through a dangling Unix symlink on FILE_OPEN_IF
+// (open(2) with O_CREAT follows it, out of the directory); an exclusive create never does.
+NTSTATUS open_child(HANDLE parent, const std::wstring& name, ACCESS_MASK access, ULONG disposition,
+                    ULONG options, Handle* out) {
+  if (disposition != FILE_OPEN_IF)
+    return open_once(parent, name, access, disposition, options, out);
+  NTSTATUS status = open_once(parent, name, access, FILE_OPEN, options, out);
+  if (status != kNameNotFound) return status;
+  status = open_once(parent, name, access, FILE_CREATE, options, out);
+  if (status != kNameCollision) return status;
+  return open_once(parent, name, access, FILE_OPEN, options, out);
 }
 
 Result<std::wstring> final_path(HANDLE handle, const std::string& shown) {
@@ -452,6 +471,122 @@ Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
     return Error{-EINVAL, shown + ": not a regular file; refused"};
   STACKIE_TRY(truncate_if_asked(opened.handle.get(), flags, shown));
   return to_fd(std::move(opened.handle), flags & O_APPEND, shown);
+}
+
+Result<UniqueFd> open_directory(const std::string& path) {
+  Handle handle(CreateFileW(
+      widen(path).c_str(), FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+      FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
+      FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  if (!handle.valid()) {
+    Error error = windows_error("open " + path);
+    if (GetLastError() == ERROR_FILE_NOT_FOUND || GetLastError() == ERROR_PATH_NOT_FOUND)
+      error.code = -ENOENT;
+    return error;
+  }
+  return to_fd(std::move(handle), _O_RDONLY, path);
+}
+
+namespace {
+
+// `name` directly in `dir`, opened as itself with `access` for a change to its entry (a rename,
+// a removal). A link whose handle is its target's is refused: the change would be the target's.
+Result<Handle> open_entry(int dir, const std::string& name, ACCESS_MASK access,
+                          const std::string& shown) {
+  auto parts = components(name);
+  if (!parts || parts->size() != 1 || (*parts)[0] != name)
+    return Error{-EINVAL, shown + ": not a plain file name"};
+  STACKIE_TRY_ASSIGN(dir_final, final_path(handle_of(dir), shown));
+  Handle entry;
+  std::wstring wide = widen(name);
+  NTSTATUS status = open_child(handle_of(dir), wide, access, FILE_OPEN, 0, &entry);
+  if (!NT_SUCCESS(status)) return nt_error(status, shown);
+  BY_HANDLE_FILE_INFORMATION info{};
+  STACKIE_TRY_ASSIGN(link, link_kind(entry.get(), dir_final, wide, shown, &info));
+  if (link == Link::leads_elsewhere)
+    return Error{-ELOOP, shown +
+                             ": is a link this system cannot rename or remove without acting "
+                             "on what it points to; refused: remove it by hand"};
+  return entry;
+}
+
+}  // namespace
+
+Status rename_in(int dir, const std::string& from, const std::string& to,
+                 const std::string& dir_shown) {
+  std::string shown = shown_below(dir_shown, from);
+  auto target = components(to);
+  if (!target || target->size() != 1 || (*target)[0] != to)
+    return Error{-EINVAL, shown_below(dir_shown, to) + ": not a plain file name"};
+  STACKIE_TRY_ASSIGN(entry, open_entry(dir, from, DELETE, shown));
+  // The new name relative to the directory's handle: it cannot land anywhere else. NT's own
+  // call: FILE_RENAME_INFORMATION is FILE_RENAME_INFO's layout, and Wine's
+  // SetFileInformationByHandle makes the name a full path from the current directory.
+  std::wstring name = widen(to);
+  std::vector<unsigned char> buffer(sizeof(FILE_RENAME_INFO) + name.size() * sizeof(wchar_t));
+  auto* rename = reinterpret_cast<FILE_RENAME_INFO*>(buffer.data());
+  rename->ReplaceIfExists = TRUE;
+  rename->RootDirectory = handle_of(dir);
+  rename->FileNameLength = static_cast<DWORD>(name.size() * sizeof(wchar_t));
+  std::copy(name.begin(), name.end(), rename->FileName);
+  IO_STATUS_BLOCK io{};
+  NTSTATUS status = NtSetInformationFile(entry.get(), &io, rename,
+                                         static_cast<ULONG>(buffer.size()), FileRenameInformation);
+  if (!NT_SUCCESS(status)) return nt_error(status, "rename " + shown);
+  return {};
+}
+
+Status remove_file_in(int dir, const std::string& name, const std::string& dir_shown) {
+  std::string shown = shown_below(dir_shown, name);
+  auto entry = open_entry(dir, name, kRemoveAccess, shown);
+  if (!entry.ok()) return entry.error().code == -ENOENT ? Status{} : Status{entry.error()};
+  return delete_on_close(entry->get(), shown);
+}
+
+bool still_named_in(int fd, int dir, const std::string& name) {
+  BY_HANDLE_FILE_INFORMATION held{}, named{};
+  if (!GetFileInformationByHandle(handle_of(fd), &held)) return false;
+  FILE_STANDARD_INFO standard{};
+  if (GetFileInformationByHandleEx(handle_of(fd), FileStandardInfo, &standard, sizeof standard) &&
+      standard.DeletePending)
+    return false;
+  Handle entry;
+  if (!NT_SUCCESS(open_child(handle_of(dir), widen(name), 0, FILE_OPEN, 0, &entry)) ||
+      !GetFileInformationByHandle(entry.get(), &named))
+    return false;
+  // The file index alone: both are on `dir`'s volume (the entry is opened as itself, never
+  // through a mount point), and Wine reports a volume serial of 0 for a handle renamed since.
+  return held.nFileIndexHigh == named.nFileIndexHigh && held.nFileIndexLow == named.nFileIndexLow;
+}
+
+bool directory_still_there(int dir) {
+  FILE_STANDARD_INFO standard{};
+  if (!GetFileInformationByHandleEx(handle_of(dir), FileStandardInfo, &standard, sizeof standard))
+    return false;
+  return !standard.DeletePending;
+}
+
+uint64_t file_size(int fd) {
+  LARGE_INTEGER size{};
+  return GetFileSizeEx(handle_of(fd), &size) ? static_cast<uint64_t>(size.QuadPart) : 0;
+}
+
+Status truncate_open_file(int fd, const std::string& shown) {
+  FILE_END_OF_FILE_INFO end{};
+  if (!SetFileInformationByHandle(handle_of(fd), FileEndOfFileInfo, &end, sizeof end))
+    return windows_error("truncate " + shown);
+  return {};
+}
+
+Status write_and_sync(int fd, std::string_view text, const std::string& shown) {
+  while (!text.empty()) {
+    int n =
+        ::_write(fd, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), 1 << 30)));
+    if (n < 0) return system_error(errno, "write " + shown);
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  if (!FlushFileBuffers(handle_of(fd))) return windows_error("sync " + shown);
+  return {};
 }
 
 }  // namespace stackie

@@ -13,6 +13,7 @@ printf 'keep me\n' > "$dir/outside/dir/keep.txt"
 ln -s ../outside/dir "$dir/storage/linkdir"
 ln -s ../../outside/dir "$dir/storage/sub/linkdir"
 ln -s ../outside/secret.txt "$dir/storage/linkfile"
+ln -s ../outside/created.txt "$dir/storage/dangling"
 exe=$1
 shift
 timeout 120 wine "$exe" "Z:$dir" "$@"

@@ -155,6 +155,56 @@ TEST(WineSafeOpen, UnixFileSymlinkNeitherWrittenNorRemovedThrough) {
   EXPECT_EQ(contents(outside() + "/secret.txt"), "the-users-secret\n");
 }
 
+// A dangling link where a log belongs: creating the log must not create its target.
+TEST(WineSafeOpen, DanglingSymlinkCreatesNothing) {
+  UniqueFd dir = root();
+  ASSERT_TRUE(dir.valid());
+  auto file = open_file_in(dir.get(), "dangling", O_WRONLY | O_APPEND | O_CREAT, storage());
+  EXPECT_FALSE(file.ok()) << "a log created through a dangling link";
+  EXPECT_FALSE(exists(outside() + "/created.txt")) << "the link's target was created";
+  auto made = make_directories_beneath(dir.get(), "dangling/sub", storage());
+  EXPECT_FALSE(made.ok());
+  EXPECT_FALSE(exists(outside() + "/created.txt"));
+}
+
+// The calls state files and logs make on names in a directory: a file written, synced, renamed
+// over another; a link neither renamed nor removed through (Wine would act on its target).
+TEST(WineSafeOpen, RenameAndRemoveInDirectory) {
+  auto dir = open_directory(storage());
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  for (const char* text : {"first\n", "second\n"}) {
+    // O_APPEND as a log's: after the truncation the write lands at 0, not where it was.
+    auto file =
+        open_file_in(dir->get(), "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_APPEND, storage());
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    ASSERT_TRUE(write_and_sync(file->get(), text, "state.tmp").ok());
+    EXPECT_EQ(file_size(file->get()), std::strlen(text));
+    EXPECT_TRUE(still_named_in(file->get(), dir->get(), "state.tmp"));
+    Status renamed = rename_in(dir->get(), "state.tmp", "state.json", storage());
+    ASSERT_TRUE(renamed.ok()) << renamed.error().message;
+    EXPECT_FALSE(still_named_in(file->get(), dir->get(), "state.tmp")) << "renamed away";
+    EXPECT_TRUE(still_named_in(file->get(), dir->get(), "state.json"));
+    ASSERT_TRUE(truncate_open_file(file->get(), "state.json").ok());
+    EXPECT_EQ(file_size(file->get()), 0u);
+    ASSERT_TRUE(write_and_sync(file->get(), text, "state.json").ok());
+  }
+  EXPECT_EQ(contents(storage() + "/state.json"), "second\n") << "the rename replaced the first";
+  EXPECT_FALSE(exists(storage() + "/state.tmp"));
+
+  Status moved = rename_in(dir->get(), "linkfile", "moved", storage());
+  EXPECT_FALSE(moved.ok()) << "a Unix symlink renamed through its target";
+  Status removed = remove_file_in(dir->get(), "linkfile", storage());
+  EXPECT_FALSE(removed.ok()) << "a Unix symlink removed through its target";
+  EXPECT_EQ(contents(outside() + "/secret.txt"), "the-users-secret\n");
+  EXPECT_FALSE(exists(storage() + "/moved"));
+  EXPECT_FALSE(rename_in(dir->get(), "state.json", "../escaped", storage()).ok());
+
+  EXPECT_TRUE(remove_file_in(dir->get(), "state.json", storage()).ok());
+  EXPECT_FALSE(exists(storage() + "/state.json"));
+  EXPECT_TRUE(remove_file_in(dir->get(), "state.json", storage()).ok()) << "missing is no error";
+  EXPECT_TRUE(directory_still_there(dir->get()));
+}
+
 TEST(WineSafeOpen, WindowsSymlinkRefused) {
   std::wstring link = widen(storage() + "/winlink"), target = widen(outside() + "/dir");
   for (auto& c : link)
