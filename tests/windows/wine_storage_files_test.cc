@@ -8,14 +8,17 @@
 #endif
 #include <windows.h>
 // windows.h first.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "base/safe_open.h"
 #include "base/windows_text.h"
 #include "supervisor/block_logs.h"
+#include "supervisor/host_os.h"
 #include "supervisor/state_file.h"
 
 namespace stackie {
@@ -93,6 +96,26 @@ TEST(WineStorageFiles, PlantedLogFileRefused) {
   EXPECT_NE(appended.error().message.find("stderr.log: is a symbolic link"), std::string::npos)
       << appended.error().message;
   EXPECT_EQ(contents(g_dir + "/outside/secret.txt"), "the-users-secret\n");
+}
+
+// The daemon's single-instance lock (LockFileEx): a second holder is refused as busy until the
+// first closes its file.
+TEST(WineStorageFiles, InstanceLockIsExclusive) {
+  std::string home = g_dir + "/home";
+  auto dir = open_directory(home);
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  auto first = open_file_in(dir->get(), "stackied.lock", O_RDWR | O_CREAT, home);
+  auto second = open_file_in(dir->get(), "stackied.lock", O_RDWR | O_CREAT, home);
+  ASSERT_TRUE(first.ok() && second.ok());
+  Status taken = lock_instance(first->get(), "stackied.lock");
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  Status refused = lock_instance(second->get(), "stackied.lock");
+  ASSERT_FALSE(refused.ok()) << "two holders of the instance lock";
+  EXPECT_EQ(refused.error().code, UV_EBUSY) << refused.error().message;
+  *first = UniqueFd();
+  Status after = lock_instance(second->get(), "stackied.lock");
+  EXPECT_TRUE(after.ok()) << "the lock is dropped with its file: "
+                          << (after.ok() ? "" : after.error().message);
 }
 
 }  // namespace
