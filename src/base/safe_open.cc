@@ -280,4 +280,57 @@ Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
   return fd;
 }
 
+Result<UniqueFd> open_directory(const std::string& path) {
+  UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return system_error(errno, "open " + path);
+  return dir;
+}
+
+Status rename_in(int dir, const std::string& from, const std::string& to,
+                 const std::string& dir_shown) {
+  if (::renameat(dir, from.c_str(), dir, to.c_str()) != 0)
+    return system_error(errno, "rename " + shown_below(dir_shown, from));
+  return {};
+}
+
+Status remove_file_in(int dir, const std::string& name, const std::string& dir_shown) {
+  if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT)
+    return system_error(errno, "remove " + shown_below(dir_shown, name));
+  return {};
+}
+
+bool still_named_in(int fd, int dir, const std::string& name) {
+  struct stat held {
+  }, named{};
+  if (::fstat(fd, &held) != 0 || held.st_nlink == 0) return false;
+  if (::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+bool directory_still_there(int dir) {
+  struct stat st {};
+  return ::fstat(dir, &st) == 0 && st.st_nlink > 0;
+}
+
+uint64_t file_size(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+Status truncate_open_file(int fd, const std::string& shown) {
+  if (::ftruncate(fd, 0) != 0) return system_error(errno, "truncate " + shown);
+  return {};
+}
+
+Status write_and_sync(int fd, std::string_view text, const std::string& shown) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error(errno, "write " + shown);
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  if (::fsync(fd) != 0) return system_error(errno, "sync " + shown);
+  return {};
+}
+
 }  // namespace stackie

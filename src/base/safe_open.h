@@ -4,13 +4,16 @@
 // would read or write the user's files with the user's rights. So every path under a storage
 // root is resolved from the root's directory fd: no symlink anywhere on the way, no ".." out of
 // it. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it (Linux 5.6), else a
-// walk one component at a time with O_NOFOLLOW; a refusal names the offending path.
+// walk one component at a time with O_NOFOLLOW; a refusal names the offending path. On Windows
+// (safe_open_windows.cc) the planted things are reparse points, refused the same way.
 #pragma once
 
 #include <fcntl.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 
@@ -82,6 +85,34 @@ Status remove_tree_beneath(int dir, const std::string& relative, const std::stri
 // through a symlink: a log or state file replaced by a link (or a FIFO) is refused, not followed.
 Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
                               const std::string& dir_shown);
+
+// The directory `path` (a trusted one, the user's: opened as named), for the calls below.
+Result<UniqueFd> open_directory(const std::string& path);
+
+// Renames `from` to `to`, both names directly in `dir`, replacing `to`; a link is renamed as
+// itself, never followed.
+Status rename_in(int dir, const std::string& from, const std::string& to,
+                 const std::string& dir_shown);
+
+// Removes the file (or link, as itself) `name` directly in `dir`; missing is not an error.
+Status remove_file_in(int dir, const std::string& name, const std::string& dir_shown);
+
+// Whether the open file `fd` is still the entry `name` in `dir` (not renamed away, removed or
+// replaced): a log whose file was moved or deleted under it reopens its name.
+bool still_named_in(int fd, int dir, const std::string& name);
+
+// Whether the directory `dir` still has a name (it was not removed while held open).
+bool directory_still_there(int dir);
+
+// The size of the open file `fd`, 0 if unknown.
+uint64_t file_size(int fd);
+
+// Truncates the open file `fd` to nothing (by its descriptor: never a name that could have
+// been replaced by a link).
+Status truncate_open_file(int fd, const std::string& shown);
+
+// Writes all of `text` to `fd` and flushes it to the disk.
+Status write_and_sync(int fd, std::string_view text, const std::string& shown);
 
 // Tests: true makes every lookup take the portable walk, as on a kernel without openat2.
 void force_walk_for_testing(bool walk);

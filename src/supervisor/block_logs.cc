@@ -4,7 +4,6 @@
 #include "base/safe_open.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,14 +23,20 @@ std::string_view to_string(LogStream stream) {
   return "?";
 }
 
+// The calendar from <chrono> rather than gmtime_r, which Windows lacks (its gmtime_s swaps
+// the arguments): the same UTC fields everywhere, no platform file.
 std::string format_timestamp(int64_t time_ms) {
-  time_t seconds = static_cast<time_t>(time_ms / 1000);
-  struct tm utc;
-  gmtime_r(&seconds, &utc);
+  using namespace std::chrono;
+  sys_time<milliseconds> when{milliseconds(time_ms)};
+  auto day = floor<days>(when);
+  year_month_day date{day};
+  hh_mm_ss<milliseconds> time{when - day};
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(time_ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(time.hours().count()),
+                static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
+                static_cast<int>(time.subseconds().count()));
   return buf;
 }
 
@@ -97,7 +102,8 @@ RotatingFile::RotatingFile(std::string path, uint64_t max_bytes, int count)
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
   dir_shown_ = dir;
   name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-  own_dir_ = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto opened = open_directory(dir);
+  if (opened.ok()) own_dir_ = std::move(*opened);
   dir_ = own_dir_.get();  // -1 when missing: open() reports it
 }
 
@@ -106,10 +112,7 @@ RotatingFile::~RotatingFile() {
 }
 
 bool RotatingFile::still_in_directory() const {
-  struct stat held, named;
-  if (::fstat(fd_, &held) != 0 || held.st_nlink == 0) return false;
-  if (::fstatat(dir_, name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
-  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+  return still_named_in(fd_, dir_, name_);
 }
 
 void RotatingFile::use_directory(int dir) {
@@ -122,31 +125,26 @@ Status RotatingFile::open() {
   if (dir_ < 0) return system_error(ENOENT, "open " + path_);
   STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
   fd_ = opened.release();
-  struct stat st;
-  size_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  size_ = file_size(fd_);
   return {};
 }
 
 Status RotatingFile::rotate() {
   if (count_ == 1) {
     // The open file itself: truncating by name would follow a link put in its place.
-    if (::ftruncate(fd_, 0) != 0) return system_error(errno, "truncate " + path_);
+    STACKIE_TRY(truncate_open_file(fd_, path_));
     size_ = 0;
     return {};
   }
   ::close(fd_);
   fd_ = -1;
-  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. renameat moves
+  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. rename_in moves
   // names within the directory and follows nothing.
-  for (int i = count_ - 2; i >= 1; --i) {
-    std::string from = name_ + "." + std::to_string(i);
-    std::string to = name_ + "." + std::to_string(i + 1);
-    if (::renameat(dir_, from.c_str(), dir_, to.c_str()) != 0 && errno != ENOENT)
-      return system_error(errno, "rename " + path_ + "." + std::to_string(i));
+  for (int i = count_ - 2; i >= 0; --i) {
+    std::string from = i == 0 ? name_ : name_ + "." + std::to_string(i);
+    Status renamed = rename_in(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
+    if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
   }
-  std::string first = name_ + ".1";
-  if (::renameat(dir_, name_.c_str(), dir_, first.c_str()) != 0 && errno != ENOENT)
-    return system_error(errno, "rename " + path_);
   return open();
 }
 
@@ -208,9 +206,7 @@ Result<UniqueFd> make_log_directory(const std::string& directory, const std::str
     return make_directories_beneath(root.get(), *below, storage_root);
   }
   STACKIE_TRY(make_directories(directory));
-  UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) return system_error(errno, "open " + directory);
-  return dir;
+  return open_directory(directory);
 }
 
 }  // namespace
@@ -237,9 +233,7 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
 }
 
 Status BlockLogs::reopen_directory_if_gone() {
-  struct stat st;
-  if (!directory_fd_.valid() || (::fstat(directory_fd_.get(), &st) == 0 && st.st_nlink > 0))
-    return {};
+  if (!directory_fd_.valid() || directory_still_there(directory_fd_.get())) return {};
   STACKIE_TRY_ASSIGN(dir, make_log_directory(directory_, storage_root_));
   directory_fd_ = std::move(dir);
   out_file_->use_directory(directory_fd_.get());

@@ -21,31 +21,27 @@ Status create_users_path(const std::string& path) {
   return make_directories(path);
 }
 
-std::string record_path(const std::string& volume) {
+// The directory of a volume and its record's name in it: ".NAME.init" beside volumes/NAME.
+std::pair<std::string, std::string> record_place(const std::string& volume) {
   auto slash = volume.rfind('/');
-  return volume.substr(0, slash + 1) + "." + volume.substr(slash + 1) + ".init";
+  return {volume.substr(0, slash), "." + volume.substr(slash + 1) + ".init"};
 }
 
 // Written whole, synced and renamed into place: a crash leaves the old record or the new one.
+// Relative to the volumes directory and never through a link.
 Status write_record(const std::string& volume, const std::string& value) {
-  std::string path = record_path(volume);
-  std::string temp = path + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return system_error(errno, "open " + temp);
-  std::string text = value + "\n";
-  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  int saved = errno;
-  if (written && ::fsync(fd) != 0) {
-    written = false;
-    saved = errno;
+  auto [dir_path, name] = record_place(volume);
+  STACKIE_TRY_ASSIGN(dir, open_directory(dir_path));
+  std::string temp = name + ".tmp";
+  STACKIE_TRY(remove_file_in(dir.get(), temp, dir_path));
+  STACKIE_TRY_ASSIGN(file, open_file_in(dir.get(), temp, O_WRONLY | O_CREAT | O_EXCL, dir_path));
+  Status written = write_and_sync(file.get(), value + "\n", dir_path + "/" + temp);
+  file = UniqueFd();
+  if (!written.ok()) {
+    (void)remove_file_in(dir.get(), temp, dir_path);
+    return written;
   }
-  ::close(fd);
-  if (!written) {
-    ::unlink(temp.c_str());
-    return system_error(saved, "write " + temp);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) return system_error(errno, "rename " + temp);
-  return {};
+  return rename_in(dir.get(), temp, name, dir_path);
 }
 
 // Missing, or a directory with nothing in it.
@@ -129,11 +125,13 @@ std::vector<std::string> block_volumes(const ResolvedBlock& block) {
 }
 
 std::string init_record(const std::string& volume) {
-  int fd = ::open(record_path(volume).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return "";
+  auto [dir_path, name] = record_place(volume);
+  auto dir = open_directory(dir_path);
+  if (!dir.ok()) return "";
+  auto file = open_file_in(dir->get(), name, O_RDONLY, dir_path);
+  if (!file.ok()) return "";
   char buf[32] = {};
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
+  int n = static_cast<int>(::read(file->get(), buf, sizeof buf - 1));
   std::string value(buf, n > 0 ? static_cast<size_t>(n) : 0);
   while (!value.empty() && value.back() == '\n') value.pop_back();
   return value;

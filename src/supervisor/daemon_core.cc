@@ -1,12 +1,13 @@
 #include "supervisor/daemon_core.h"
 
 #include "base/directories.h"
+#include "base/fs_path.h"
+#include "base/safe_open.h"
 #include "base/signal_name.h"
 #include "stack/shared_mode.h"
+#include "supervisor/host_os.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,14 +36,22 @@ Error shared_stack_error() {
                              "which)"};
 }
 
+// The last component of a path in the home directory: what is opened relative to it.
+std::string base_name(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
 }  // namespace
 
 int read_pid_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return 0;
+  auto dir = open_directory(path.substr(0, slash));
+  if (!dir.ok()) return 0;
+  auto file = open_file_in(dir->get(), path.substr(slash + 1), O_RDONLY, path.substr(0, slash));
+  if (!file.ok()) return 0;
   char buf[32] = {};
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
+  int n = static_cast<int>(::read(file->get(), buf, sizeof buf - 1));
   return n > 0 ? std::atoi(buf) : 0;
 }
 
@@ -50,37 +59,35 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)), port_memory_(options_.home + "/ports.json") {}
 
 Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
-  if (options.home.empty() || options.home[0] != '/')
+  if (options.home.empty() || !is_absolute_path(options.home))
     return Error{UV_EINVAL, "STACKIE_HOME must be an absolute path"};
   STACKIE_TRY(make_directories(options.home));
   std::unique_ptr<Daemon> daemon(new Daemon(std::move(options)));
+  const std::string& home = daemon->options_.home;
+  STACKIE_TRY_ASSIGN(home_dir, open_directory(home));
 
-  // The lock is the single-instance guarantee: the kernel drops it when we die, even by
-  // SIGKILL, so a stale pid file never blocks a new daemon.
-  std::string lock_path = daemon->options_.home + "/stackied.lock";
-  daemon->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (daemon->lock_fd_ < 0) return system_error(errno, "open " + lock_path);
-  if (::flock(daemon->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    int saved = errno;
-    ::close(daemon->lock_fd_);
-    daemon->lock_fd_ = -1;
-    if (saved == EWOULDBLOCK) {
-      int pid = read_pid_file(daemon->pid_path());
-      return Error{UV_EBUSY, "another stackied is running for " + daemon->options_.home +
-                                 (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "")};
-    }
-    return system_error(saved, "lock " + lock_path);
+  // The lock is the single-instance guarantee: the system drops it when we die, even by
+  // SIGKILL, so a stale pid file never blocks a new daemon. Opened in the home directory,
+  // never through a link (host_os.h: flock, or LockFileEx on Windows).
+  STACKIE_TRY_ASSIGN(lock, open_file_in(home_dir.get(), "stackied.lock", O_RDWR | O_CREAT, home));
+  if (Status locked = lock_instance(lock.get(), home + "/stackied.lock"); !locked.ok()) {
+    if (locked.error().code != UV_EBUSY) return locked.error();
+    int pid = read_pid_file(daemon->pid_path());
+    return Error{UV_EBUSY, "another stackied is running for " + home +
+                               (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "")};
   }
+  daemon->lock_fd_ = lock.release();
 
-  std::string pid_text = std::to_string(::getpid()) + "\n";
-  std::string temp = daemon->pid_path() + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return system_error(errno, "open " + temp);
-  bool written =
-      ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), daemon->pid_path().c_str()) != 0)
-    return system_error(errno, "write " + daemon->pid_path());
+  // Written aside and renamed into place, relative to the home directory.
+  std::string pid_name = base_name(daemon->pid_path());
+  std::string temp = pid_name + ".tmp";
+  STACKIE_TRY(remove_file_in(home_dir.get(), temp, home));
+  {
+    STACKIE_TRY_ASSIGN(file, open_file_in(home_dir.get(), temp, O_WRONLY | O_CREAT | O_EXCL, home));
+    STACKIE_TRY(
+        write_and_sync(file.get(), std::to_string(uv_os_getpid()) + "\n", home + "/" + temp));
+  }
+  STACKIE_TRY(rename_in(home_dir.get(), temp, pid_name, home));
 
   auto records = read_state_file(daemon->state_path());
   if (records.ok()) {
@@ -88,8 +95,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   } else {
     // A corrupt state file must not keep the daemon down: keep it aside for inspection.
     daemon->log(DaemonLogLevel::warning, records.error().message + " (moved to state.json.bad)");
-    std::string bad = daemon->state_path() + ".bad";
-    ::rename(daemon->state_path().c_str(), bad.c_str());
+    std::string state_name = base_name(daemon->state_path());
+    (void)rename_in(home_dir.get(), state_name, state_name + ".bad", home);
   }
 
   daemon->supervisor_ = std::make_unique<Supervisor>(daemon->options_.supervisor);
@@ -118,7 +125,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
     }
   }
   daemon->log(DaemonLogLevel::info,
-              "stackied " + std::to_string(::getpid()) + " serving " + daemon->options_.home);
+              "stackied " + std::to_string(uv_os_getpid()) + " serving " + home);
   return daemon;
 }
 
@@ -126,7 +133,10 @@ Daemon::~Daemon() {
   signals_.clear();
   supervisor_.reset();
   if (lock_fd_ >= 0) {
-    if (read_pid_file(pid_path()) == ::getpid()) ::unlink(pid_path().c_str());
+    if (read_pid_file(pid_path()) == uv_os_getpid()) {
+      if (auto home = open_directory(options_.home); home.ok())
+        (void)remove_file_in(home->get(), base_name(pid_path()), options_.home);
+    }
     ::close(lock_fd_);
   }
 }

@@ -1,12 +1,15 @@
 // The small OS seams of the supervisor, one file per platform (host_os_posix.cc,
 // host_os_windows.cc): how a helper command (an exec health check, `stackie exec`) is spawned
-// and killed as a whole, reading what a pipe holds at once, and the trusted runtime directory.
+// and killed as a whole, reading what a pipe holds at once, the trusted runtime directory and
+// the daemon's single-instance lock.
 #pragma once
 
 #include <uv.h>
 
 #include <cstddef>
 #include <string>
+
+#include "base/error.h"
 
 namespace stackie {
 
@@ -29,6 +32,11 @@ size_t read_pipe_now(const uv_pipe_t* pipe, char* buffer, size_t size);
 // mode 0700), else "". Windows: always "" (no such directory; ephemeral storage goes under the
 // storage root).
 std::string trusted_runtime_dir();
+
+// Takes the daemon's single-instance lock on the open file `fd` (`shown` names it), without
+// waiting; the system drops it when the file is closed or the process dies, however it dies.
+// UV_EBUSY when another process holds it. POSIX: flock(2). Windows: LockFileEx on its handle.
+Status lock_instance(int fd, const std::string& shown);
 
 // Clock ticks per second of /proc's CPU times (sysconf(_SC_CLK_TCK)); Windows: 0, it has no
 // /proc and its blocks have no per-process CPU sample yet.

@@ -1,3 +1,4 @@
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ std::string trusted_runtime_dir() {
 
 long clock_ticks_per_second() {
   return ::sysconf(_SC_CLK_TCK);
+}
+
+Status lock_instance(int fd, const std::string& shown) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+  if (errno == EWOULDBLOCK) return Error{UV_EBUSY, shown + " is locked"};
+  return system_error(errno, "lock " + shown);
 }
 
 }  // namespace stackie

@@ -1,5 +1,9 @@
 #include "supervisor/host_os.h"
 
+#include <io.h>
+
+#include "base/windows_text.h"
+
 namespace stackie {
 
 unsigned helper_process_flags() {
@@ -20,6 +24,15 @@ std::string trusted_runtime_dir() {
 
 long clock_ticks_per_second() {
   return 0;
+}
+
+Status lock_instance(int fd, const std::string& shown) {
+  OVERLAPPED at{};  // the lock covers byte 0, which no one writes: the file is empty
+  if (LockFileEx(reinterpret_cast<HANDLE>(::_get_osfhandle(fd)),
+                 LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at))
+    return {};
+  if (GetLastError() == ERROR_LOCK_VIOLATION) return Error{UV_EBUSY, shown + " is locked"};
+  return windows_error("lock " + shown);
 }
 
 }  // namespace stackie

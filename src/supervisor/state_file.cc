@@ -4,8 +4,6 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
@@ -112,16 +110,20 @@ std::vector<std::pair<std::string, std::string>> environment_to_keep(
 }
 
 Result<std::vector<StackRecord>> read_state_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::vector<StackRecord>{};
-    return system_error(errno, "open " + path);
+  auto [dir_path, name] = split_path(path);
+  auto dir = open_directory(dir_path);
+  if (!dir.ok() && dir.error().code == -ENOENT) return std::vector<StackRecord>{};
+  if (!dir.ok()) return dir.error();
+  auto file = open_file_in(dir->get(), name, O_RDONLY, dir_path);
+  if (!file.ok()) {
+    if (file.error().code == -ENOENT) return std::vector<StackRecord>{};
+    return file.error();
   }
   std::string text;
   char buf[8192];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  ::close(fd);
+  int n;
+  while ((n = static_cast<int>(::read(file->get(), buf, sizeof buf))) > 0)
+    text.append(buf, static_cast<size_t>(n));
   auto parsed = state_from_json(text);
   if (!parsed.ok()) return Error{parsed.error().code, path + ": " + parsed.error().message};
   return parsed;
@@ -131,30 +133,17 @@ Status write_state_file(const std::string& path, const std::vector<StackRecord>&
   // Relative to the home directory, never through a link: a state.json.tmp planted as a
   // symlink is refused rather than followed, and the rename stays in the directory.
   auto [dir_path, name] = split_path(path);
-  UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) return system_error(errno, "open " + dir_path);
+  STACKIE_TRY_ASSIGN(dir, open_directory(dir_path));
   std::string temp_name = name + ".tmp";
   std::string temp = path + ".tmp";
-  // A leftover temp file (or whatever took its name) goes first: unlinking a link removes the
+  // A leftover temp file (or whatever took its name) goes first: removing a link removes the
   // link, and the new file is created exclusively, so nothing stale is ever written through.
-  if (::unlinkat(dir.get(), temp_name.c_str(), 0) != 0 && errno != ENOENT)
-    return system_error(errno, "remove " + temp);
+  STACKIE_TRY(remove_file_in(dir.get(), temp_name, dir_path));
   STACKIE_TRY_ASSIGN(file,
                      open_file_in(dir.get(), temp_name, O_WRONLY | O_CREAT | O_EXCL, dir_path));
-  if (::fchmod(file.get(), 0600) != 0) return system_error(errno, "chmod " + temp);
-  std::string text = state_to_json(stacks);
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(file.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return system_error(errno, "write " + temp);
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(file.get()) != 0 || ::close(file.release()) != 0)
-    return system_error(errno, "sync " + temp);
-  if (::renameat(dir.get(), temp_name.c_str(), dir.get(), name.c_str()) != 0)
-    return system_error(errno, "rename " + temp);
-  return {};
+  STACKIE_TRY(write_and_sync(file.get(), state_to_json(stacks), temp));
+  file = UniqueFd();
+  return rename_in(dir.get(), temp_name, name, dir_path);
 }
 
 }  // namespace stackie
