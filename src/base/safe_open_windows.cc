@@ -28,26 +28,6 @@
 
 namespace stackie {
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::_close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::_close(fd_);
-}
-
-std::optional<std::string> path_below(const std::string& root, const std::string& path) {
-  if (path == root) return std::string();
-  std::string prefix = root.empty() || root.back() == '/' ? root : root + "/";
-  if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0)
-    return std::nullopt;
-  return path.substr(prefix.size());
-}
-
 void force_walk_for_testing(bool) {}  // there is only the walk here
 
 namespace {

@@ -22,28 +22,20 @@
 
 #include "base/safe_open.h"
 #include "base/windows_text.h"
+#include "windows/plant_dir.h"
 
 namespace stackie {
 namespace {
 
-std::string g_dir;  // DIR, with '/' separators
+using wine::contents;
+using wine::exists;
+const std::string& g_dir = wine::g_plant_dir;
 
 std::string storage() {
   return g_dir + "/storage";
 }
 std::string outside() {
   return g_dir + "/outside";
-}
-
-bool exists(const std::string& path) {
-  return GetFileAttributesW(widen(path).c_str()) != INVALID_FILE_ATTRIBUTES;
-}
-
-std::string contents(const std::string& path) {
-  std::ifstream in(widen(path).c_str(), std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 UniqueFd root() {
@@ -262,13 +254,5 @@ TEST(WineSafeOpen, JunctionRefused) {
 }  // namespace stackie
 
 int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR (made by safe_open_plants.sh)\n", argv[0]);
-    return 2;
-  }
-  stackie::g_dir = argv[1];
-  for (char& c : stackie::g_dir)
-    if (c == '\\') c = '/';
-  return RUN_ALL_TESTS();
+  return stackie::wine::run_in_plant_dir(argc, argv, "safe_open_plants.sh");
 }

@@ -20,22 +20,14 @@
 #include "supervisor/block_logs.h"
 #include "supervisor/host_os.h"
 #include "supervisor/state_file.h"
+#include "windows/plant_dir.h"
 
 namespace stackie {
 namespace {
 
-std::string g_dir;  // DIR, with '/' separators
-
-bool exists(const std::string& path) {
-  return GetFileAttributesW(widen(path).c_str()) != INVALID_FILE_ATTRIBUTES;
-}
-
-std::string contents(const std::string& path) {
-  std::ifstream in(widen(path).c_str(), std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using wine::contents;
+using wine::exists;
+const std::string& g_dir = wine::g_plant_dir;
 
 StackRecord record(const std::string& name) {
   StackRecord out;
@@ -122,13 +114,5 @@ TEST(WineStorageFiles, InstanceLockIsExclusive) {
 }  // namespace stackie
 
 int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR (made by storage_files_plants.sh)\n", argv[0]);
-    return 2;
-  }
-  stackie::g_dir = argv[1];
-  for (char& c : stackie::g_dir)
-    if (c == '\\') c = '/';
-  return RUN_ALL_TESTS();
+  return stackie::wine::run_in_plant_dir(argc, argv, "storage_files_plants.sh");
 }

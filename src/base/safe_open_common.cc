@@ -1,0 +1,45 @@
+// The parts of base/safe_open.h that are the same on every system; the lookups themselves are
+// per system (safe_open.cc for POSIX, safe_open_windows.cc).
+#include "base/safe_open.h"
+
+#ifdef _WIN32
+#include <io.h>  // a UniqueFd there is a CRT descriptor over a HANDLE
+#else
+#include <unistd.h>
+#endif
+
+namespace stackie {
+
+namespace {
+
+void close_fd(int fd) {
+#ifdef _WIN32
+  ::_close(fd);
+#else
+  ::close(fd);
+#endif
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close_fd(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) close_fd(fd_);
+}
+
+std::optional<std::string> path_below(const std::string& root, const std::string& path) {
+  if (path == root) return std::string();
+  std::string prefix = root.empty() || root.back() == '/' ? root : root + "/";
+  if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  return path.substr(prefix.size());
+}
+
+}  // namespace stackie
