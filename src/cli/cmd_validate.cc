@@ -139,8 +139,8 @@ void print_block(size_t index, const ResolvedBlock& block) {
                 seconds(health.interval).c_str(), seconds(health.timeout).c_str(), health.retries,
                 seconds(health.start_period).c_str());
   std::printf("   restart      %s; stop with %s, then SIGKILL after %s\n",
-              std::string(to_string(block.restart)).c_str(), signal_name(block.stop_signal).c_str(),
-              seconds(block.stop_timeout).c_str());
+              std::string(to_string(block.restart)).c_str(),
+              stop_signal_name(block.stop_signal).c_str(), seconds(block.stop_timeout).c_str());
   if (!block.init.empty()) {
     std::printf("   init\n");
     print_init(block.init, mask, 5);
@@ -301,7 +301,7 @@ Json block_json(const ResolvedBlock& block) {
       {"depends_on", string_array(block.depends_on, mask)},
       {"health", health_json(block.health, mask)},
       {"restart", to_string(block.restart)},
-      {"stop_signal", signal_name(block.stop_signal)},
+      {"stop_signal", stop_signal_name(block.stop_signal)},
       {"stop_timeout_ms", block.stop_timeout.count()},
       {"init", init_json(block.init, mask)},
       {"environment", std::move(environment)},

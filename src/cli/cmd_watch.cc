@@ -102,7 +102,8 @@ class WatchSession {
         std::printf("%s: the signal was not sent: %s\n", block.target.c_str(),
                     reply.ok() ? reply->error().message.c_str() : reply.error().message.c_str());
       else
-        std::printf("%s: sent %s\n", block.target.c_str(), signal_name(block.spec.signal).c_str());
+        std::printf("%s: sent %s\n", block.target.c_str(),
+                    stop_signal_name(block.spec.signal).c_str());
       std::fflush(stdout);
       return;
     }

@@ -213,7 +213,7 @@ Status check_name(const YamlNode& key, std::string_view what) {
                                  "'.' or '-' (names become directory names)");
 }
 
-std::string signal_name(int signal) {
+std::string stop_signal_name(int signal) {
   for (const auto& entry : known_signals())
     if (entry.number == signal) return entry.name;
   return std::to_string(signal);

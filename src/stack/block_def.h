@@ -143,6 +143,10 @@ Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node,
 ResourceLimits merge_limits(const LimitsDecl* definition, const LimitsDecl& stack);
 Result<CommandDecl> parse_command(const YamlNode& node, std::string_view context);
 Result<int> parse_signal(const YamlNode& node);
-std::string signal_name(int signal);
+// The name of a stop signal a block may declare ("SIGTERM"), else the number. Not
+// base/signal_name.h's signal_name, which names any signal the system knows: two functions of
+// one name and signature let the linker pick one for both: `stackie kill --signal CONT`
+// was refused and a segfault shown as "killed by 11".
+std::string stop_signal_name(int signal);
 
 }  // namespace stackie

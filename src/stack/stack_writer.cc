@@ -114,7 +114,7 @@ class Writer {
     }
     if (decl.restart) line(3, "restart: " + quote(std::string(to_string(*decl.restart))));
     if (decl.health) health(*decl.health);
-    if (decl.stop_signal) line(3, "stop_signal: " + signal_name(*decl.stop_signal));
+    if (decl.stop_signal) line(3, "stop_signal: " + stop_signal_name(*decl.stop_signal));
     if (decl.stop_timeout_ms) line(3, "stop_timeout: " + duration(*decl.stop_timeout_ms));
   }
 

@@ -9,7 +9,7 @@
 
 namespace stackie {
 
-// "SIGTERM" for any signal the C library knows (stack/block_def.h's signal_name knows only
+// "SIGTERM" for any signal the C library knows (stack/block_def.h's stop_signal_name knows only
 // the stop signals a block may declare), else the number.
 std::string signal_text(int signum) {
   return signal_name(signum);

@@ -109,9 +109,9 @@ TEST(BlockDef, TheShippedCatalogLoads) {
 }
 
 TEST(BlockDef, SignalNames) {
-  EXPECT_EQ(signal_name(SIGINT), "SIGINT");
-  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
-  EXPECT_EQ(signal_name(63), "63");
+  EXPECT_EQ(stop_signal_name(SIGINT), "SIGINT");
+  EXPECT_EQ(stop_signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(stop_signal_name(63), "63");
 }
 
 }  // namespace

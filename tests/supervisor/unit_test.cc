@@ -1,6 +1,7 @@
 // Pure pieces of the supervisor: the state table, the restart policy and backoff, line
 // splitting, rotation, the ring and followers, the init script.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,12 +14,25 @@
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
 #include "supervisor/daemon_handlers.h"
+#include "supervisor/exit_description.h"
 #include "supervisor/init_script.h"
 #include "supervisor/restart_policy.h"
 #include "support/temp_dir.h"
 
 namespace stackie {
 namespace {
+
+// Every signal the system knows, by name, as the daemon links it (stackie kill --signal, ps):
+// a stop-signal table of the same function name used to stand in for it, and knew 8 signals.
+TEST(ExitDescription, AnySignalTheSystemKnowsIsNamedAndParsed) {
+  ExitStatus killed;
+  killed.term_signal = SIGSEGV;
+  EXPECT_EQ(describe_exit(killed, SandboxKind::passthrough), "killed by SIGSEGV");
+  EXPECT_EQ(parse_signal_text("CONT"), SIGCONT);
+  EXPECT_EQ(parse_signal_text("sigstop"), SIGSTOP);
+  EXPECT_EQ(parse_signal_text("TERM"), SIGTERM);
+  EXPECT_EQ(parse_signal_text("NOPE"), 0);
+}
 
 // A followed line is written by hand on the daemon's hot path (issue 25): the text a client
 // gets must be exactly the Json the other paths build, whatever bytes the block wrote.
