@@ -65,7 +65,8 @@ void raise_missed_signals(int fd) {
     got = ::read(fd, &parents, sizeof parents);
   } while (got < 0 && errno == EINTR);
   ::close(fd);
-  if (got != static_cast<ssize_t>(sizeof parents)) return;  // the monitor died: so do we
+  // Short only if the monitor died before writing: by the group's SIGKILL, which takes us too.
+  if (got != static_cast<ssize_t>(sizeof parents)) return;
   sigset_t mine;
   sigpending(&mine);
   for (int signum = 1; signum < NSIG; ++signum) {
