@@ -114,6 +114,13 @@ Status truncate_open_file(int fd, const std::string& shown);
 // Writes all of `text` to `fd` and flushes it to the disk.
 Status write_and_sync(int fd, std::string_view text, const std::string& shown);
 
+// Makes `text` the content of the file `name` directly in `dir`, whole or not at all: written
+// to NAME.tmp (a leftover, or a link planted under that name, removed first and the file
+// created exclusively), synced, and renamed over NAME. A crash leaves the old file or the new
+// one; nothing is ever written through a link. The daemon's pid, state and volume records.
+Status replace_file_in(int dir, const std::string& name, std::string_view text,
+                       const std::string& dir_shown);
+
 // Tests: true makes every lookup take the portable walk, as on a kernel without openat2.
 void force_walk_for_testing(bool walk);
 

@@ -2,6 +2,8 @@
 // per system (safe_open.cc for POSIX, safe_open_windows.cc).
 #include "base/safe_open.h"
 
+#include <fcntl.h>
+
 #ifdef _WIN32
 #include <io.h>  // a UniqueFd there is a CRT descriptor over a HANDLE
 #else
@@ -40,6 +42,22 @@ std::optional<std::string> path_below(const std::string& root, const std::string
   if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0)
     return std::nullopt;
   return path.substr(prefix.size());
+}
+
+Status replace_file_in(int dir, const std::string& name, std::string_view text,
+                       const std::string& dir_shown) {
+  const std::string temp = name + ".tmp";
+  STACKIE_TRY(remove_file_in(dir, temp, dir_shown));
+  Status written;
+  {
+    STACKIE_TRY_ASSIGN(file, open_file_in(dir, temp, O_WRONLY | O_CREAT | O_EXCL, dir_shown));
+    written = write_and_sync(file.get(), text, dir_shown + "/" + temp);
+  }  // closed before the rename: Windows renames no open file
+  if (!written.ok()) {
+    (void)remove_file_in(dir, temp, dir_shown);
+    return written;
+  }
+  return rename_in(dir, temp, name, dir_shown);
 }
 
 }  // namespace stackie

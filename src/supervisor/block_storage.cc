@@ -32,16 +32,7 @@ std::pair<std::string, std::string> record_place(const std::string& volume) {
 Status write_record(const std::string& volume, const std::string& value) {
   auto [dir_path, name] = record_place(volume);
   STACKIE_TRY_ASSIGN(dir, open_directory(dir_path));
-  std::string temp = name + ".tmp";
-  STACKIE_TRY(remove_file_in(dir.get(), temp, dir_path));
-  STACKIE_TRY_ASSIGN(file, open_file_in(dir.get(), temp, O_WRONLY | O_CREAT | O_EXCL, dir_path));
-  Status written = write_and_sync(file.get(), value + "\n", dir_path + "/" + temp);
-  file = UniqueFd();
-  if (!written.ok()) {
-    (void)remove_file_in(dir.get(), temp, dir_path);
-    return written;
-  }
-  return rename_in(dir.get(), temp, name, dir_path);
+  return replace_file_in(dir.get(), name, value + "\n", dir_path);
 }
 
 // Missing, or a directory with nothing in it.

@@ -79,15 +79,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   daemon->lock_fd_ = lock.release();
 
   // Written aside and renamed into place, relative to the home directory.
-  std::string pid_name = base_name(daemon->pid_path());
-  std::string temp = pid_name + ".tmp";
-  STACKIE_TRY(remove_file_in(home_dir.get(), temp, home));
-  {
-    STACKIE_TRY_ASSIGN(file, open_file_in(home_dir.get(), temp, O_WRONLY | O_CREAT | O_EXCL, home));
-    STACKIE_TRY(
-        write_and_sync(file.get(), std::to_string(uv_os_getpid()) + "\n", home + "/" + temp));
-  }
-  STACKIE_TRY(rename_in(home_dir.get(), temp, pid_name, home));
+  STACKIE_TRY(replace_file_in(home_dir.get(), base_name(daemon->pid_path()),
+                              std::to_string(uv_os_getpid()) + "\n", home));
 
   auto records = read_state_file(daemon->state_path());
   if (records.ok()) {

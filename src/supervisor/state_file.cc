@@ -131,19 +131,10 @@ Result<std::vector<StackRecord>> read_state_file(const std::string& path) {
 
 Status write_state_file(const std::string& path, const std::vector<StackRecord>& stacks) {
   // Relative to the home directory, never through a link: a state.json.tmp planted as a
-  // symlink is refused rather than followed, and the rename stays in the directory.
+  // symlink is removed, never followed, and the rename stays in the directory.
   auto [dir_path, name] = split_path(path);
   STACKIE_TRY_ASSIGN(dir, open_directory(dir_path));
-  std::string temp_name = name + ".tmp";
-  std::string temp = path + ".tmp";
-  // A leftover temp file (or whatever took its name) goes first: removing a link removes the
-  // link, and the new file is created exclusively, so nothing stale is ever written through.
-  STACKIE_TRY(remove_file_in(dir.get(), temp_name, dir_path));
-  STACKIE_TRY_ASSIGN(file,
-                     open_file_in(dir.get(), temp_name, O_WRONLY | O_CREAT | O_EXCL, dir_path));
-  STACKIE_TRY(write_and_sync(file.get(), state_to_json(stacks), temp));
-  file = UniqueFd();
-  return rename_in(dir.get(), temp_name, name, dir_path);
+  return replace_file_in(dir.get(), name, state_to_json(stacks), dir_path);
 }
 
 }  // namespace stackie
