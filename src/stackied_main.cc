@@ -1,15 +1,10 @@
 // `stackied`: the per-user daemon (DESIGN.md §1, §7). The edge of the supervisor: it reads the
 // command line and environment, opens the log, daemonises unless --foreground, wires the
 // Daemon core to the IPC server, and is the only place that prints.
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,12 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/api_routes.h"
 #include "api/api_token.h"
 #include "api/http_server.h"
 #include "base/directories.h"
-#include "base/posix_io.h"
 #ifdef __linux__
 #include "base/sandbox_probe.h"
 #endif
@@ -35,20 +30,11 @@
 #include "supervisor/daemon_core.h"
 #include "supervisor/daemon_handlers.h"
 #include "supervisor/daemon_loader.h"
+#include "supervisor/daemon_process.h"
 #include "supervisor/host_ports.h"
-#include "supervisor/launchd_activation.h"
 #include "supervisor/service_manager.h"
 
 namespace {
-
-// Every forwarded connection costs the daemon two fds (DESIGN.md §6), so the default soft
-// limit of 1024 would refuse the 500th concurrent one: take what the hard limit allows.
-void raise_fd_limit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
-  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, 1 << 16);
-  setrlimit(RLIMIT_NOFILE, &limit);
-}
 
 constexpr char kUsage[] =
     "Usage: stackied [--foreground] [--api PORT] [--help] [--version]\n"
@@ -62,12 +48,12 @@ constexpr char kUsage[] =
     "  -h, --help     show this help\n"
     "  -V, --version  print version, commit and sandbox backend\n"
     "\n"
-    "Environment: STACKIE_HOME (default ~/.stackie), XDG_RUNTIME_DIR, STACKIE_LOCKBOX;\n"
+    "Environment: STACKIE_HOME (default ~/.stackie; Windows: %LOCALAPPDATA%\\stackie),\n"
+    "XDG_RUNTIME_DIR, STACKIE_LOCKBOX;\n"
     "NOTIFY_SOCKET, LISTEN_FDS and LISTEN_PID from systemd (readiness, socket activation);\n"
     "on macOS, launchd's socket activation (the LaunchAgent's Sockets entry \"Listeners\").\n"
     "See stackied(8).\n";
 
-constexpr int log_fd = 2;    // stderr: the terminal, the journal, or the log file (background)
 bool journal_style = false;  // stderr is the journal: sd-daemon "<N>" priority prefixes
 
 void log_line(stackie::DaemonLogLevel level, const std::string& message) {
@@ -86,36 +72,7 @@ void log_line(stackie::DaemonLogLevel level, const std::string& message) {
   }
   line += message;
   line += '\n';
-  (void)!::write(log_fd, line.data(), line.size());
-}
-
-// Background mode: fork twice (no controlling terminal, not a session leader), and let the
-// first parent exit only once the daemon is ready or has failed, with its message, so that
-// `stackie` starting a daemon learns the outcome.
-int daemonize(int* ready_fd) {
-  int fds[2];
-  if (stackie::pipe_cloexec(fds) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid > 0) {
-    ::close(fds[1]);
-    std::string report;
-    char buf[512];
-    ssize_t n;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) report.append(buf, size_t(n));
-    if (report == "ok") std::_Exit(0);
-    if (report.empty()) report = "stackied: the daemon died while starting\n";
-    std::fputs(report.c_str(), stderr);
-    std::_Exit(1);
-  }
-  ::close(fds[0]);
-  ::setsid();
-  if (::fork() != 0) std::_Exit(0);
-  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  ::dup2(null, 0);
-  ::dup2(null, 1);
-  *ready_fd = fds[1];
-  return 0;
+  stackie::write_log(line);
 }
 
 void report_ready(int* ready_fd, const std::string& message) {
@@ -137,6 +94,8 @@ int fail(int* ready_fd, const std::string& message) {
 struct CommandLine {
   bool foreground = false;
   std::optional<int> api_port;  // --api PORT: wins over config.toml's api_port
+  std::string ready_handle;     // --ready-handle H: the Windows starter's channel (internal)
+  std::vector<std::string> daemon_args;  // what a new daemon process is run with (Windows)
   std::optional<int> exit_status;
 };
 
@@ -153,11 +112,15 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (arg == "--foreground") {
       line.foreground = true;
       continue;
+    } else if (arg == "--ready-handle" && i + 1 < argc) {
+      line.ready_handle = argv[++i];
+      continue;
     } else if (arg == "--api" && i + 1 < argc) {
       char* end = nullptr;
       long port = std::strtol(argv[++i], &end, 10);
       if (*end == '\0' && port >= 0 && port <= 65535) {
         line.api_port = static_cast<int>(port);
+        line.daemon_args.insert(line.daemon_args.end(), {"--api", argv[i]});
         continue;
       }
       std::fprintf(stderr, "stackied: --api needs a port number 1..65535 (0: off), not '%s'\n",
@@ -172,28 +135,11 @@ CommandLine parse_command_line(int argc, char** argv) {
   return line;
 }
 
-// Socket activation: the fd the service manager passed (systemd's LISTEN_FDS; else, on macOS,
-// the LaunchAgent's Sockets entry through launch_activate_socket), or -1: bind as usual. Read
-// before anything forks, and never passed on to a block.
-stackie::Result<int> take_activated_socket() {
-  stackie::Environment activation_env;
-  for (const char* name : {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"})
-    if (const char* value = std::getenv(name)) activation_env[name] = value;
-  auto activated = stackie::activated_sockets(activation_env, ::getpid());
-  stackie::forget_activation_environment();
-  if (!activated.ok()) return activated.take_error();
-  if (activated->count > 1)
-    return stackie::Error{0, "the service manager passed " + std::to_string(activated->count) +
-                                 " sockets; it serves one"};
-  if (activated->count == 0) return stackie::take_launchd_socket();
-  ::fcntl(stackie::kFirstActivatedFd, F_SETFD, FD_CLOEXEC);  // passed to us, not to the blocks
-  return stackie::kFirstActivatedFd;
-}
-
-// $STACKIE_HOME, else ~/.stackie (stack/paths.h), created 0700 when missing.
+// $STACKIE_HOME, else ~/.stackie or %LOCALAPPDATA%/stackie (stack/paths.h), created 0700 when
+// missing.
 stackie::Result<std::string> daemon_home() {
   stackie::Environment env;
-  for (const char* name : {"STACKIE_HOME", "HOME"})
+  for (const char* name : {"STACKIE_HOME", "HOME", "LOCALAPPDATA"})
     if (const char* value = std::getenv(name)) env[name] = value;
   STACKIE_TRY_ASSIGN(home, stackie::stackie_home(env));
   STACKIE_TRY(stackie::make_directories(home));
@@ -203,22 +149,12 @@ stackie::Result<std::string> daemon_home() {
 // In the foreground the log is stderr (the journal's when JOURNAL_STREAM says so). Otherwise
 // the log file is opened first, so that its failure still reaches the terminal, then the
 // process daemonises with stderr on the log; `ready_fd` then reports the outcome to the parent.
-stackie::Status start_logging(bool foreground, const std::string& home, int* ready_fd) {
-  if (foreground) {
+stackie::Status start_logging(const CommandLine& line, const std::string& home, int* ready_fd) {
+  if (line.foreground) {
     journal_style = std::getenv("JOURNAL_STREAM") != nullptr;
     return {};
   }
-  const std::string log_path = stackie::daemon_log_file(home);
-  int fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return stackie::system_error(errno, "open " + log_path);
-  if (daemonize(ready_fd) != 0) {
-    int saved = errno;
-    ::close(fd);
-    return stackie::system_error(saved, "fork");
-  }
-  ::dup2(fd, 2);
-  ::close(fd);
-  return {};
+  return stackie::go_background(home, stackie::daemon_log_file(home), line.daemon_args, ready_fd);
 }
 
 // The passthrough spawner always; the lockbox spawner when stackie-lockbox is found (without
@@ -263,21 +199,10 @@ Spawners make_spawners(const std::string& home) {
     spawners.lockbox_path = *found;
     // Block limits: a cgroup per block where the service manager delegated us a subtree
     // (Delegate=yes in the unit), rlimits otherwise (stackied(8) LIMITS).
-    std::unique_ptr<stackie::CgroupTree> cgroups;
-    std::string no_cgroup;
-    auto delegated = stackie::find_delegated_cgroup();
-    if (delegated.ok()) {
-      auto tree = stackie::CgroupTree::take_over(*delegated);
-      if (tree.ok())
-        cgroups = std::move(*tree);
-      else
-        no_cgroup = tree.error().message;
-    } else {
-      no_cgroup = delegated.error().message;
-    }
+    stackie::DelegatedCgroups cgroups = stackie::take_delegated_cgroups();
     spawners.landlock = choose_landlock(home);
-    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups),
-                                                     no_cgroup, spawners.landlock);
+    spawners.lockbox = stackie::make_lockbox_spawner(spawners.lockbox_path, std::move(cgroups.tree),
+                                                     cgroups.none_because, spawners.landlock);
     log_line(stackie::DaemonLogLevel::info,
              "block limits: " + spawners.lockbox->limits_enforcement());
   } else {
@@ -382,9 +307,18 @@ int main(int argc, char** argv) {
     return stackie::run_passthrough_monitor(argc, argv);
   const CommandLine command_line = parse_command_line(argc, argv);
   if (command_line.exit_status) return *command_line.exit_status;
-  std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error value, not a death
+  stackie::prepare_process();
 
-  auto activated_fd = take_activated_socket();
+  int ready_fd = -1;  // background mode: where the waiting starter learns the outcome
+  if (!command_line.ready_handle.empty()) {
+    auto adopted = stackie::adopt_ready_channel(command_line.ready_handle);
+    if (!adopted.ok()) {
+      std::fprintf(stderr, "stackied: %s\n", adopted.error().message.c_str());
+      return 2;
+    }
+    ready_fd = *adopted;
+  }
+  auto activated_fd = stackie::take_activated_socket();
   if (!activated_fd.ok()) {
     std::fprintf(stderr, "stackied: %s\n", activated_fd.error().message.c_str());
     return 1;
@@ -394,13 +328,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stackied: %s\n", home.error().message.c_str());
     return 1;
   }
-  int ready_fd = -1;  // background mode: where the waiting parent learns the outcome
-  if (auto logging = start_logging(command_line.foreground, *home, &ready_fd); !logging.ok()) {
+  if (auto logging = start_logging(command_line, *home, &ready_fd); !logging.ok()) {
     std::fprintf(stderr, "stackied: %s\n", logging.error().message.c_str());
     return 1;
   }
 
-  raise_fd_limit();
   uv_loop_t loop;
   uv_loop_init(&loop);
   const Spawners spawners = make_spawners(*home);  // outlive the loop: processes refer to them

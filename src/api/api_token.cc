@@ -1,41 +1,30 @@
 #include "api/api_token.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "base/safe_open.h"
+
 namespace stackie::api {
 
 namespace {
 
-Error errno_error(const std::string& what) {
-  int err = errno;
-  return Error{-err, what + ": " + std::strerror(err)};
-}
+constexpr char kTokenName[] = "api.token";
 
-Result<std::string> read_token(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno_error(path);
-  struct stat st {};
-  std::string token;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return errno_error(path);
-  }
-  if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
-    ::close(fd);
-    return Error{UV_EPERM, path + ": the API token must be a regular file of yours with mode " +
-                               "0600 (chmod 600 " + path + ", or remove it to get a new one)"};
-  }
+// The token file, opened in the home without following a link planted in its place.
+Result<std::string> read_token(int home, const std::string& path, const std::string& home_shown) {
+  STACKIE_TRY_ASSIGN(fd, open_file_in(home, kTokenName, O_RDONLY, home_shown));
+  if (auto private_file = check_private_file(fd.get(), path); !private_file.ok())
+    return Error{UV_EPERM, private_file.error().message + ": the API token must be yours alone " +
+                               "(or remove it to get a new one)"};
   char buffer[256];
-  ssize_t got = ::read(fd, buffer, sizeof buffer);
-  ::close(fd);
-  if (got < 0) return errno_error(path);
-  token.assign(buffer, static_cast<size_t>(got));
+  ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+  if (got < 0) return system_error(errno, "read " + path);
+  std::string token(buffer, static_cast<size_t>(got));
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
   if (token.size() < 32)
     return Error{UV_EINVAL, path +
@@ -62,15 +51,14 @@ Result<std::string> load_or_create_token(const std::string& home) {
     token += kHex[byte >> 4];
     token += kHex[byte & 15];
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (errno == EEXIST) return read_token(path);
-    return errno_error(path);
+  STACKIE_TRY_ASSIGN(dir, open_directory(home));
+  auto created = open_file_in(dir.get(), kTokenName, O_WRONLY | O_CREAT | O_EXCL, home);
+  if (!created.ok()) {
+    if (created.error().code == -EEXIST) return read_token(dir.get(), path, home);
+    return created.take_error();
   }
-  std::string line = token + "\n";
-  bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  if (::close(fd) != 0 || !written) {
-    ::unlink(path.c_str());
+  if (auto written = write_and_sync(created->get(), token + "\n", path); !written.ok()) {
+    (void)remove_file_in(dir.get(), kTokenName, home);
     return Error{UV_EIO, path + ": could not write the API token"};
   }
   return token;

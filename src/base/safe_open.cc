@@ -260,6 +260,15 @@ Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
   return fd;
 }
 
+Status check_private_file(int fd, const std::string& shown) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return system_error(errno, "stat " + shown);
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+    return Error{-EPERM,
+                 shown + ": must be a file of yours with mode 0600 (chmod 600 " + shown + ")"};
+  return {};
+}
+
 Result<UniqueFd> open_directory(const std::string& path) {
   UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return system_error(errno, "open " + path);

@@ -104,6 +104,12 @@ bool still_named_in(int fd, int dir, const std::string& name);
 // Whether the directory `dir` still has a name (it was not removed while held open).
 bool directory_still_there(int dir);
 
+// The open file `fd` (named `shown`) is the user's alone: owned by us, no access for group or
+// others. On Windows: owned by the user's SID; the DACL is the one the user's profile passes
+// down to Stackie's home (the user, SYSTEM, Administrators). A secret such as the API token is
+// refused when it is not.
+Status check_private_file(int fd, const std::string& shown);
+
 // The size of the open file `fd`, 0 if unknown.
 uint64_t file_size(int fd);
 

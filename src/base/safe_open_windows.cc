@@ -453,6 +453,18 @@ Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
   return to_fd(std::move(opened.handle), flags & O_APPEND, shown);
 }
 
+Status check_private_file(int fd, const std::string& shown) {
+  PSID owner = nullptr;
+  PSECURITY_DESCRIPTOR descriptor = nullptr;
+  DWORD code = GetSecurityInfo(handle_of(fd), SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION, &owner,
+                               nullptr, nullptr, nullptr, &descriptor);
+  if (code != ERROR_SUCCESS) return windows_error("read the owner of " + shown, code);
+  bool ours = owner != nullptr && owned_by_us(owner);
+  LocalFree(descriptor);
+  if (!ours) return Error{-EPERM, shown + ": must be a file of yours (it is another user's)"};
+  return {};
+}
+
 Result<UniqueFd> open_directory(const std::string& path) {
   Handle handle(CreateFileW(
       widen(path).c_str(), FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | SYNCHRONIZE,

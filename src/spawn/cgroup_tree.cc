@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "spawn/spawner.h"
+
 namespace stackie {
 namespace {
 
@@ -140,6 +142,21 @@ Result<std::unique_ptr<BlockCgroup>> CgroupTree::make_block(const std::string& n
     STACKIE_TRY(write_at(fd, "cpu.max", quota + " " + std::to_string(kPeriodUsec), dir));
   }
   return block;
+}
+
+DelegatedCgroups take_delegated_cgroups() {
+  DelegatedCgroups found;
+  auto delegated = find_delegated_cgroup();
+  if (!delegated.ok()) {
+    found.none_because = delegated.error().message;
+    return found;
+  }
+  auto tree = CgroupTree::take_over(*delegated);
+  if (tree.ok())
+    found.tree = std::move(*tree);
+  else
+    found.none_because = tree.error().message;
+  return found;
 }
 
 }  // namespace stackie

@@ -281,6 +281,10 @@ std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
   return std::make_unique<WindowsLockboxSpawner>(std::move(lockbox_path));
 }
 
+DelegatedCgroups take_delegated_cgroups() {
+  return {nullptr, "Windows has no cgroups: each block's job object holds its limits"};
+}
+
 SandboxKind native_sandbox_kind() {
   return SandboxKind::restricted_token;
 }

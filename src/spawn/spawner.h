@@ -124,6 +124,15 @@ std::unique_ptr<Spawner> make_lockbox_spawner(std::string lockbox_path,
                                               std::string no_cgroup_reason = "",
                                               bool landlock = false);
 
+// The cgroup tree the service manager delegated to the daemon (Delegate=yes), taken over for
+// the blocks' limits, or null with the reason there is none (the lockbox then applies rlimits;
+// on Windows each block's job holds them).
+struct DelegatedCgroups {
+  std::unique_ptr<CgroupTree> tree;
+  std::string none_because;
+};
+DelegatedCgroups take_delegated_cgroups();
+
 // What this platform's stackie-lockbox is: linux_namespaces or seatbelt (spawn/lockbox_os_*.cc).
 SandboxKind native_sandbox_kind();
 

@@ -9,14 +9,12 @@ namespace stackie {
 Result<std::string> stackie_home(const Environment& env) {
   auto found = env.find("STACKIE_HOME");
   if (found != env.end() && !found->second.empty()) {
-    if (found->second[0] != '/')
+    std::string home = slashed_path(found->second);
+    if (!is_absolute_path(home))
       return Error{0, "STACKIE_HOME must be an absolute path, got '" + found->second + "'"};
-    return normalize_path(found->second);
+    return normalize_path(home);
   }
-  found = env.find("HOME");
-  if (found == env.end() || found->second.empty() || found->second[0] != '/')
-    return Error{0, "neither STACKIE_HOME nor an absolute HOME is set"};
-  return join_path(normalize_path(found->second), ".stackie");
+  return default_stackie_home(env);
 }
 
 std::string config_path(const std::string& home) {
@@ -34,7 +32,7 @@ Result<std::string> socket_path(const Environment& env, const Settings& settings
   if (runtime != env.end() && !runtime->second.empty() && runtime->second[0] == '/')
     return join_path(runtime->second, "stackie/stackied.sock");
   STACKIE_TRY_ASSIGN(home, stackie_home(env));
-  return join_path(home, "run/stackied.sock");
+  return default_socket_path(home);
 }
 
 std::string pid_file(const std::string& home) {

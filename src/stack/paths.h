@@ -15,13 +15,24 @@ namespace stackie {
 
 using Environment = std::map<std::string, std::string>;
 
-// $STACKIE_HOME, else $HOME/.stackie. Must be absolute.
+// $STACKIE_HOME, else default_stackie_home(). Must be absolute.
 Result<std::string> stackie_home(const Environment& env);
 std::string config_path(const std::string& home);  // HOME/config.toml
 // settings.storage_root, else HOME/storage.
 std::string storage_root(const std::string& home, const Settings& settings);
-// settings.socket_path, else $XDG_RUNTIME_DIR/stackie/stackied.sock, else HOME/run/stackied.sock.
+// settings.socket_path, else $XDG_RUNTIME_DIR/stackie/stackied.sock, else
+// default_socket_path(HOME).
 Result<std::string> socket_path(const Environment& env, const Settings& settings);
+
+// What differs per OS (paths_posix.cc, paths_windows.cc):
+// - the home without STACKIE_HOME: $HOME/.stackie; on Windows %LOCALAPPDATA%/stackie (the
+//   user's own, not roaming: the storage holds databases);
+// - the daemon's endpoint without XDG_RUNTIME_DIR: HOME/run/stackied.sock; on Windows the named
+//   pipe \\.\pipe\stackie-HASH, HASH from the home (so that two homes, two daemons);
+// - `path` with the OS's other separator turned into '/' (Windows: '\'; elsewhere unchanged).
+Result<std::string> default_stackie_home(const Environment& env);
+std::string default_socket_path(const std::string& home);
+std::string slashed_path(const std::string& path);
 std::string pid_file(const std::string& home);         // HOME/stackied.pid
 std::string state_file(const std::string& home);       // HOME/state.json
 std::string daemon_log_file(const std::string& home);  // HOME/stackied.log (background daemon)

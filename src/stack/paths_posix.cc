@@ -1,0 +1,21 @@
+// stack/paths.h on Linux and macOS: the home is in $HOME, the daemon's socket under it.
+#include "stack/paths.h"
+
+namespace stackie {
+
+Result<std::string> default_stackie_home(const Environment& env) {
+  auto found = env.find("HOME");
+  if (found == env.end() || found->second.empty() || found->second[0] != '/')
+    return Error{0, "neither STACKIE_HOME nor an absolute HOME is set"};
+  return join_path(normalize_path(found->second), ".stackie");
+}
+
+std::string default_socket_path(const std::string& home) {
+  return join_path(home, "run/stackied.sock");
+}
+
+std::string slashed_path(const std::string& path) {
+  return path;
+}
+
+}  // namespace stackie

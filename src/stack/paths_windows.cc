@@ -1,0 +1,41 @@
+// stack/paths.h on Windows: the home is %LOCALAPPDATA%\stackie (local, not roaming: volumes
+// hold databases), and the daemon listens on a named pipe. Pipe names are one namespace for the
+// whole machine, so the name carries a hash of the home: two users, or two homes of one user
+// (tests), get two daemons. Who may connect is the pipe's DACL (ipc/server_endpoint_windows.cc).
+#include <cstdint>
+#include <cstdio>
+
+#include "stack/paths.h"
+
+namespace stackie {
+
+Result<std::string> default_stackie_home(const Environment& env) {
+  auto found = env.find("LOCALAPPDATA");
+  if (found == env.end() || !is_absolute_path(slashed_path(found->second)))
+    return Error{0, "neither STACKIE_HOME nor an absolute LOCALAPPDATA is set"};
+  return join_path(normalize_path(slashed_path(found->second)), "stackie");
+}
+
+std::string default_socket_path(const std::string& home) {
+  // FNV-1a, 64 bits, of the home as Stackie writes it ("C:/Users/ana/AppData/Local/stackie"),
+  // case-folded as the file system folds it. Not a secret: only a distinct, stable name.
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : home) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (byte >= 'A' && byte <= 'Z') byte = static_cast<unsigned char>(byte - 'A' + 'a');
+    hash = (hash ^ byte) * 0x100000001b3ULL;
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "\\\\.\\pipe\\stackie-%016llx",
+                static_cast<unsigned long long>(hash));
+  return name;
+}
+
+std::string slashed_path(const std::string& path) {
+  std::string slashed = path;
+  for (char& c : slashed)
+    if (c == '\\') c = '/';
+  return slashed;
+}
+
+}  // namespace stackie
