@@ -1,0 +1,23 @@
+// A first-party block for the Windows end-to-end test (e2e_test.sh): writes a numbered line to
+// stdout every 200 ms, and one to stderr every ten, so that `stackie logs` has both streams to
+// show. With an argument it prints that argument once and exits with status 7: what the test's
+// `stackie exec` runs inside the block.
+#include <windows.h>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    std::printf("exec in the block: %s\n", argv[1]);
+    return 7;
+  }
+  for (int line = 1;; ++line) {
+    std::printf("writer line %d\n", line);
+    std::fflush(stdout);
+    if (line % 10 == 0) {
+      std::fprintf(stderr, "writer note %d\n", line);
+      std::fflush(stderr);
+    }
+    Sleep(200);
+  }
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The Windows product end to end under Wine (issue 18): stackie.exe, stackied.exe and
+# stackie-lockbox.exe from the mingw build, and two first-party blocks built with it (an HTTP
+# server and a log writer). The daemon is started on demand by `up` and keeps its home in
+# %LOCALAPPDATA%\stackie of the test's own WINEPREFIX (wine-run.sh). TAP output (tests/e2e/lib.sh).
+#   e2e_test.sh STACKIE.exe HTTP_BLOCK.exe LOG_BLOCK.exe
+# stackie.exe finds stackied.exe and stackie-lockbox.exe beside itself, as an install does.
+#
+# Wine runs every Windows process as a Unix process of this user, so "no block process is left"
+# is checked in the process table (pgrep), which is Wine's process list. Wine also hands each
+# process the Unix fds of its parent, whatever the Windows handle list says: every stackie.exe
+# runs with its output in a file, never a pipe, or the daemon it starts would hold the pipe open.
+set -u
+. "$(dirname "$0")/../e2e/lib.sh"
+
+stackie_exe=$(realpath "$1")
+http_block=$(realpath "$2")
+log_block=$(realpath "$3")
+T=$(mktemp -d)
+trap 'stackie daemon stop >/dev/null 2>&1; pkill -9 -f "e2e-(http|log)-block.exe" 2>/dev/null; rm -rf "$T"' EXIT
+
+# stackie ARGS...: run stackie.exe in the project; its output (both streams) on stdout.
+stackie() {
+  (cd "$T/project" && timeout 120 wine "$stackie_exe" "$@" >"$T/out" 2>&1)
+  local rc=$?
+  tr -d '\r' <"$T/out"
+  return $rc
+}
+blocks_alive() { pgrep -f 'e2e-(http|log)-block.exe' | wc -l; }
+# The field of block $1 in `ps --json`.
+ps_field() {
+  stackie ps --json | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["blocks"]:
+    if b["name"] == sys.argv[1]:
+        print(b.get(sys.argv[2], ""))' "$1" "$2"
+}
+web_port() {
+  stackie ps --json | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["blocks"]:
+    if b["name"] == "web":
+        print(b["ports"][0]["host_port"])'
+}
+wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
+  local i
+  for i in $(seq $(($1 * 5))); do "${@:2}" && return 0; sleep 0.2; done
+  return 1
+}
+page_served() { curl -sf --max-time 2 "http://127.0.0.1:$(web_port)/check" >"$T/page"; }
+
+mkdir -p "$T/project/app"
+cp "$http_block" "$T/project/app/e2e-http-block.exe"
+cp "$log_block" "$T/project/app/e2e-log-block.exe"
+cat >"$T/project/stackie.yml" <<'YML'
+win:
+  blocks:
+    web:
+      path: app
+      command: [./e2e-http-block.exe, "${serves.http}"]
+      serves: {http: {port: 18480}}
+      health: {http: {port: http, path: /health}, interval: 300ms}
+    writer:
+      path: app
+      command: [./e2e-log-block.exe]
+YML
+
+out=$(stackie up); rc=$?
+check "up starts the daemon on demand and the stack" 0 $rc
+[ $rc -eq 0 ] || note "$out"
+check "both blocks run" "running running" "$(ps_field web state) $(ps_field writer state)"
+check "the blocks run under the restricted token" "restricted-token restricted-token" \
+  "$(ps_field web sandbox) $(ps_field writer sandbox)"
+note "web serves on host port $(web_port)"
+if wait_for 10 page_served; then ok "the block's page is served on its host port"; else bad "no page on port $(web_port)"; fi
+contains "the page is the block's" "$(cat "$T/page" 2>/dev/null)" "hello from the windows block, path /check"
+out=$(stackie ps)
+contains "ps says Windows blocks are not network-isolated" "$out" "not network-isolated"
+
+writer_logged() { stackie logs writer | grep -q "writer line 3"; }
+wait_for 10 writer_logged
+out=$(stackie logs writer); check "logs exits 0" 0 $?
+contains "logs shows the writer's lines" "$out" "writer line 3"
+contains "logs shows its stderr too" "$out" "writer note 10"
+
+out=$(stackie exec writer -- ./e2e-log-block.exe from-exec); rc=$?
+check "exec relays the command's exit status" 7 $rc
+contains "exec runs the command with the block's token" "$out" "exec in the block: from-exec"
+
+pid_before=$(ps_field web pid)
+out=$(stackie restart web); check "restart exits 0" 0 $?
+if wait_for 10 page_served; then ok "the page is served again after restart"; else bad "no page after restart"; fi
+pid_after=$(ps_field web pid)
+if [ -n "$pid_after" ] && [ "$pid_after" != "$pid_before" ]; then ok "restart made a new process ($pid_before -> $pid_after)"; else bad "restart: pid $pid_before -> $pid_after"; fi
+
+out=$(stackie down); check "down exits 0" 0 $?
+wait_for 10 test "$(blocks_alive)" -eq 0
+check "down leaves no block process" 0 "$(blocks_alive)"
+
+out=$(stackie up); check "up again" 0 $?
+wait_for 10 test "$(blocks_alive)" -eq 2
+check "two block processes run" 2 "$(blocks_alive)"
+daemon=$(pgrep -f 'stackied.exe' | head -1)
+if [ -n "$daemon" ]; then
+  kill -9 "$daemon"
+  wait_for 15 test "$(blocks_alive)" -eq 0
+  check "killing stackied.exe kills every block" 0 "$(blocks_alive)"
+  check "and every monitor" 0 "$(pgrep -f 'stackie-lockbox.exe' | wc -l)"
+else
+  bad "no stackied.exe process to kill"
+fi
+done_testing
