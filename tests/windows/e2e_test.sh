@@ -17,7 +17,7 @@ stackie_exe=$(realpath "$1")
 http_block=$(realpath "$2")
 log_block=$(realpath "$3")
 T=$(mktemp -d)
-trap 'stackie daemon stop >/dev/null 2>&1; pkill -9 -f "e2e-(http|log)-block.exe" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'stackie daemon stop >/dev/null 2>&1; kill -9 $(wine_processes "e2e-(http|log)-block.exe") 2>/dev/null; rm -rf "$T"' EXIT
 
 # stackie ARGS...: run stackie.exe in the project; its output (both streams) on stdout.
 stackie() {
@@ -26,7 +26,16 @@ stackie() {
   tr -d '\r' <"$T/out"
   return $rc
 }
-blocks_alive() { pgrep -f 'e2e-(http|log)-block.exe' | wc -l; }
+# The Unix pids of this prefix's Windows processes running program $1 (an ERE): this user's,
+# with a Windows command line ("Z:\...\NAME.exe ..."), and this test's WINEPREFIX (another
+# Wine test, or a developer's daemon, may run the same programs beside it).
+wine_processes() {
+  local pid
+  for pid in $(pgrep -u "$(id -u)" -f "^[A-Za-z]:.*$1"); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "WINEPREFIX=$WINEPREFIX" && echo "$pid"
+  done
+}
+blocks_alive() { wine_processes 'e2e-(http|log)-block.exe' | wc -l; }
 # The field of block $1 in `ps --json`.
 ps_field() {
   stackie ps --json | python3 -c '
@@ -100,12 +109,12 @@ check "down leaves no block process" 0 "$(blocks_alive)"
 out=$(stackie up); check "up again" 0 $?
 wait_for 10 test "$(blocks_alive)" -eq 2
 check "two block processes run" 2 "$(blocks_alive)"
-daemon=$(pgrep -f 'stackied.exe' | head -1)
+daemon=$(wine_processes 'stackied.exe' | head -1)
 if [ -n "$daemon" ]; then
   kill -9 "$daemon"
   wait_for 15 test "$(blocks_alive)" -eq 0
   check "killing stackied.exe kills every block" 0 "$(blocks_alive)"
-  check "and every monitor" 0 "$(pgrep -f 'stackie-lockbox.exe' | wc -l)"
+  check "and every monitor" 0 "$(wine_processes 'stackie-lockbox.exe' | wc -l)"
 else
   bad "no stackied.exe process to kill"
 fi
