@@ -4,9 +4,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/version.h"
 #include "cli/cli.h"
+#include "cli/command_line.h"
 
 namespace stackie::cli {
 namespace {
@@ -45,8 +47,14 @@ int help_for(std::string_view name) {
 }  // namespace
 }  // namespace stackie::cli
 
-int main(int argc, char** argv) {
+int main(int argc, char** raw_argv) {
   using namespace stackie::cli;
+  // UTF-8 words (Windows: not the ANSI code page), kept alive for the verbs' char* view.
+  std::vector<std::string> words = utf8_command_line(argc, raw_argv);
+  std::vector<char*> pointers;
+  for (std::string& word : words) pointers.push_back(word.data());
+  pointers.push_back(nullptr);
+  char** argv = pointers.data();
   if (argc < 2) {
     print_help(stderr);
     return kExitUsage;

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "base/fs_path.h"
 #include "stack/stack_file.h"
 
 namespace stackie::cli {
@@ -39,11 +40,6 @@ bool ArgWalker::flag(std::string_view short_name, std::string_view long_name) {
     return true;
   }
   return false;
-}
-
-std::string current_directory() {
-  char buffer[PATH_MAX];
-  return getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
 }
 
 bool take_stack_target(ArgWalker& args, StackTarget& target) {
@@ -83,7 +79,7 @@ std::optional<std::string> absolute_stack_file(const std::string& file, std::str
     return std::nullopt;
   }
   std::string path = *found;
-  if (!path.empty() && path[0] != '/') path = cwd + "/" + path;
+  if (!path.empty() && !is_absolute_path(path)) path = cwd + "/" + path;
   return path;
 }
 

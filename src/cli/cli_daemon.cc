@@ -1,9 +1,5 @@
 #include "cli/cli_daemon.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <uv.h>
 
 #include <cerrno>
@@ -14,11 +10,9 @@
 #include <string>
 #include <thread>
 
-#include "base/fs_path.h"
 #include "cli/cli.h"
+#include "cli/daemon_process.h"
 #include "stack/settings.h"
-
-extern char** environ;
 
 namespace stackie::cli {
 
@@ -28,47 +22,7 @@ constexpr const char kNotRunning[] =
     "stackie: the daemon is not running (start it with 'stackie daemon start' or run 'stackie "
     "up')\n";
 
-// stackied next to the running stackie (a build tree, an install prefix), else from PATH.
-std::string daemon_program() {
-  std::string dir = executable_dir();
-  if (!dir.empty()) {
-    std::string sibling = dir + "/stackied";
-    if (access(sibling.c_str(), X_OK) == 0) return sibling;
-  }
-  return "stackied";
-}
-
-// stackied daemonises itself: the process we spawn exits once the daemon is detached.
-Status spawn_daemon() {
-  std::string program = daemon_program();
-  char* argv[] = {program.data(), nullptr};
-  pid_t pid = 0;
-  int rc = program.find('/') == std::string::npos
-               ? posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv, environ)
-               : posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv, environ);
-  if (rc != 0) return Error{-rc, "cannot start " + program + ": " + std::strerror(rc)};
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  return Error{-ECHILD, program + " exited with status " +
-                            std::to_string(WIFEXITED(status) ? WEXITSTATUS(status)
-                                                             : 128 + WTERMSIG(status)) +
-                            " (see its log in $STACKIE_HOME)"};
-}
-
 }  // namespace
-
-Environment current_environment() {
-  Environment env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    std::string_view text(*entry);
-    auto eq = text.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
-  }
-  return env;
-}
 
 Result<std::string> daemon_socket_path() {
   Environment env = current_environment();
@@ -157,10 +111,6 @@ int usage_error(std::string_view verb, std::string_view message) {
                static_cast<int>(verb.size()), verb.data(), static_cast<int>(message.size()),
                message.data(), static_cast<int>(verb.size()), verb.data());
   return kExitUsage;
-}
-
-bool stdout_is_tty() {
-  return isatty(STDOUT_FILENO) == 1;
 }
 
 }  // namespace stackie::cli

@@ -40,6 +40,9 @@ int run_daemon(std::span<char*> argv);
 extern const char kDaemonUsage[];
 int run_daemon_install(std::span<char*> argv);  // argv[0] is "install"
 int run_daemon_uninstall(std::span<char*> argv);
+// One line for `daemon status` about what `daemon install` set up, or "" where it says nothing
+// (POSIX: the service manager's own status tells more).
+std::string daemon_autostart_note();
 int run_blocks(std::span<char*> argv);
 extern const char kBlocksUsage[];
 int run_search(std::span<char*> argv);
@@ -48,6 +51,8 @@ int run_watch(std::span<char*> argv);
 extern const char kWatchUsage[];
 // `up --watch`: watch the stack brought up from `file` (absolute) until interrupted.
 int watch_stack(const std::string& file, const std::vector<std::string>& only);
+// False where this build cannot watch files (Windows): watch_stack() then only says so.
+bool watch_supported();
 int run_top(std::span<char*> argv);  // also `stackie ui`
 extern const char kTopUsage[];
 int run_doctor(std::span<char*> argv);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
 #include "stack/compose_file.h"
@@ -38,7 +39,7 @@ namespace {
 
 // The Compose file: FILE, else the first of the Compose names in `cwd`.
 std::string find_compose_file(const std::string& file, const std::string& cwd) {
-  if (!file.empty()) return file[0] == '/' ? file : cwd + "/" + file;
+  if (!file.empty()) return is_absolute_path(file) ? file : cwd + "/" + file;
   for (const auto& name : compose_file_names())
     if (::access((cwd + "/" + name).c_str(), F_OK) == 0) return cwd + "/" + name;
   return "";
@@ -60,24 +61,19 @@ int run_convert(std::span<char*> argv) {
       return usage_error("convert", "unknown argument '" + std::string(arg) + "'");
     }
   }
-  char cwd[PATH_MAX];
-  if (!::getcwd(cwd, sizeof cwd)) {
-    std::fprintf(stderr, "stackie convert: cannot get the current directory: %s\n",
-                 std::strerror(errno));
-    return kExitFailed;
-  }
+  std::string cwd = current_directory();
   std::string path = find_compose_file(file, cwd);
   if (path.empty()) {
     std::fprintf(stderr,
                  "%s: no Compose file (looked for compose.yaml, compose.yml, "
                  "docker-compose.yaml, docker-compose.yml; use -f FILE)\n",
-                 cwd);
+                 cwd.c_str());
     return kExitFailed;
   }
   Environment env = current_environment();
   std::vector<std::string> block_path;
   for (const auto& dir : default_block_path(env))
-    block_path.push_back(dir[0] == '/' ? dir : std::string(cwd) + "/" + dir);
+    block_path.push_back(is_absolute_path(dir) ? dir : cwd + "/" + dir);
   Result<std::string> text = convert_compose(normalize_path(path), env, block_path);
   if (!text.ok()) {
     std::fprintf(stderr, "%s\n", text.error().message.c_str());

@@ -19,7 +19,8 @@ extern const char kDaemonUsage[] =
     "  stop       ask stackied to stop every stack and exit\n"
     "  status     pid, version, uptime and stacks of the running daemon (--json: verbatim)\n"
     "  install    write a systemd user unit (Linux) or a LaunchAgent (macOS) that runs\n"
-    "             stackied, and print the command that enables it\n"
+    "             stackied, and print the command that enables it; on Windows, add\n"
+    "             stackied.exe to HKCU\\...\\CurrentVersion\\Run (runs at logon)\n"
     "  uninstall  remove what install wrote\n"
     "\n"
     "Options:\n"
@@ -51,7 +52,11 @@ int run_daemon(std::span<char*> argv) {
   if (action != "stop" && action != "status")
     return usage_error("daemon", "unknown action '" + std::string(action) + "'");
   auto connection = connect_daemon();
-  if (!connection.client) return connection.exit_code;
+  std::string autostart = action == "status" && !json ? daemon_autostart_note() : "";
+  if (!connection.client) {
+    if (!autostart.empty()) std::printf("%s\n", autostart.c_str());
+    return connection.exit_code;
+  }
   auto reply = connection.client->call(action == "stop" ? "daemon.stop" : "daemon.status");
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
@@ -69,6 +74,7 @@ int run_daemon(std::span<char*> argv) {
   if (r["stacks"].is_array())
     for (const auto& s : r["stacks"].as_array())
       std::printf("  %s  %s\n", s["name"].string_or("?").c_str(), s["file"].string_or("").c_str());
+  if (!autostart.empty()) std::printf("%s\n", autostart.c_str());
   return kExitOk;
 }
 

@@ -154,4 +154,8 @@ int run_daemon_uninstall(std::span<char*> argv) {
   return kExitOk;
 }
 
+std::string daemon_autostart_note() {
+  return "";
+}
+
 }  // namespace stackie::cli

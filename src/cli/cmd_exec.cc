@@ -1,13 +1,10 @@
 // `stackie exec BLOCK -- CMD [ARG...]`: asks the daemon where the block runs, then runs
 // `stackie-lockbox --join PID -- CMD` on a pty of its own (or pipes) and relays it
 // (exec_relay.h): the caller's terminal, fds and cwd never enter the sandbox. A passthrough
-// block has no sandbox to keep out: we become CMD itself, on the caller's terminal.
-#include <unistd.h>
-
-#include <cerrno>
+// block has no sandbox to keep out: CMD runs on the caller's terminal (run_directly: on POSIX we
+// become CMD itself).
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,8 +15,6 @@
 #include "cli/cmd.h"
 #include "cli/exec_plan.h"
 #include "cli/exec_relay.h"
-
-extern char** environ;  // POSIX names it; no standard header declares it
 
 namespace stackie::cli {
 
@@ -57,16 +52,13 @@ int run_exec(std::span<char*> argv) {
       term && environment.is_object() && !environment.contains("TERM"))
     environment.set("TERM", term);
   ExecPlan plan = exec_plan(r, environment);
-  if (!plan.sandboxed() && !plan.cwd.empty() && ::chdir(plan.cwd.c_str()) != 0)
-    std::fprintf(stderr, "stackie: exec: cannot enter %s: %s\n", plan.cwd.c_str(),
-                 std::strerror(errno));
   std::vector<std::string> words = plan.prefix;
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its
   // PATH is the block's when execvp searches).
   std::vector<std::string>& block_env = plan.env;
   std::fflush(stdout);
-  if (r["lockbox"].is_string()) {
+  if (plan.sandboxed()) {
     auto status = run_relayed(words, block_env);
     if (!status.ok()) {
       std::fprintf(stderr, "stackie: exec: %s\n", status.error().message.c_str());
@@ -74,18 +66,7 @@ int run_exec(std::span<char*> argv) {
     }
     return *status;
   }
-  std::vector<char*> exec_argv;
-  for (auto& w : words) exec_argv.push_back(w.data());
-  exec_argv.push_back(nullptr);
-  std::vector<char*> block_envp;
-  if (environment.is_object()) {
-    for (auto& entry : block_env) block_envp.push_back(entry.data());
-    block_envp.push_back(nullptr);
-    environ = block_envp.data();
-  }
-  execvp(exec_argv[0], exec_argv.data());
-  std::fprintf(stderr, "stackie: exec %s: %s\n", exec_argv[0], std::strerror(errno));
-  return 127;
+  return run_directly(words, block_env, !environment.is_object(), plan.cwd);
 }
 
 }  // namespace stackie::cli

@@ -1,6 +1,5 @@
 // `stackie up` and `stackie down`: start a stack through the daemon (autostarting it) and
 // report per-block progress; stop it again.
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/terminal_size.h"
 #include "cli/terminal_text.h"
 #include "cli/up_foreground.h"
 #include "cli/up_progress.h"
@@ -141,10 +141,9 @@ UpProgressView::Options view_options(const std::string& color) {
   UpProgressView::Options options;
   options.live = color == "always" || (color == "auto" && terminal);
   options.color = options.live;
-  winsize size{};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
-    options.width = size.ws_col;
-  if (size.ws_row > 0) options.height = size.ws_row;
+  TerminalSize size = stdout_terminal_size();
+  if (size.columns > 0) options.width = size.columns;
+  if (size.rows > 0) options.height = size.rows;
   return options;
 }
 
@@ -194,6 +193,7 @@ int run_up(std::span<char*> argv) {
     if (!args.error.empty()) return usage_error("up", args.error);
   }
   if (detach && wait) return usage_error("up", "--detach and --wait exclude each other");
+  if (watch && !watch_supported()) return watch_stack("", {});  // says why, before anything
   std::string error;
   auto path = absolute_stack_file(file, error);
   if (!path) {

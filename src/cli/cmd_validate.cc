@@ -15,11 +15,11 @@
 
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cli_args.h"
+#include "cli/cli_daemon.h"
 #include "cli/cmd.h"
 #include "stack/block_def.h"
 #include "stack/loader.h"
-
-extern char** environ;
 
 namespace stackie::cli {
 
@@ -337,15 +337,6 @@ void print_json(const ResolvedStack& stack) {
              stdout);
 }
 
-Environment process_environment() {
-  Environment env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const char* equals = std::strchr(*entry, '=');
-    if (equals) env[std::string(*entry, static_cast<size_t>(equals - *entry))] = equals + 1;
-  }
-  return env;
-}
-
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "stackie validate: %s\n(see 'stackie validate --help')\n", message.c_str());
   return kExitUsage;
@@ -379,14 +370,8 @@ int run_validate(std::span<char*> argv) {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }
   }
-  char cwd[PATH_MAX];
-  if (!::getcwd(cwd, sizeof cwd)) {
-    std::fprintf(stderr, "stackie validate: cannot get the current directory: %s\n",
-                 std::strerror(errno));
-    return kExitFailed;
-  }
-  options.cwd = cwd;
-  options.env = process_environment();
+  options.cwd = current_directory();
+  options.env = current_environment();
   Result<Settings> settings = load_user_settings(options.env);
   if (!settings.ok()) {
     std::fprintf(stderr, "%s\n", settings.error().message.c_str());

@@ -1,6 +1,6 @@
 // `stackie volume ls|rm`: the stacks' volumes in the user's storage root, with their sizes, and
 // removing one stack's volumes (refused while that stack is up: `stackie down -v` is for that).
-#include <dirent.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "base/directories.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/volume_disk.h"
 #include "stack/loader.h"
 
 namespace stackie::cli {
@@ -41,13 +41,17 @@ Result<std::string> volumes_root() {
   return storage_root(home, settings) + "/volumes";
 }
 
+// libuv's scandir: the entry types without a stat each, on every platform (UTF-8 names on
+// Windows too).
 std::vector<std::string> stacks_with_volumes(const std::string& root) {
   std::vector<std::string> names;
-  if (DIR* dir = ::opendir(root.c_str())) {
-    while (dirent* entry = ::readdir(dir))
-      if (entry->d_name[0] != '.' && entry->d_type == DT_DIR) names.push_back(entry->d_name);
-    ::closedir(dir);
+  uv_fs_t request;
+  if (uv_fs_scandir(uv_default_loop(), &request, root.c_str(), 0, nullptr) >= 0) {
+    uv_dirent_t entry;
+    while (uv_fs_scandir_next(&request, &entry) != UV_EOF)
+      if (entry.name[0] != '.' && entry.type == UV_DIRENT_DIR) names.emplace_back(entry.name);
   }
+  uv_fs_req_cleanup(&request);
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -80,7 +84,7 @@ int volume_ls(std::span<char*> argv) {
   std::vector<std::vector<std::string>> rows = {{"STACK", "SIZE", "PATH"}};
   for (const auto& stack : stacks_with_volumes(*root)) {
     std::string path = *root + "/" + stack;
-    uint64_t bytes = disk_usage(path);
+    uint64_t bytes = volume_bytes(path);
     list.push_back(Json::object({{"stack", stack}, {"path", path}, {"bytes", bytes}}));
     rows.push_back({stack, format_bytes(bytes), path});
   }
@@ -112,6 +116,10 @@ int volume_rm(std::span<char*> argv) {
     }
   }
   if (stack.empty()) return usage_error("volume", "rm needs a STACK");
+  if (!volume_removal_supported()) {
+    std::fputs("stackie volume rm: not available on Windows yet (docs/platforms.md)\n", stderr);
+    return kExitUsage;
+  }
   auto root = volumes_root();
   if (!root.ok()) {
     std::fprintf(stderr, "stackie: %s\n", root.error().message.c_str());
@@ -128,10 +136,10 @@ int volume_rm(std::span<char*> argv) {
     return kExitFailed;
   }
   std::string path = *root + "/" + stack;
-  uint64_t bytes = disk_usage(path);
+  uint64_t bytes = volume_bytes(path);
   if (!yes && !confirm("Remove " + path + " (" + format_bytes(bytes) + ", for good)?"))
     return kExitFailed;
-  if (auto removed = remove_tree(path); !removed.ok()) {
+  if (auto removed = remove_volume_tree(path); !removed.ok()) {
     std::fprintf(stderr, "stackie: %s\n", removed.error().message.c_str());
     return kExitFailed;
   }

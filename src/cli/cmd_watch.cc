@@ -149,6 +149,10 @@ Result<ResolvedStack> load_for_watch(const std::string& file, const std::vector<
 
 }  // namespace
 
+bool watch_supported() {
+  return true;
+}
+
 int watch_stack(const std::string& file, const std::vector<std::string>& only) {
   ipc::ClientOptions client_options;
   client_options.idle_timeout = std::chrono::milliseconds(0);

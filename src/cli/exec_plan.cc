@@ -5,7 +5,11 @@ namespace stackie::cli {
 ExecPlan exec_plan(const Json& reply, const Json& environment) {
   ExecPlan plan;
   plan.cwd = reply["cwd"].string_or("");
-  if (reply["lockbox"].is_string()) {
+  if (reply["launcher"].is_array()) {
+    // The daemon's own words (Windows: no --join there, CMD gets a monitor of its own, with a
+    // token planned from the block's policy); they pass every name of `environment` already.
+    for (const Json& word : reply["launcher"].as_array()) plan.prefix.push_back(word.string_or(""));
+  } else if (reply["lockbox"].is_string()) {
     plan.prefix = {reply["lockbox"].as_string(), "--join",
                    std::to_string(reply["join_pid"].int_or(0))};
     // Names only on the command line: the values travel in the launcher's environment.

@@ -1,5 +1,6 @@
 // How a command joins a running block, from the daemon's `exec` reply (stackie-ipc(7)): the
-// `stackie-lockbox --join` words before CMD, and CMD's environment and working directory.
+// `stackie-lockbox --join` words before CMD (or the reply's own `launcher` words, ending in
+// "--", where the daemon has another way in), and CMD's environment and working directory.
 // Shared by `stackie exec` and the MCP server's exec_in_sandbox, so both join the same way.
 #pragma once
 

@@ -19,4 +19,12 @@ namespace stackie::cli {
 // return. Returns the child's exit status (128+N when killed by signal N).
 Result<int> run_relayed(const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
+// A passthrough block's CMD: no sandbox to keep out, so it runs on the caller's own stdio, in
+// `cwd` (a warning when that fails), with `env` as its whole environment unless `keep_env`.
+// POSIX: this process becomes CMD (execvp, searching the block's PATH), so it returns only
+// when that fails: 127. Windows (exec_relay_windows.cc): CMD runs as a child and its exit
+// code is returned.
+int run_directly(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                 bool keep_env, const std::string& cwd);
+
 }  // namespace stackie::cli

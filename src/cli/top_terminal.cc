@@ -19,18 +19,6 @@ constexpr std::string_view kEnter = "\033[?1049h\033[?25l\033[?7l\033[H\033[2J";
 // Colours off, autowrap and cursor back, the normal screen with what it held before.
 constexpr std::string_view kLeave = "\033[0m\033[?7h\033[?25h\033[?1049l";
 
-int g_signal_write_fd = -1;
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
-struct sigaction g_saved[sizeof kSignals / sizeof kSignals[0]];
-
-void on_signal(int signum) {
-  int saved_errno = errno;
-  unsigned char byte = static_cast<unsigned char>(signum);
-  ssize_t ignored = ::write(g_signal_write_fd, &byte, 1);  // full pipe: the loop is behind
-  (void)ignored;
-  errno = saved_errno;
-}
-
 }  // namespace
 
 void write_terminal(std::string_view bytes) {
@@ -118,39 +106,6 @@ std::vector<KeyPress> decode_keys(std::string_view bytes) {
       keys.push_back({Key::character, static_cast<char>(c)});
   }
   return keys;
-}
-
-SignalPipe::SignalPipe() {
-  int fds[2];
-  if (pipe_cloexec(fds, true) != 0) return;  // no pipe: signals keep defaults
-  read_fd_ = fds[0];
-  write_fd_ = fds[1];
-  g_signal_write_fd = write_fd_;
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &g_saved[i]);
-}
-
-SignalPipe::~SignalPipe() {
-  if (read_fd_ < 0) return;
-  for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &g_saved[i], nullptr);
-  g_signal_write_fd = -1;
-  ::close(read_fd_);
-  ::close(write_fd_);
-}
-
-std::vector<int> SignalPipe::drain() {
-  std::vector<int> signals;
-  unsigned char buffer[64];
-  for (;;) {
-    ssize_t n = ::read(read_fd_, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    signals.insert(signals.end(), buffer, buffer + n);
-  }
-  return signals;
 }
 
 }  // namespace stackie::cli

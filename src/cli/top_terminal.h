@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cli/signal_pipe.h"
 #include "cli/top_view.h"
 
 namespace stackie::cli {
@@ -66,22 +67,5 @@ struct KeyPress {
 // tmux send each key's bytes at once), so an ESC that ends a read is the Escape key itself.
 // Unknown sequences are dropped.
 std::vector<KeyPress> decode_keys(std::string_view bytes);
-
-// SIGINT, SIGTERM, SIGHUP and SIGWINCH delivered as bytes on a pipe the loop polls (the
-// handler only writes the signal number); the previous handlers come back on destruction.
-class SignalPipe {
- public:
-  SignalPipe();
-  SignalPipe(const SignalPipe&) = delete;
-  SignalPipe& operator=(const SignalPipe&) = delete;
-  ~SignalPipe();
-  int fd() const { return read_fd_; }
-  // The signals received since the last call, in order.
-  std::vector<int> drain();
-
- private:
-  int read_fd_ = -1;
-  int write_fd_ = -1;
-};
 
 }  // namespace stackie::cli

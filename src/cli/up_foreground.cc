@@ -3,7 +3,6 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 
 #include "cli/cli.h"
@@ -18,15 +17,11 @@ constexpr std::chrono::milliseconds kPollSignals{200};
 // More than any block's in-memory ring holds: every line since `since`.
 constexpr long long kEveryLine = 1'000'000;
 
-bool stopping_signal(int signum) {
-  return signum == SIGINT || signum == SIGTERM || signum == SIGHUP;
-}
-
 }  // namespace
 
 bool ForegroundUp::interrupted() {
   for (int signum : signals_.drain())
-    if (stopping_signal(signum) && signal_ == 0) signal_ = signum;
+    if (is_stopping_signal(signum) && signal_ == 0) signal_ = signum;
   return signal_ != 0;
 }
 
@@ -99,7 +94,7 @@ int ForegroundUp::stop_on(ipc::Client& client, Json target, const std::vector<st
   bool forced = false;
   for (;;) {
     for (int signum : signals_.drain()) {
-      if (!stopping_signal(signum) || forced) continue;
+      if (!is_stopping_signal(signum) || forced) continue;
       // Compose's second Ctrl-C: no more waiting for graceful stops. The `down` still runs
       // and returns once the killed blocks are reaped.
       forced = true;

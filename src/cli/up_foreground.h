@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/top_terminal.h"
+#include "cli/signal_pipe.h"
 #include "ipc/client.h"
 
 namespace stackie::cli {
