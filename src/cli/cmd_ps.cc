@@ -48,9 +48,12 @@ std::string text_of(const Json& value) {
 }
 
 // The backend, and the network when it is weaker than a namespace of the block's own (the
-// host's network) or wider (outbound through the daemon's proxy).
+// host's network) or wider (outbound through the daemon's proxy). Windows has no network
+// namespace at all: a restricted-token block listens on the host's loopback and can reach any
+// port there, which the user must see (docs/platforms.md).
 std::string sandbox_of(const Json& row) {
   std::string sandbox = text_of(row["sandbox"]);
+  if (sandbox == "restricted-token") return sandbox + " (not network-isolated)";
   std::string network = row["network"].string_or("");
   if (sandbox != "none" && (network == "host" || network == "outbound"))
     sandbox += network == "host" ? " (host network)" : " (outbound)";

@@ -366,7 +366,16 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   startup.StartupInfo.hStdError = copies[2].h;
   startup.lpAttributeList = attributes;
 
-  std::wstring command_line = widen(windows_command_line(argv));
+  // A relative program path ("./tool.exe", "bin\\tool.exe") names a file in the block's working
+  // directory, as a shell there would find it. CreateProcess would look in ours instead.
+  std::vector<std::string> resolved = argv;
+  const std::string& program = argv[0];
+  const bool has_separator = program.find_first_of("/\\") != std::string::npos;
+  const bool absolute = program.size() > 2 && program[1] == ':';
+  if (has_separator && !absolute && program[0] != '/' && program[0] != '\\' &&
+      !plan.working_dir.empty())
+    resolved[0] = plan.working_dir + "/" + program;
+  std::wstring command_line = widen(windows_command_line(resolved));
   std::wstring environment = environment_block(plan);
   std::wstring working_dir = widen(plan.working_dir);
   const DWORD flags = CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT |

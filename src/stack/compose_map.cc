@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/fs_path.h"
 #include "stack/compose_file.h"
 #include "stack/compose_values.h"
 #include "stack/env_file.h"
@@ -98,7 +99,7 @@ std::string path_name(const std::string& text) {
 }
 
 std::string join(const std::string& dir, const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
+  if (is_absolute_path(path)) return path;
   std::string rest = path;
   if (rest.rfind("./", 0) == 0) rest = rest.substr(2);
   if (rest == "." || rest.empty()) return dir;

@@ -28,11 +28,7 @@ std::string storage_root(const std::string& home, const Settings& settings) {
 
 Result<std::string> socket_path(const Environment& env, const Settings& settings) {
   if (!settings.socket_path.empty()) return settings.socket_path;
-  auto runtime = env.find("XDG_RUNTIME_DIR");
-  if (runtime != env.end() && !runtime->second.empty() && runtime->second[0] == '/')
-    return join_path(runtime->second, "stackie/stackied.sock");
-  STACKIE_TRY_ASSIGN(home, stackie_home(env));
-  return default_socket_path(home);
+  return default_socket_path(env);
 }
 
 std::string pid_file(const std::string& home) {

@@ -20,18 +20,18 @@ Result<std::string> stackie_home(const Environment& env);
 std::string config_path(const std::string& home);  // HOME/config.toml
 // settings.storage_root, else HOME/storage.
 std::string storage_root(const std::string& home, const Settings& settings);
-// settings.socket_path, else $XDG_RUNTIME_DIR/stackie/stackied.sock, else
-// default_socket_path(HOME).
+// settings.socket_path, else default_socket_path(env).
 Result<std::string> socket_path(const Environment& env, const Settings& settings);
 
 // What differs per OS (paths_posix.cc, paths_windows.cc):
 // - the home without STACKIE_HOME: $HOME/.stackie; on Windows %LOCALAPPDATA%/stackie (the
 //   user's own, not roaming: the storage holds databases);
-// - the daemon's endpoint without XDG_RUNTIME_DIR: HOME/run/stackied.sock; on Windows the named
-//   pipe \\.\pipe\stackie-HASH, HASH from the home (so that two homes, two daemons);
+// - the daemon's endpoint: $XDG_RUNTIME_DIR/stackie/stackied.sock, else HOME/run/stackied.sock;
+//   on Windows the named pipe \\.\pipe\stackie-HASH, HASH from the home (two homes, two
+//   daemons), whatever XDG_RUNTIME_DIR says (Wine passes the Unix one through);
 // - `path` with the OS's other separator turned into '/' (Windows: '\'; elsewhere unchanged).
 Result<std::string> default_stackie_home(const Environment& env);
-std::string default_socket_path(const std::string& home);
+Result<std::string> default_socket_path(const Environment& env);
 std::string slashed_path(const std::string& path);
 std::string pid_file(const std::string& home);         // HOME/stackied.pid
 std::string state_file(const std::string& home);       // HOME/state.json

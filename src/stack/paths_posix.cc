@@ -10,7 +10,11 @@ Result<std::string> default_stackie_home(const Environment& env) {
   return join_path(normalize_path(found->second), ".stackie");
 }
 
-std::string default_socket_path(const std::string& home) {
+Result<std::string> default_socket_path(const Environment& env) {
+  auto runtime = env.find("XDG_RUNTIME_DIR");
+  if (runtime != env.end() && !runtime->second.empty() && runtime->second[0] == '/')
+    return join_path(runtime->second, "stackie/stackied.sock");
+  STACKIE_TRY_ASSIGN(home, stackie_home(env));
   return join_path(home, "run/stackied.sock");
 }
 

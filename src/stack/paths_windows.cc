@@ -16,7 +16,8 @@ Result<std::string> default_stackie_home(const Environment& env) {
   return join_path(normalize_path(slashed_path(found->second)), "stackie");
 }
 
-std::string default_socket_path(const std::string& home) {
+Result<std::string> default_socket_path(const Environment& env) {
+  STACKIE_TRY_ASSIGN(home, stackie_home(env));
   // FNV-1a, 64 bits, of the home as Stackie writes it ("C:/Users/ana/AppData/Local/stackie"),
   // case-folded as the file system folds it. Not a secret: only a distinct, stable name.
   uint64_t hash = 0xcbf29ce484222325ULL;
@@ -28,7 +29,7 @@ std::string default_socket_path(const std::string& home) {
   char name[64];
   std::snprintf(name, sizeof name, "\\\\.\\pipe\\stackie-%016llx",
                 static_cast<unsigned long long>(hash));
-  return name;
+  return std::string(name);
 }
 
 std::string slashed_path(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "base/directories.h"
+#include "base/fs_path.h"
 #include "base/log_level.h"
 #include "base/version.h"
 #include "stack/shared_mode.h"
@@ -360,9 +361,9 @@ void DaemonHandlers::up(Session session, const Json& params) {
   request.blocks = std::move(*named);
   request.profiles = std::move(*profiles);
   bool wait = params["wait"].bool_or(true);
-  if (request.cwd.empty() || request.cwd[0] != '/')
+  if (!is_absolute_path(request.cwd))
     return session.fail(errc::kInvalidParams, "\"cwd\" must be an absolute path");
-  if (!request.file.empty() && request.file[0] != '/')
+  if (!request.file.empty() && !is_absolute_path(request.file))
     return session.fail(errc::kInvalidParams, "\"file\" must be an absolute path");
 
   auto stack_name = std::make_shared<std::string>();
@@ -663,21 +664,34 @@ void DaemonHandlers::exec(Session session, const Json& params) {
     // command line.
     Json environment = Json::object();
     std::string cwd, sandbox_id;
+    // A restricted-token block cannot be joined (its token is not ours to borrow): CMD runs
+    // under a monitor of its own, with a token planned from the block's policy. Those words
+    // are the spawner's, so the CLI takes them as they are instead of building --join ones.
+    Json launcher;
     if (const StackRunner* stack = daemon_.supervisor().stack(target->stack))
       for (const BlockRunner* runner : stack->blocks())
         if (runner->spec().name == target->block) {
           cwd = runner->spec().policy.working_dir;
           sandbox_id = runner->spec().policy.name;
-          for (const auto& [name, value] : runner->spec().policy.environment)
+          std::vector<std::string> names;
+          for (const auto& [name, value] : runner->spec().policy.environment) {
             environment.set(name, value);
+            names.push_back(name);
+          }
+          if (row.sandbox == SandboxKind::restricted_token) {
+            launcher = Json::array();
+            for (const std::string& word : runner->join_argv({}, names)) launcher.push_back(word);
+          }
         }
     bool passthrough = row.sandbox == SandboxKind::passthrough;
-    return session.reply(Json::object({{"lockbox", passthrough ? Json() : Json(lockbox_)},
-                                       {"join_pid", row.pid},
-                                       {"sandbox_id", sandbox_id},
-                                       {"sandbox", std::string(to_string(row.sandbox))},
-                                       {"environment", environment},
-                                       {"cwd", cwd}}));
+    Json reply = Json::object({{"lockbox", passthrough ? Json() : Json(lockbox_)},
+                               {"join_pid", row.pid},
+                               {"sandbox_id", sandbox_id},
+                               {"sandbox", std::string(to_string(row.sandbox))},
+                               {"environment", environment},
+                               {"cwd", cwd}});
+    if (launcher.is_array()) reply.set("launcher", std::move(launcher));
+    return session.reply(std::move(reply));
   }
   session.fail(errc::kNotFound, "no block " + target->block);
 }
