@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "base/directories.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
-#include "cli/volume_disk.h"
 #include "stack/loader.h"
 
 namespace stackie::cli {
@@ -84,7 +84,7 @@ int volume_ls(std::span<char*> argv) {
   std::vector<std::vector<std::string>> rows = {{"STACK", "SIZE", "PATH"}};
   for (const auto& stack : stacks_with_volumes(*root)) {
     std::string path = *root + "/" + stack;
-    uint64_t bytes = volume_bytes(path);
+    uint64_t bytes = disk_usage(path);
     list.push_back(Json::object({{"stack", stack}, {"path", path}, {"bytes", bytes}}));
     rows.push_back({stack, format_bytes(bytes), path});
   }
@@ -116,10 +116,6 @@ int volume_rm(std::span<char*> argv) {
     }
   }
   if (stack.empty()) return usage_error("volume", "rm needs a STACK");
-  if (!volume_removal_supported()) {
-    std::fputs("stackie volume rm: not available on Windows yet (docs/platforms.md)\n", stderr);
-    return kExitUsage;
-  }
   auto root = volumes_root();
   if (!root.ok()) {
     std::fprintf(stderr, "stackie: %s\n", root.error().message.c_str());
@@ -136,10 +132,10 @@ int volume_rm(std::span<char*> argv) {
     return kExitFailed;
   }
   std::string path = *root + "/" + stack;
-  uint64_t bytes = volume_bytes(path);
+  uint64_t bytes = disk_usage(path);
   if (!yes && !confirm("Remove " + path + " (" + format_bytes(bytes) + ", for good)?"))
     return kExitFailed;
-  if (auto removed = remove_volume_tree(path); !removed.ok()) {
+  if (auto removed = remove_tree(path); !removed.ok()) {
     std::fprintf(stderr, "stackie: %s\n", removed.error().message.c_str());
     return kExitFailed;
   }
