@@ -60,7 +60,11 @@ wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
 page_served() { curl -sf --max-time 2 "http://127.0.0.1:$(web_port)/check" >"$T/page"; }
 
 # A fresh home: the prefix outlives a run (wine-run.sh), and so would the last run's state file.
-rm -rf "$WINEPREFIX/drive_c/users/$(id -un)/AppData/Local/stackie"
+# The daemon's default home is %LOCALAPPDATA%\stackie; its config turns the HTTP API on.
+home="$WINEPREFIX/drive_c/users/$(id -un)/AppData/Local/stackie"
+rm -rf "$home"
+mkdir -p "$home"
+echo 'api_port = 18481' >"$home/config.toml"
 mkdir -p "$T/project/app"
 cp "$http_block" "$T/project/app/e2e-http-block.exe"
 cp "$log_block" "$T/project/app/e2e-log-block.exe"
@@ -88,6 +92,12 @@ if wait_for 10 page_served; then ok "the block's page is served on its host port
 contains "the page is the block's" "$(cat "$T/page" 2>/dev/null)" "hello from the windows block, path /check"
 out=$(stackie ps)
 contains "ps says Windows blocks are not network-isolated" "$out" "not network-isolated"
+
+api() { curl -s --max-time 5 -o "$T/api" -w '%{http_code}' "$@" "http://127.0.0.1:18481/api/blocks"; }
+check "the HTTP API refuses a request without the token" 401 "$(api)"
+check "the HTTP API answers with the token from the home" 200 \
+  "$(api -H "Authorization: Bearer $(tr -d '\r\n' <"$home/api.token")")"
+contains "and lists the blocks" "$(cat "$T/api")" '"name":"writer"'
 
 writer_logged() { stackie logs writer | grep -q "writer line 3"; }
 wait_for 10 writer_logged
