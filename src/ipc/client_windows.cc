@@ -130,6 +130,12 @@ Result<Client> Client::connect(const std::string& socket_path, ClientOptions opt
     if (server.user_sid != own.user_sid)
       return Error{UV_EACCES, socket_path + " is served by " + server.user_sid +
                                   ", not by us; refusing to talk to it"};
+    // A block runs as our user too, under a restricted token: one that made a pipe of this
+    // name (while no daemon held it) would be sent our requests, stack files and secrets.
+    if (server.restricted && !own.restricted)
+      return Error{UV_EACCES, socket_path +
+                                  " is served by a process with a restricted token (a "
+                                  "block?), not by the daemon; refusing to talk to it"};
   }
   return client;
 }
