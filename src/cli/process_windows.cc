@@ -2,37 +2,10 @@
 
 #include <memory>
 
+#include "base/command_line.h"
 #include "base/windows_text.h"
 
 namespace stackie::cli {
-
-std::wstring windows_command_line(const std::vector<std::string>& argv) {
-  std::wstring line;
-  for (const auto& arg : argv) {
-    if (!line.empty()) line += L' ';
-    std::wstring word = widen(arg);
-    if (!word.empty() && word.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
-      line += word;
-      continue;
-    }
-    line += L'"';
-    size_t backslashes = 0;
-    for (wchar_t c : word) {
-      if (c == L'\\') {
-        ++backslashes;
-        continue;
-      }
-      // Backslashes before a quote are doubled, and the quote escaped; elsewhere they are
-      // literal.
-      line.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
-      backslashes = 0;
-      line += c;
-    }
-    line.append(backslashes * 2, L'\\');  // before the closing quote
-    line += L'"';
-  }
-  return line;
-}
 
 namespace {
 
@@ -104,7 +77,7 @@ Result<HANDLE> start_process(const ChildSpec& spec) {
       return windows_error("UpdateProcThreadAttribute");
     info.lpAttributeList = attributes.get();
   }
-  std::wstring command = windows_command_line(spec.argv);
+  std::wstring command = widen(windows_command_line(spec.argv));
   std::wstring env_block = spec.env != nullptr ? environment_block(*spec.env) : std::wstring();
   std::wstring cwd = widen(spec.cwd);
   PROCESS_INFORMATION process{};

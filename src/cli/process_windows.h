@@ -13,10 +13,6 @@
 
 namespace stackie::cli {
 
-// argv as one command line, quoted so that CommandLineToArgvW and the C runtime split it back
-// the same (backslashes double only before a quote).
-std::wstring windows_command_line(const std::vector<std::string>& argv);
-
 struct ChildSpec {
   // argv[0]: a path, or a name CreateProcessW searches (adding .exe; our directory, then PATH).
   std::vector<std::string> argv;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/command_line.h"
 #include "base/error.h"
 #include "policy/policy.h"
 
@@ -127,10 +128,6 @@ std::array<uint8_t, 32> sha256(std::string_view data);
 // tokens match). Deterministic: a restarted daemon finds the ACLs it wrote; distinct per block
 // name.
 std::string block_sid_for(std::string_view block_name);
-
-// argv as one Windows command line, quoted the way CommandLineToArgvW and the C runtime split it
-// back (backslashes double only before a quote). Pure, so it is tested on Linux.
-std::string windows_command_line(const std::vector<std::string>& argv);
 
 // JOBOBJECT_CPU_RATE_CONTROL_INFORMATION::CpuRate for `cpu_millis` on a machine with
 // `processors` logical CPUs: the job's share of all of them in 1/100 of a percent, at least 1 and

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/command_line.h"
 #include "base/fs_path.h"
 #include "base/safe_open.h"
 #include "base/windows_text.h"
@@ -65,24 +66,6 @@ Result<OwnedHandle> open_null() {
                                nullptr));
   if (!null.valid()) return windows_error("open NUL");
   return null;
-}
-
-// One argument quoted for CommandLineToArgvW (the C runtime's rules): backslashes are literal
-// except before a quote.
-std::wstring quoted(const std::wstring& arg) {
-  std::wstring out = L"\"";
-  size_t backslashes = 0;
-  for (wchar_t c : arg) {
-    if (c == L'\\') {
-      ++backslashes;
-      continue;
-    }
-    out.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
-    backslashes = 0;
-    out += c;
-  }
-  out.append(backslashes * 2, L'\\');
-  return out + L"\"";
 }
 
 // Runs the daemon with exactly `handles` inheritable into it. Out of the starter's job when
@@ -150,13 +133,14 @@ Status go_background(const std::string& home, const std::string& log_path,
       !SetHandleInformation(ready_write.get(), HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT))
     return windows_error("create the daemon's ready pipe");
 
-  std::wstring program = widen(executable_path());
-  for (wchar_t& c : program)
-    if (c == L'/') c = L'\\';
-  std::wstring command_line = quoted(program) + L" --foreground --ready-handle " +
-                              std::to_wstring(reinterpret_cast<uintptr_t>(ready_write.get()));
-  for (const std::string& arg : args) command_line += L" " + quoted(widen(arg));
-  STACKIE_TRY(run_detached(program, command_line, null.get(), log.get(), ready_write.get()));
+  std::string program = executable_path();
+  for (char& c : program)
+    if (c == '/') c = '\\';
+  std::vector<std::string> argv = {program, "--foreground", "--ready-handle",
+                                   std::to_string(reinterpret_cast<uintptr_t>(ready_write.get()))};
+  argv.insert(argv.end(), args.begin(), args.end());
+  STACKIE_TRY(run_detached(widen(program), widen(windows_command_line(argv)), null.get(), log.get(),
+                           ready_write.get()));
 
   // Our copy of the write end goes, so the read below ends when the daemon has reported or died.
   CloseHandle(*ready_write.out());

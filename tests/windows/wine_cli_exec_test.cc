@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/command_line.h"
 #include "base/windows_text.h"
 #include "cli/exec_relay.h"
 #include "cli/process_windows.h"
@@ -110,8 +111,8 @@ Captured capture(const std::string& input, Run run) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "child") return child();
 
-  check(stackie::narrow(stackie::cli::windows_command_line(
-            {"C:/x/a.exe", "plain", "a b", "q\"uote", "back\\slash\\", "", "C:\\a dir\\"})) ==
+  check(stackie::windows_command_line(
+            {"C:/x/a.exe", "plain", "a b", "q\"uote", "back\\slash\\", "", "C:\\a dir\\"}) ==
             "C:/x/a.exe plain \"a b\" \"q\\\"uote\" back\\slash\\ \"\" \"C:\\a dir\\\\\"",
         "windows_command_line quotes as the C runtime splits");
 
