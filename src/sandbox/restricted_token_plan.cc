@@ -103,6 +103,18 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
 
   plan.working_dir = policy.working_dir.empty() ? policy.host_tmp_dir : policy.working_dir;
   plan.inherited_handles = {StdHandle::input, StdHandle::output, StdHandle::error};
+  plan.desktop.name = "stackie-";
+  const auto digest = sha256("stackie-desktop:" + policy.name);
+  static const char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < 8; ++i) {
+    plan.desktop.name += kHex[digest[i] >> 4];
+    plan.desktop.name += kHex[digest[i] & 15];
+  }
+  plan.desktop.entries = {
+      {AclEntry::Type::allow, Principal::user(), access::kDesktopUse | access::kWriteDac, 0},
+      {AclEntry::Type::allow, Principal::logon_session(), access::kDesktopUse, 0},
+      {AclEntry::Type::allow, Principal::of(plan.block_sid), access::kDesktopUse, 0},
+  };
   plan.kill_on_job_close = true;
   plan.job_limits.memory_bytes = policy.limits.memory_bytes;
   plan.job_limits.active_processes = static_cast<uint32_t>(std::max(policy.limits.pids, 0));

@@ -61,6 +61,9 @@ inline constexpr uint32_t kReadExecute =
 inline constexpr uint32_t kModify = kReadExecute | kFileWriteData | kFileAppendData | kFileWriteEa |
                                     kFileDeleteChild | kFileWriteAttributes | kDelete;
 inline constexpr uint32_t kFullControl = 0x001F01FF;  // FILE_ALL_ACCESS
+// A desktop's own rights (winuser.h DESKTOP_*): read and write its windows, menus, hooks, the
+// journal, enumerate, create windows and menus; not DESKTOP_SWITCHDESKTOP (0x0100).
+inline constexpr uint32_t kDesktopUse = 0x00FF | kReadControl | kSynchronize;
 }  // namespace access
 
 // ACE flags (winnt.h): what a child object inherits.
@@ -88,6 +91,17 @@ struct PathAcl {
 
 enum class StdHandle { input, output, error };
 
+// A desktop of the block's own, in the window station the monitor runs in (issue 18). Windows
+// delivers messages, hooks and input only within a desktop, so a block there cannot send input
+// to the user's windows, read their text, or hook them; the job's UI limits cover what is
+// shared per window station (clipboard, atoms). Its DACL admits the block (block SID: the
+// restricting half; logon SID: the normal half) and nobody else but the user.
+struct BlockDesktop {
+  std::string name;  // "stackie-" + 16 hex digits from the block's name: no '\\', fixed length
+  std::vector<AclEntry> entries;
+  bool operator==(const BlockDesktop&) const = default;
+};
+
 // The block's `limits:` as its job enforces them (0 = none). Windows counts differently from a
 // cgroup: memory is the commit charge of all the job's processes together
 // (JOB_OBJECT_LIMIT_JOB_MEMORY), pids is how many processes may be alive in the job at once
@@ -112,6 +126,7 @@ struct RestrictedTokenPlan {
   std::vector<std::pair<std::string, std::string>> environment;
   std::string working_dir;
   std::vector<StdHandle> inherited_handles;  // PROC_THREAD_ATTRIBUTE_HANDLE_LIST: stdio only
+  BlockDesktop desktop;                      // STARTUPINFO::lpDesktop
   bool kill_on_job_close = true;             // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, no breakaway
   JobLimits job_limits;                      // from SandboxPolicy::limits
   // Windows cannot confine the network without admin rights (DESIGN.md §6): `ps` says so.

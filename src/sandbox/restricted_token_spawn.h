@@ -57,6 +57,7 @@ class RestrictedProcess {
 
   void* job_ = nullptr;
   void* process_ = nullptr;
+  void* desktop_ = nullptr;  // HDESK of the block's own desktop (RestrictedTokenPlan::desktop)
   void* wait_ = nullptr;
   uint32_t pid_ = 0;
   ExitCallback on_exit_;

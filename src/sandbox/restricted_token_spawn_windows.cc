@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cwctype>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "sandbox/restricted_token_spawn.h"
@@ -286,6 +288,8 @@ RestrictedProcess::~RestrictedProcess() {
   if (wait_) UnregisterWaitEx(wait_, INVALID_HANDLE_VALUE);
   close_job();
   if (process_) CloseHandle(process_);
+  // The desktop goes with its last handle and its last thread (the block's tree is gone).
+  if (desktop_) CloseDesktop(static_cast<HDESK>(desktop_));
 }
 
 void RestrictedProcess::deliver_exit() {
@@ -317,6 +321,40 @@ void RestrictedProcess::close_job() {
   job_ = nullptr;
 }
 
+namespace {
+
+// The block's desktop (plan.desktop) in our window station, made with its DACL, or the one a
+// monitor of the same block made already (an `exec` beside the running block). Returns the
+// handle, to hold while the block runs, and "STATION\\NAME" for STARTUPINFO::lpDesktop.
+struct Desktop {
+  HDESK handle = nullptr;
+  std::wstring path;
+};
+
+Result<Desktop> open_block_desktop(Caller& caller, const BlockDesktop& wanted) {
+  wchar_t station[256] = {};
+  DWORD needed = 0;
+  if (!GetUserObjectInformationW(GetProcessWindowStation(), UOI_NAME, station, sizeof station,
+                                 &needed))
+    return win32_error("GetUserObjectInformation(window station)");
+  STACKIE_TRY_ASSIGN(acl, build_acl(caller, wanted.entries, nullptr));
+  SECURITY_DESCRIPTOR descriptor;
+  InitializeSecurityDescriptor(&descriptor, SECURITY_DESCRIPTOR_REVISION);
+  SetSecurityDescriptorDacl(&descriptor, TRUE, acl, FALSE);
+  SECURITY_ATTRIBUTES attributes{sizeof attributes, &descriptor, FALSE};
+  Desktop desktop;
+  const std::wstring name = widen(wanted.name);
+  desktop.handle = CreateDesktopW(name.c_str(), nullptr, nullptr, 0,
+                                  access::kDesktopUse | access::kWriteDac, &attributes);
+  DWORD error = GetLastError();
+  LocalFree(acl);
+  if (desktop.handle == nullptr) return win32_error("CreateDesktop " + wanted.name, error);
+  desktop.path = std::wstring(station) + L"\\" + name;
+  return desktop;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
     const RestrictedTokenPlan& plan, const std::vector<std::string>& argv,
     const WindowsStdio& stdio, RestrictedProcess::ExitCallback on_exit) {
@@ -329,6 +367,9 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   Handle restricted(restricted_token);
   STACKIE_TRY_ASSIGN(job_handle, create_kill_on_close_job(plan.job_limits));
   Handle job(job_handle);
+  STACKIE_TRY_ASSIGN(desktop, open_block_desktop(caller, plan.desktop));
+  std::unique_ptr<std::remove_pointer_t<HDESK>, decltype(&CloseDesktop)> desktop_owner(
+      desktop.handle, &CloseDesktop);
 
   // Inheritable duplicates of stdio: the only handles in PROC_THREAD_ATTRIBUTE_HANDLE_LIST, so
   // no other inheritable handle of the daemon reaches the block.
@@ -364,6 +405,7 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   startup.StartupInfo.hStdInput = copies[0].h;
   startup.StartupInfo.hStdOutput = copies[1].h;
   startup.StartupInfo.hStdError = copies[2].h;
+  startup.StartupInfo.lpDesktop = desktop.path.data();
   startup.lpAttributeList = attributes;
 
   // A relative program path ("./tool.exe", "bin\\tool.exe") names a file in the block's working
@@ -400,6 +442,7 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   child->pid_ = info.dwProcessId;
   child->process_ = process.release();
   child->job_ = job.release();
+  child->desktop_ = desktop_owner.release();
   if (!RegisterWaitForSingleObject(&child->wait_, child->process_, on_process_exit, child.get(),
                                    INFINITE, WT_EXECUTEONLYONCE)) {
     child->wait_ = nullptr;

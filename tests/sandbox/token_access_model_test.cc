@@ -292,5 +292,25 @@ TEST(TokenNegativeControl, BlanketSharedSidAceOnGrantedPathsLetsBlockBIntoBlockA
   EXPECT_TRUE(blocks.fs.can(blocks.b, kDataA + "\\PG_VERSION", kRead | kWrite));
 }
 
+// --- a desktop of the block's own (issue 18) --------------------------------------------------
+
+TEST(TokenIsolation, EachBlockUsesItsOwnDesktopAndNoOtherBlockCanOpenIt) {
+  TwoBlocks blocks;
+  auto desktop_of = [&](const RestrictedTokenPlan& plan) {
+    return model::Object{false, blocks.user.user, false,
+                         model::resolve(blocks.user, plan.desktop.entries)};
+  };
+  const uint32_t use = access::kDesktopUse;
+  EXPECT_TRUE(model::access_check(blocks.a, desktop_of(blocks.plan_a), use));
+  EXPECT_TRUE(model::access_check(blocks.b, desktop_of(blocks.plan_b), use));
+  EXPECT_FALSE(model::access_check(blocks.b, desktop_of(blocks.plan_a), access::kReadControl))
+      << "B cannot even open A's desktop";
+  EXPECT_FALSE(model::access_check(blocks.a, desktop_of(blocks.plan_a), access::kWriteDac))
+      << "nor can A reopen its own to others";
+  EXPECT_TRUE(model::access_check(blocks.user, desktop_of(blocks.plan_a), use | access::kWriteDac))
+      << "the user (the monitor that makes it) can";
+  EXPECT_NE(blocks.plan_a.desktop.name, blocks.plan_b.desktop.name);
+}
+
 }  // namespace
 }  // namespace stackie

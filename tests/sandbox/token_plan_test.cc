@@ -237,5 +237,22 @@ TEST(TokenCommandLine, QuotesTheWayWindowsSplits) {
   EXPECT_EQ(windows_command_line({"a\\b c"}), "\"a\\b c\"") << "lone backslashes stay";
 }
 
+TEST(TokenPlan, TheDesktopIsTheBlocksOwnAndNamedFromIt) {
+  SandboxPolicy policy;
+  policy.name = "shop-web";
+  policy.host_tmp_dir = "C:/stackie/tmp/shop-web";
+  auto plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->desktop.name.size(), 24u);
+  EXPECT_EQ(plan->desktop.name.rfind("stackie-", 0), 0u);
+  EXPECT_EQ(plan->desktop.name.find_first_of("\\/"), std::string::npos);
+  auto again = plan_restricted_token(policy);
+  EXPECT_EQ(again->desktop, plan->desktop) << "the same block, the same desktop";
+  policy.name = "shop-db";
+  EXPECT_NE(plan_restricted_token(policy)->desktop.name, plan->desktop.name);
+  for (const auto& entry : plan->desktop.entries)
+    EXPECT_EQ(entry.mask & 0x0100u, 0u) << "no DESKTOP_SWITCHDESKTOP for anyone";
+}
+
 }  // namespace
 }  // namespace stackie

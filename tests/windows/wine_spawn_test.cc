@@ -61,6 +61,12 @@ int child_env(const char* stray_handle, const char* tricky_argument) {
   std::printf("TEMP=%s\nTMP=%s\nRESTRICTED=%d\nUSERPROFILE=%s\n", env("TEMP").c_str(),
               env("TMP").c_str(), token && IsTokenRestricted(token) ? 1 : 0,
               env("USERPROFILE").c_str());
+  // The desktop this process's threads run on: the block's own (RestrictedTokenPlan::desktop).
+  char desktop[256] = "<unknown>";
+  DWORD needed = 0;
+  GetUserObjectInformationA(GetThreadDesktop(GetCurrentThreadId()), UOI_NAME, desktop,
+                            sizeof desktop, &needed);
+  std::printf("DESKTOP=%s\n", desktop);
   std::fflush(stdout);
   return 42;
 }
@@ -156,6 +162,9 @@ void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std:
         "the caller's environment does not pass (USERPROFILE unset)");
   check(output.find("ARG=[" + tricky + "]") != std::string::npos,
         "argv survives windows_command_line and the C runtime's split");
+  check(output.find("DESKTOP=" + plan.desktop.name + "\n") != std::string::npos ||
+            output.find("DESKTOP=" + plan.desktop.name + "\r\n") != std::string::npos,
+        "the child runs on the block's own desktop " + plan.desktop.name);
   check(WaitForSingleObject(stray, 0) == WAIT_TIMEOUT,
         "an inheritable handle outside the stdio list is not inherited");
   check(WaitForSingleObject(exited.event, 10000) == WAIT_OBJECT_0,
