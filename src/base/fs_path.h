@@ -17,6 +17,10 @@ std::string executable_path();
 
 // "/..." or, Windows' form, "C:/..." (or "C:\\...").
 bool is_absolute_path(const std::string& path);
+// A path this OS's calls take as absolute: "/..." on POSIX; on Windows also "C:/..." (and
+// "C:\\..."). A stack file's "C:/data" on Linux is a relative name, as the kernel sees it.
+// One file per platform (fs_path_proc.cc, fs_path_macos.cc, fs_path_windows.cc).
+bool is_host_absolute_path(const std::string& path);
 // "C:" at the start.
 bool has_drive_prefix(const std::string& path);
 

@@ -18,4 +18,8 @@ std::string executable_path() {
   return ::realpath(self, real) ? std::string(real) : std::string(self);
 }
 
+bool is_host_absolute_path(const std::string& path) {
+  return !path.empty() && path[0] == '/';
+}
+
 }  // namespace stackie

@@ -14,4 +14,8 @@ std::string executable_path() {
   return length <= 0 ? "" : std::string(buffer, static_cast<size_t>(length));
 }
 
+bool is_host_absolute_path(const std::string& path) {
+  return !path.empty() && path[0] == '/';
+}
+
 }  // namespace stackie

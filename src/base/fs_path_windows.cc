@@ -16,4 +16,8 @@ std::string executable_path() {
   }
 }
 
+bool is_host_absolute_path(const std::string& path) {
+  return is_absolute_path(path);
+}
+
 }  // namespace stackie

@@ -79,7 +79,7 @@ std::optional<std::string> absolute_stack_file(const std::string& file, std::str
     return std::nullopt;
   }
   std::string path = *found;
-  if (!path.empty() && !is_absolute_path(path)) path = cwd + "/" + path;
+  if (!path.empty() && !is_host_absolute_path(path)) path = cwd + "/" + path;
   return path;
 }
 

@@ -58,7 +58,7 @@ Catalog current_catalog() {
   Catalog catalog;
   std::string cwd = current_directory();
   for (const auto& dir : default_block_path(env))
-    catalog.dirs.push_back(is_absolute_path(dir) ? dir : cwd + "/" + dir);
+    catalog.dirs.push_back(is_host_absolute_path(dir) ? dir : cwd + "/" + dir);
   if (auto path = env.find("PATH"); path != env.end())
     catalog.host.path = split_search_path(path->second);
   catalog.host.os = host_os_name();

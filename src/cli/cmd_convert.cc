@@ -39,7 +39,7 @@ namespace {
 
 // The Compose file: FILE, else the first of the Compose names in `cwd`.
 std::string find_compose_file(const std::string& file, const std::string& cwd) {
-  if (!file.empty()) return is_absolute_path(file) ? file : cwd + "/" + file;
+  if (!file.empty()) return is_host_absolute_path(file) ? file : cwd + "/" + file;
   for (const auto& name : compose_file_names())
     if (::access((cwd + "/" + name).c_str(), F_OK) == 0) return cwd + "/" + name;
   return "";
@@ -73,7 +73,7 @@ int run_convert(std::span<char*> argv) {
   Environment env = current_environment();
   std::vector<std::string> block_path;
   for (const auto& dir : default_block_path(env))
-    block_path.push_back(is_absolute_path(dir) ? dir : cwd + "/" + dir);
+    block_path.push_back(is_host_absolute_path(dir) ? dir : cwd + "/" + dir);
   Result<std::string> text = convert_compose(normalize_path(path), env, block_path);
   if (!text.ok()) {
     std::fprintf(stderr, "%s\n", text.error().message.c_str());

@@ -83,7 +83,8 @@ Result<std::string> check_program(const ProgramCheck& check) {
   const std::string& name = check.program;
   if (name.empty()) return Error{-ENOENT, "empty command"};
   if (name.find('/') != std::string::npos) {
-    std::string path = normalize_path(is_absolute_path(name) ? name : check.base_dir + "/" + name);
+    std::string path =
+        normalize_path(is_host_absolute_path(name) ? name : check.base_dir + "/" + name);
     return check_file(name, path, check.view);
   }
   for (const auto& dir : check.path) {

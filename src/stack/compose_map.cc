@@ -99,7 +99,7 @@ std::string path_name(const std::string& text) {
 }
 
 std::string join(const std::string& dir, const std::string& path) {
-  if (is_absolute_path(path)) return path;
+  if (is_host_absolute_path(path)) return path;
   std::string rest = path;
   if (rest.rfind("./", 0) == 0) rest = rest.substr(2);
   if (rest == "." || rest.empty()) return dir;

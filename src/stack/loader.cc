@@ -392,7 +392,8 @@ class BlockBuilder {
                  volume_dir(storage_, stack_.name, ".shared/" + volume.project_volume));
         continue;
       }
-      if (volume.host_path && volume.relative_host && !is_absolute_path(volume.host_path->text)) {
+      if (volume.host_path && volume.relative_host &&
+          !is_host_absolute_path(volume.host_path->text)) {
         set_path(volume.name, normalize_path(dir_ + "/" + volume.host_path->text));
         if (volume.read_only) read_only_paths_.insert(volume.name);
         continue;
@@ -402,7 +403,7 @@ class BlockBuilder {
         continue;
       }
       const std::string& host = volume.host_path->text;
-      if (!is_absolute_path(host))
+      if (!is_host_absolute_path(host))
         return error_at(
             volume.host_path->where,
             "volume '" + volume.name + "' must be an absolute host path, got '" + host + "'");
@@ -412,7 +413,7 @@ class BlockBuilder {
     STACKIE_TRY(resolve_inside_paths(owner));
     if (decl_.path) {
       const std::string& text = decl_.path->text;
-      project_dir_ = normalize_path(is_absolute_path(text) ? text : dir_ + "/" + text);
+      project_dir_ = normalize_path(is_host_absolute_path(text) ? text : dir_ + "/" + text);
       if (!is_directory(project_dir_))
         return error_at(decl_.path->where,
                         "path '" + text + "' is not a directory (" + project_dir_ + ")");
@@ -565,7 +566,8 @@ class BlockBuilder {
         program_alias_[name] = name;
       } else {
         std::string base = project_dir_.empty() ? dir_ : project_dir_;
-        std::string absolute = normalize_path(is_absolute_path(name) ? name : base + "/" + name);
+        std::string absolute =
+            normalize_path(is_host_absolute_path(name) ? name : base + "/" + name);
         std::string dir = absolute.substr(0, absolute.rfind('/'));
         std::string program_dir = dir.empty() ? "/" : dir;
         add_program(name, {absolute, program_dir, program_dir});
@@ -987,7 +989,7 @@ std::string join_names(const std::vector<std::string>& names) {
 Result<std::string> resolve_storage_root(const StackFile& stack, const LoadOptions& options) {
   if (stack.storage_root) {
     const std::string& text = stack.storage_root->text;
-    if (!text.empty() && !is_absolute_path(text) && check_name(*stack.storage_root, "").ok()) {
+    if (!text.empty() && !is_host_absolute_path(text) && check_name(*stack.storage_root, "").ok()) {
       // A name: config.toml's [storage_roots] says where it is on this machine.
       std::vector<std::string> names;
       for (const auto& [name, dir] : options.settings.storage_roots) {
@@ -1000,7 +1002,7 @@ Result<std::string> resolve_storage_root(const StackFile& stack, const LoadOptio
               " = \"/absolute/dir\"; it names " + (names.empty() ? "none" : join_names(names)) +
               ")" + did_you_mean(text, names));
     }
-    if (!is_absolute_path(text))
+    if (!is_host_absolute_path(text))
       return error_at(stack.storage_root->where,
                       "'storage_root' must be an absolute path or a name, got '" + text + "'");
     return normalize_path(text);
@@ -1154,7 +1156,8 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   std::vector<std::string> block_path;
   for (const auto& dir :
        options.block_path.empty() ? default_block_path(options.env) : options.block_path)
-    block_path.push_back(normalize_path(is_absolute_path(dir) ? dir : options.cwd + "/" + dir));
+    block_path.push_back(
+        normalize_path(is_host_absolute_path(dir) ? dir : options.cwd + "/" + dir));
   std::vector<std::string> compose_warnings;
   STACKIE_TRY_ASSIGN(stack, load_any_stack_file(file, options.env, block_path, compose_warnings));
   // `sources:` (the stack's and its substacks'): the project's own block definitions, searched

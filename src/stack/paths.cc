@@ -10,7 +10,7 @@ Result<std::string> stackie_home(const Environment& env) {
   auto found = env.find("STACKIE_HOME");
   if (found != env.end() && !found->second.empty()) {
     std::string home = slashed_path(found->second);
-    if (!is_absolute_path(home))
+    if (!is_host_absolute_path(home))
       return Error{0, "STACKIE_HOME must be an absolute path, got '" + found->second + "'"};
     return normalize_path(home);
   }

@@ -48,7 +48,7 @@ Status get_absolute_path(const toml::node& node, std::string_view key, const std
   if (!value) return error_at(where_of(node, path), "'" + std::string(key) + "' must be a string");
   // A named pipe is the socket's Windows form (stack/paths.h default_socket_path).
   const bool named_pipe = key == "socket_path" && value->rfind("\\\\.\\pipe\\", 0) == 0;
-  if (!value->empty() && !is_absolute_path(*value) && !named_pipe)
+  if (!value->empty() && !is_host_absolute_path(*value) && !named_pipe)
     return error_at(where_of(node, path),
                     "'" + std::string(key) + "' must be an absolute path, got '" + *value + "'");
   out = *value;

@@ -83,7 +83,7 @@ Result<VolumeDecl> parse_volume_item(const YamlNode& item) {
   name.text = target.substr(target.rfind('/') + 1);
   STACKIE_TRY(check_name(name, "volume target's last component"));
   volume.name = name.text;
-  if (is_absolute_path(source) || source[0] == '.') {
+  if (is_host_absolute_path(source) || source[0] == '.') {
     YamlNode host = item;
     host.text = source;
     volume.host_path = host;
@@ -286,7 +286,7 @@ Result<std::vector<std::pair<std::string, SourceLocation>>> parse_sources(const 
   }
   for (const auto& item : items) {
     if (item.text.empty()) return error_at(item.where, "'sources' names an empty directory");
-    std::string path = is_absolute_path(item.text) ? item.text : dir + "/" + item.text;
+    std::string path = is_host_absolute_path(item.text) ? item.text : dir + "/" + item.text;
     out.emplace_back(normalize_path(path), item.where);
   }
   return out;
@@ -495,7 +495,7 @@ const std::vector<std::string>& stack_file_names() {
 }
 
 Result<std::string> find_stack_file(const std::string& file, const std::string& cwd) {
-  if (!file.empty()) return is_absolute_path(file) ? file : cwd + "/" + file;
+  if (!file.empty()) return is_host_absolute_path(file) ? file : cwd + "/" + file;
   // Stackie's own names first; a Compose file is read in compatibility mode (compose_file.h).
   for (const auto* names : {&stack_file_names(), &compose_file_names()})
     for (const auto& name : *names) {

@@ -86,7 +86,8 @@ class Composer {
 
   Result<std::string> locate(const StackFile& from, const YamlNode& node) const {
     const std::string& text = node.text;
-    std::string candidate = normalize_path(is_absolute_path(text) ? text : from.dir + "/" + text);
+    std::string candidate =
+        normalize_path(is_host_absolute_path(text) ? text : from.dir + "/" + text);
     auto outside = [&] {
       return error_at(node.where, "substack '" + text + "' is outside the project directory " +
                                       project_dir_ + " (" + candidate + ")");

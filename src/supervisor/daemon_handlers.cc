@@ -361,9 +361,9 @@ void DaemonHandlers::up(Session session, const Json& params) {
   request.blocks = std::move(*named);
   request.profiles = std::move(*profiles);
   bool wait = params["wait"].bool_or(true);
-  if (!is_absolute_path(request.cwd))
+  if (!is_host_absolute_path(request.cwd))
     return session.fail(errc::kInvalidParams, "\"cwd\" must be an absolute path");
-  if (!request.file.empty() && !is_absolute_path(request.file))
+  if (!request.file.empty() && !is_host_absolute_path(request.file))
     return session.fail(errc::kInvalidParams, "\"file\" must be an absolute path");
 
   auto stack_name = std::make_shared<std::string>();
