@@ -61,11 +61,9 @@ Environment current_environment() {
   return env;
 }
 
-Result<std::string> current_directory() {
+std::string current_directory() {
   char buffer[PATH_MAX];
-  if (!getcwd(buffer, sizeof buffer))
-    return system_error(errno, "cannot get the current directory");
-  return std::string(buffer);
+  return getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
 }
 
 bool stdout_is_tty() {

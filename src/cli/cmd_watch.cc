@@ -139,8 +139,7 @@ class WatchSession {
 Result<ResolvedStack> load_for_watch(const std::string& file, const std::vector<std::string>& up) {
   LoadOptions options;
   options.file = file;
-  STACKIE_TRY_ASSIGN(cwd, current_directory());
-  options.cwd = cwd;
+  options.cwd = current_directory();
   options.env = current_environment();
   STACKIE_TRY_ASSIGN(settings, load_user_settings(options.env));
   options.settings = std::move(settings);
