@@ -49,20 +49,23 @@ Result<ParentAndName> split_parent(const std::string& path) {
 }
 
 // Reparse points are skipped. Wine shows a Unix symlink to a directory as a plain directory, so
-// there a planted link's target may be counted: this only reads sizes, and the depth bound ends
-// a loop of links.
-uint64_t usage_below(const std::wstring& dir, int depth) {
-  if (depth > 64) return 0;
+// there a planted link's target may be counted, and links to their own parents would make the
+// walk endless: it stops after `budget` entries in all (a size, not a reason to hang the daemon
+// of a `down -v`). It only reads sizes.
+uint64_t usage_below(const std::wstring& dir, int depth, uint64_t& budget) {
+  if (depth > 64 || budget == 0) return 0;
   WIN32_FIND_DATAW entry;
   HANDLE find = FindFirstFileW((dir + L"\\*").c_str(), &entry);
   if (find == INVALID_HANDLE_VALUE) return 0;
   uint64_t total = 0;
   do {
+    if (budget == 0) break;
+    --budget;
     std::wstring name = entry.cFileName;
     if (name == L"." || name == L".." || (entry.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT))
       continue;
     if (entry.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
-      total += usage_below(dir + L"\\" + name, depth + 1);
+      total += usage_below(dir + L"\\" + name, depth + 1, budget);
     else
       total += (static_cast<uint64_t>(entry.nFileSizeHigh) << 32) | entry.nFileSizeLow;
   } while (FindNextFileW(find, &entry));
@@ -81,7 +84,8 @@ Status remove_tree(const std::string& path) {
 
 // File sizes, not allocated clusters: close enough for `volume ls` and cheap to get.
 uint64_t disk_usage(const std::string& path) {
-  return usage_below(widen(path), 0);
+  uint64_t budget = 1000000;
+  return usage_below(widen(path), 0, budget);
 }
 
 Status write_file_atomically(const std::string& path, const std::string& text, int) {

@@ -105,9 +105,10 @@ bool still_named_in(int fd, int dir, const std::string& name);
 bool directory_still_there(int dir);
 
 // The open file `fd` (named `shown`) is the user's alone: owned by us, no access for group or
-// others. On Windows: owned by the user's SID; the DACL is the one the user's profile passes
-// down to Stackie's home (the user, SYSTEM, Administrators). A secret such as the API token is
-// refused when it is not.
+// others. On Windows only the owner (the user's SID) is checked, not the DACL: under the default
+// home in the profile that DACL admits the user, SYSTEM and Administrators, but a STACKIE_HOME
+// elsewhere (C:\stackie inherits C:\'s Authenticated Users) may admit others. A secret such as
+// the API token is refused when this fails.
 Status check_private_file(int fd, const std::string& shown);
 
 // The size of the open file `fd`, 0 if unknown.

@@ -72,14 +72,18 @@ std::optional<Json> stack_target_params(const StackTarget& target, bool cwd_defa
 }
 
 std::optional<std::string> absolute_stack_file(const std::string& file, std::string& error) {
-  std::string cwd = current_directory();
-  auto found = find_stack_file(file, cwd);
+  auto cwd = current_directory();
+  if (!cwd.ok()) {
+    error = cwd.error().message;
+    return std::nullopt;
+  }
+  auto found = find_stack_file(file, *cwd);
   if (!found.ok()) {
     error = found.error().message;
     return std::nullopt;
   }
   std::string path = *found;
-  if (!path.empty() && !is_host_absolute_path(path)) path = cwd + "/" + path;
+  if (!path.empty() && !is_host_absolute_path(path)) path = *cwd + "/" + path;
   return path;
 }
 

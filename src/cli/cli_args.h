@@ -46,7 +46,9 @@ bool take_stack_target(ArgWalker& args, StackTarget& target);
 // cwd when `cwd_default`, else none. nullopt (with `error`) when no stack file is found.
 std::optional<Json> stack_target_params(const StackTarget& target, bool cwd_default,
                                         std::string& error);
-std::string current_directory();
+// The working directory, in Stackie's form ("/dir", "C:/dir"); an error when the OS cannot say
+// (it was removed, or a parent is unreadable): never "." for a stack file to be resolved against.
+Result<std::string> current_directory();
 
 // "127.0.0.1:5433->5432,..." for a PS_ROW's ports.
 std::string format_ports(const Json& ports);

@@ -61,9 +61,11 @@ Environment current_environment() {
   return env;
 }
 
-std::string current_directory() {
+Result<std::string> current_directory() {
   char buffer[PATH_MAX];
-  return getcwd(buffer, sizeof buffer) ? std::string(buffer) : std::string(".");
+  if (!getcwd(buffer, sizeof buffer))
+    return system_error(errno, "cannot get the current directory");
+  return std::string(buffer);
 }
 
 bool stdout_is_tty() {

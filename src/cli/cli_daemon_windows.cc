@@ -18,10 +18,7 @@
 
 namespace stackie::cli {
 
-namespace {
-
-// stackied.exe next to the running stackie.exe, else the name for CreateProcessW to search.
-std::string daemon_program() {
+std::string find_daemon_program() {
   std::string dir = executable_dir();
   if (!dir.empty()) {
     std::string sibling = join_path(dir, "stackied.exe");
@@ -32,14 +29,22 @@ std::string daemon_program() {
       return sibling;
     }
   }
-  return "stackied.exe";
+  // SearchPathW with PATH's value as the list searches those directories only.
+  const DWORD path_size = GetEnvironmentVariableW(L"PATH", nullptr, 0);
+  if (path_size == 0) return "";
+  std::wstring path(path_size, L'\0');
+  path.resize(GetEnvironmentVariableW(L"PATH", path.data(), path_size));
+  wchar_t found[MAX_PATH];
+  DWORD n = SearchPathW(path.c_str(), L"stackied.exe", nullptr, MAX_PATH, found, nullptr);
+  if (n == 0 || n >= MAX_PATH) return "";
+  return narrow(std::wstring_view(found, n));
 }
 
-}  // namespace
-
 Status spawn_daemon() {
+  std::string program = find_daemon_program();
+  if (program.empty()) return Error{0, "stackied.exe is neither next to stackie.exe nor on PATH"};
   ChildSpec spec;
-  spec.argv = {daemon_program()};
+  spec.argv = {program};
   STACKIE_TRY_ASSIGN(process, start_process(spec));
   int code = wait_for_exit(process);
   CloseHandle(process);
@@ -64,11 +69,11 @@ Environment current_environment() {
 }
 
 // In Stackie's form ("C:/dir"), as every path the stack files and the daemon see.
-std::string current_directory() {
+Result<std::string> current_directory() {
   DWORD size = GetCurrentDirectoryW(0, nullptr);
   std::wstring buffer(size, L'\0');
   DWORD n = GetCurrentDirectoryW(size, buffer.data());
-  if (n == 0 || n >= size) return ".";
+  if (n == 0 || n >= size) return windows_error("cannot get the current directory");
   return narrow_path(std::wstring_view(buffer.data(), n));
 }
 

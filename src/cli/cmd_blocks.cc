@@ -56,9 +56,14 @@ struct Catalog {
 Catalog current_catalog() {
   Environment env = current_environment();
   Catalog catalog;
-  std::string cwd = current_directory();
-  for (const auto& dir : default_block_path(env))
-    catalog.dirs.push_back(is_host_absolute_path(dir) ? dir : cwd + "/" + dir);
+  // A relative STACKIE_BLOCK_PATH entry needs the working directory; without one it is left out.
+  auto cwd = current_directory();
+  for (const auto& dir : default_block_path(env)) {
+    if (is_host_absolute_path(dir))
+      catalog.dirs.push_back(dir);
+    else if (cwd.ok())
+      catalog.dirs.push_back(*cwd + "/" + dir);
+  }
   if (auto path = env.find("PATH"); path != env.end())
     catalog.host.path = split_search_path(path->second);
   catalog.host.os = host_os_name();

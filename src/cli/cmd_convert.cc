@@ -61,7 +61,12 @@ int run_convert(std::span<char*> argv) {
       return usage_error("convert", "unknown argument '" + std::string(arg) + "'");
     }
   }
-  std::string cwd = current_directory();
+  auto here = current_directory();
+  if (!here.ok()) {
+    std::fprintf(stderr, "stackie convert: %s\n", here.error().message.c_str());
+    return kExitFailed;
+  }
+  const std::string& cwd = *here;
   std::string path = find_compose_file(file, cwd);
   if (path.empty()) {
     std::fprintf(stderr,

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/cli_daemon.h"
 #include "cli/cmd.h"
+#include "cli/process_windows.h"
 
 namespace stackie::cli {
 
@@ -25,28 +26,6 @@ constexpr const char kRunKeyShown[] = "HKCU\\Software\\Microsoft\\Windows\\Curre
 int report_error(const Error& error) {
   std::fprintf(stderr, "stackie: %s\n", error.message.c_str());
   return kExitFailed;
-}
-
-std::string backslashed(std::string path) {
-  for (char& c : path)
-    if (c == '/') c = '\\';
-  return path;
-}
-
-// stackied.exe next to this stackie.exe, else the first on PATH; absolute either way, because
-// the Run key is read with no PATH of ours. Empty when neither has one.
-std::string find_daemon_program() {
-  std::string dir = executable_dir();
-  if (!dir.empty()) {
-    std::string sibling = join_path(dir, "stackied.exe");
-    DWORD attributes = GetFileAttributesW(widen(sibling).c_str());
-    if (attributes != INVALID_FILE_ATTRIBUTES && !(attributes & FILE_ATTRIBUTE_DIRECTORY))
-      return backslashed(sibling);
-  }
-  wchar_t found[MAX_PATH];
-  DWORD n = SearchPathW(nullptr, L"stackied.exe", nullptr, MAX_PATH, found, nullptr);
-  if (n == 0 || n >= MAX_PATH) return "";
-  return narrow(std::wstring_view(found, n));
 }
 
 // The Run value as it is now: nullopt when there is none.

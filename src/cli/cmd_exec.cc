@@ -51,7 +51,12 @@ int run_exec(std::span<char*> argv) {
   if (const char* term = std::getenv("TERM");
       term && environment.is_object() && !environment.contains("TERM"))
     environment.set("TERM", term);
-  ExecPlan plan = exec_plan(r, environment);
+  auto planned = exec_plan(r, environment);
+  if (!planned.ok()) {
+    std::fprintf(stderr, "stackie: exec: %s\n", planned.error().message.c_str());
+    return kExitFailed;
+  }
+  ExecPlan& plan = *planned;
   std::vector<std::string> words = plan.prefix;
   for (size_t i = cmd_at; i < argv.size(); ++i) words.emplace_back(argv[i]);
   // CMD gets the block's environment, not the caller's (a passthrough block's CMD too, and its

@@ -200,6 +200,11 @@ int run_up(std::span<char*> argv) {
     std::fprintf(stderr, "stackie: %s\n", error.c_str());
     return kExitFailed;
   }
+  auto cwd = current_directory();
+  if (!cwd.ok()) {
+    std::fprintf(stderr, "stackie: %s\n", cwd.error().message.c_str());
+    return kExitFailed;
+  }
   ipc::ClientOptions options;
   options.idle_timeout = std::chrono::milliseconds(0);  // health waits are the daemon's
   auto connection = connect_or_start_daemon(options);
@@ -249,7 +254,7 @@ int run_up(std::span<char*> argv) {
                          on_tick};
   auto reply = connection.client->call("up",
                                        Json::object({{"file", *path},
-                                                     {"cwd", current_directory()},
+                                                     {"cwd", *cwd},
                                                      {"env", env},
                                                      {"ephemeral", ephemeral},
                                                      {"no_sandbox", no_sandbox},

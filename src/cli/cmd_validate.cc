@@ -370,7 +370,12 @@ int run_validate(std::span<char*> argv) {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }
   }
-  options.cwd = current_directory();
+  auto cwd = current_directory();
+  if (!cwd.ok()) {
+    std::fprintf(stderr, "stackie validate: %s\n", cwd.error().message.c_str());
+    return kExitFailed;
+  }
+  options.cwd = *cwd;
   options.env = current_environment();
   Result<Settings> settings = load_user_settings(options.env);
   if (!settings.ok()) {

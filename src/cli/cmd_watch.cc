@@ -139,7 +139,8 @@ class WatchSession {
 Result<ResolvedStack> load_for_watch(const std::string& file, const std::vector<std::string>& up) {
   LoadOptions options;
   options.file = file;
-  options.cwd = current_directory();
+  STACKIE_TRY_ASSIGN(cwd, current_directory());
+  options.cwd = cwd;
   options.env = current_environment();
   STACKIE_TRY_ASSIGN(settings, load_user_settings(options.env));
   options.settings = std::move(settings);

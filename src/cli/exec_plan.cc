@@ -2,13 +2,20 @@
 
 namespace stackie::cli {
 
-ExecPlan exec_plan(const Json& reply, const Json& environment) {
+Result<ExecPlan> exec_plan(const Json& reply, const Json& environment) {
   ExecPlan plan;
   plan.cwd = reply["cwd"].string_or("");
-  if (reply["launcher"].is_array()) {
+  plan.passthrough = reply["sandbox"].string_or("") == "passthrough";
+  if (plan.passthrough) {
+    // CMD runs directly: no launcher words.
+  } else if (reply["launcher"].is_array()) {
     // The daemon's own words (Windows: no --join there, CMD gets a monitor of its own, with a
     // token planned from the block's policy); they pass every name of `environment` already.
     for (const Json& word : reply["launcher"].as_array()) plan.prefix.push_back(word.string_or(""));
+    if (plan.prefix.size() < 2 || plan.prefix.back() != "--")
+      return Error{0,
+                   "the daemon's way into the block's sandbox is malformed; refusing to run "
+                   "the command outside it"};
   } else if (reply["lockbox"].is_string()) {
     plan.prefix = {reply["lockbox"].as_string(), "--join",
                    std::to_string(reply["join_pid"].int_or(0))};
@@ -23,6 +30,10 @@ ExecPlan exec_plan(const Json& reply, const Json& environment) {
     if (std::string id = reply["sandbox_id"].string_or(""); !id.empty())
       plan.prefix.insert(plan.prefix.end(), {"--name", id});
     plan.prefix.emplace_back("--");
+  } else {
+    return Error{0,
+                 "the daemon gave no way into the block's sandbox; refusing to run the "
+                 "command outside it"};
   }
   if (environment.is_object())
     for (const auto& [name, value] : environment.as_object())

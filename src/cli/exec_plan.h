@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "base/json.h"
 
 namespace stackie::cli {
@@ -17,10 +18,13 @@ struct ExecPlan {
   std::vector<std::string> prefix;
   std::vector<std::string> env;  // NAME=VALUE: the block's, the whole of CMD's environment
   std::string cwd;
-  bool sandboxed() const { return !prefix.empty(); }
+  bool passthrough = false;  // the reply's "sandbox" says so; never inferred from `prefix`
+  bool sandboxed() const { return !passthrough; }
 };
 
-// `environment` is the reply's, possibly with additions (the caller's TERM).
-ExecPlan exec_plan(const Json& reply, const Json& environment);
+// `environment` is the reply's, possibly with additions (the caller's TERM). Fails closed: a
+// sandboxed block whose reply gives no launcher (or a malformed one) is an error, never a
+// command run outside the sandbox.
+Result<ExecPlan> exec_plan(const Json& reply, const Json& environment);
 
 }  // namespace stackie::cli

@@ -26,4 +26,10 @@ Result<HANDLE> start_process(const ChildSpec& spec);
 // Waits for the process and returns its exit code.
 int wait_for_exit(HANDLE process);
 
+// The absolute path of stackied.exe: beside this stackie.exe, else the first in PATH's own
+// directories (never the current directory, which Windows' own search tries first: a
+// stackied.exe in a project must not run as the user). Empty when there is none.
+// (cli_daemon_windows.cc; `up`, `daemon start` and `daemon install` use it.)
+std::string find_daemon_program();
+
 }  // namespace stackie::cli

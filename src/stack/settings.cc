@@ -10,6 +10,7 @@
 
 #include "base/fs_path.h"
 #include "stack/block_def.h"
+#include "stack/paths.h"
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
 
@@ -47,7 +48,8 @@ Status get_absolute_path(const toml::node& node, std::string_view key, const std
   auto value = node.value<std::string>();
   if (!value) return error_at(where_of(node, path), "'" + std::string(key) + "' must be a string");
   // A named pipe is the socket's Windows form (stack/paths.h default_socket_path).
-  const bool named_pipe = key == "socket_path" && value->rfind("\\\\.\\pipe\\", 0) == 0;
+  const bool named_pipe =
+      key == "socket_path" && host_os_name() == "windows" && value->rfind("\\\\.\\pipe\\", 0) == 0;
   if (!value->empty() && !is_host_absolute_path(*value) && !named_pipe)
     return error_at(where_of(node, path),
                     "'" + std::string(key) + "' must be an absolute path, got '" + *value + "'");

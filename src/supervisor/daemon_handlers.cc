@@ -690,7 +690,14 @@ void DaemonHandlers::exec(Session session, const Json& params) {
                                {"sandbox", std::string(to_string(row.sandbox))},
                                {"environment", environment},
                                {"cwd", cwd}});
-    if (launcher.is_array()) reply.set("launcher", std::move(launcher));
+    if (launcher.is_array()) {
+      // No words while the block is not running its command (its init script runs): say so,
+      // rather than hand the CLI nothing it could mistake for "no sandbox".
+      if (launcher.as_array().empty())
+        return session.fail(errc::kFailed,
+                            "block " + row.block + " is not running its command yet; try again");
+      reply.set("launcher", std::move(launcher));
+    }
     return session.reply(std::move(reply));
   }
   session.fail(errc::kNotFound, "no block " + target->block);

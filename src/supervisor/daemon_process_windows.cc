@@ -1,9 +1,10 @@
 // supervisor/daemon_process.h on Windows. There is no fork: the starter (`stackied` run by
 // `stackie up` or `daemon start`) runs the daemon as a new process, detached from its console
 // (a Ctrl+C or a closed window of the user's terminal never reaches it), in a process group of
-// its own, and out of any job the starter is in (libuv puts what `stackie` spawns in a job that
-// dies with it). The child gets exactly three handles: NUL as stdin and stdout, the log file as
-// stderr, and the write end of the ready pipe, whose value it is told with --ready-handle.
+// its own, and out of any job the starter is in when that job allows it (a terminal's or a CI
+// runner's job may kill on close; a warning says when it does not allow it). The child gets
+// exactly three handles: NUL as stdin and stdout, the log file as stderr, and the write end of
+// the ready pipe, whose value it is told with --ready-handle.
 #include <fcntl.h>
 #include <io.h>
 #include <windows.h>
@@ -97,6 +98,12 @@ Status run_detached(const std::wstring& program, std::wstring command_line, HAND
     started = CreateProcessW(program.c_str(), command_line.data(), nullptr, nullptr, TRUE,
                              flags | breakaway, nullptr, nullptr, &startup.StartupInfo, &process);
     if (started || GetLastError() != ERROR_ACCESS_DENIED) break;
+    // Said, not hidden: if the starter's job kills on close, the daemon and its blocks go with
+    // whatever owns that job (a CI runner, an IDE's terminal).
+    std::fputs(
+        "stackied: warning: the job this was started in does not let the daemon leave "
+        "it; the daemon ends when that job does\n",
+        stderr);
   }
   DWORD error = GetLastError();
   DeleteProcThreadAttributeList(attributes);
@@ -112,7 +119,13 @@ Status run_detached(const std::wstring& program, std::wstring command_line, HAND
 // learns of readiness through the ready pipe.
 void notify_service_manager(const std::string&) {}
 
-void prepare_process() {}
+// The std handles came inheritable from the starter; libuv's spawns inherit every inheritable
+// handle, so without this each monitor would hold the log and NUL too.
+void prepare_process() {
+  for (DWORD which : {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE})
+    if (HANDLE handle = GetStdHandle(which); handle != nullptr && handle != INVALID_HANDLE_VALUE)
+      SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
+}
 
 Result<int> take_activated_socket() {
   return -1;

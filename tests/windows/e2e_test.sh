@@ -107,7 +107,8 @@ contains "logs shows its stderr too" "$out" "writer note [0-9]*0$"
 
 out=$(stackie exec writer -- ./e2e-log-block.exe from-exec); rc=$?
 check "exec relays the command's exit status" 7 $rc
-contains "exec runs the command with the block's token" "$out" "exec in the block: from-exec"
+contains "exec runs the command in the block's sandbox (its desktop)" "$out" \
+  "exec in the block: from-exec on desktop stackie-"
 
 pid_before=$(ps_field web pid)
 out=$(stackie restart web); check "restart exits 0" 0 $?
