@@ -182,6 +182,11 @@ class WindowsLockboxProcess final : public Process {
     for (const auto& bind : policy_.read_write) argv.insert(argv.end(), {"--rw", bind.source});
     if (!policy_.host_tmp_dir.empty()) argv.insert(argv.end(), {"--tmpdir", policy_.host_tmp_dir});
     if (!policy_.working_dir.empty()) argv.insert(argv.end(), {"--chdir", policy_.working_dir});
+    // The command's job gets the block's limits: an exec'd command must not escape them.
+    if (policy_.limits.memory_bytes != 0)
+      argv.insert(argv.end(), {"--memory", std::to_string(policy_.limits.memory_bytes)});
+    if (policy_.limits.pids > 0)
+      argv.insert(argv.end(), {"--pids", std::to_string(policy_.limits.pids)});
     for (const auto& name : pass_env) argv.insert(argv.end(), {"--pass-env", name});
     argv.emplace_back("--");
     argv.insert(argv.end(), command.begin(), command.end());

@@ -298,6 +298,8 @@ int main(int argc, char** argv) {
     stackie::SpawnRequest request;
     request.argv = {self_path(), "block-tree", pid_file};
     request.policy = policy_for("exec", tmp);
+    request.policy.limits.memory_bytes = 256ull << 20;
+    request.policy.limits.pids = 50;
     bool exited = false;
     auto spawned =
         spawner->spawn(&loop, request, [&](const stackie::ExitStatus&) { exited = true; });
@@ -311,6 +313,16 @@ int main(int argc, char** argv) {
       }
       std::vector<std::string> exec = process->join_argv({self_path(), "block-print"}, {});
       check(!exec.empty() && exec[0] == lockbox, "exec: join_argv starts with the lockbox");
+      // The command's job gets the block's limits. Wine 8.0 answers zeros for a job's limits
+      // (NtQueryInformationJobObject), so the words are checked here, the job the lockbox
+      // makes from them by TokenPlan.JobCarriesTheBlocksLimits.
+      auto has_words = [&exec](const std::string& flag, const std::string& value) {
+        for (size_t i = 0; i + 1 < exec.size(); ++i)
+          if (exec[i] == flag && exec[i + 1] == value) return true;
+        return false;
+      };
+      check(has_words("--memory", std::to_string(256ull << 20)) && has_words("--pids", "50"),
+            "exec: the command's monitor gets the block's memory and process limits");
       std::string line;
       for (const auto& arg : exec) line += (line.empty() ? "" : " ") + ("\"" + arg + "\"");
       STARTUPINFOA startup{};
