@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 namespace stackie {
 namespace {
@@ -54,8 +55,18 @@ bool same_word(std::string_view text, std::string_view lower_word) {
   return true;
 }
 
+// The first letters of kLevelWords, one bit each: most words of a line start with another
+// letter and are rejected without the word list (issue 25: this runs on every line).
+constexpr uint32_t first_letters() {
+  uint32_t letters = 0;
+  for (const auto& candidate : kLevelWords) letters |= 1u << (candidate.word[0] - 'a');
+  return letters;
+}
+constexpr uint32_t kFirstLetters = first_letters();
+
 std::optional<LogLevel> level_of_word(std::string_view word) {
   if (word.size() < kShortestWord || word.size() > kLongestWord) return std::nullopt;
+  if (((kFirstLetters >> (to_lower(word[0]) - 'a')) & 1u) == 0) return std::nullopt;
   for (const auto& candidate : kLevelWords)
     if (same_word(word, candidate.word)) return candidate.level;
   return std::nullopt;
