@@ -31,16 +31,23 @@ void LineRing::push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel le
     return;
   }
   if (count_ == 0) end_ = end_offset_ = 0;  // nothing to keep: the next text starts a fresh lap
-  if (!bytes_ && max_bytes_ > 0) bytes_.reset(new char[max_bytes_]);
+  if (capacity_ < text.size() || (!bytes_ && max_bytes_ > 0)) grow_bytes(text.size());
   uint64_t start = end_;
   size_t offset = end_offset_;
-  if (offset + text.size() > max_bytes_) {  // the next lap
-    start += max_bytes_ - offset;
-    offset = 0;
+  for (;;) {
+    start = end_;
+    offset = end_offset_;
+    if (offset + text.size() > capacity_) {  // the next lap
+      start += capacity_ - offset;
+      offset = 0;
+    }
+    bool crowded = count_ > 0 && start + text.size() - entry(0).start > capacity_;
+    if (!crowded || capacity_ >= max_bytes_) break;
+    grow_bytes(capacity_ * 2);
   }
   // The oldest lines whose bytes the new text would overwrite leave first, then the oldest
   // beyond the line count.
-  while (count_ > 0 && start + text.size() - entry(0).start > max_bytes_) drop_oldest();
+  while (count_ > 0 && start + text.size() - entry(0).start > capacity_) drop_oldest();
   if (count_ == max_lines_) drop_oldest();
   if (count_ == 0) first_ = 0;
   if (!text.empty()) std::memcpy(bytes_.get() + offset, text.data(), text.size());
@@ -58,13 +65,32 @@ void LineRing::push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel le
   ++count_;
 }
 
+void LineRing::grow_bytes(size_t at_least) {
+  size_t capacity = std::max(capacity_, std::min(kFirstBytes, max_bytes_));
+  while (capacity < at_least && capacity < max_bytes_) capacity *= 2;
+  capacity = std::min(std::max(capacity, at_least), max_bytes_);
+  if (capacity == capacity_ && bytes_) return;
+  std::unique_ptr<char[]> bytes(new char[capacity]);
+  uint64_t end = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    Entry& e = entries_[slot(i)];
+    if (e.length > 0) std::memcpy(bytes.get() + end, bytes_.get() + e.start % capacity_, e.length);
+    e.start = end;
+    end += e.length;
+  }
+  bytes_ = std::move(bytes);
+  capacity_ = capacity;
+  end_ = end;
+  end_offset_ = static_cast<size_t>(end);
+}
+
 std::vector<LogLine> LineRing::tail(size_t lines) const {
   size_t n = std::min(lines, count_);
   std::vector<LogLine> out;
   out.reserve(n);
   for (size_t i = count_ - n; i < count_; ++i) {
     const Entry& e = entry(i);
-    const char* text = e.length == 0 ? "" : bytes_.get() + e.start % max_bytes_;
+    const char* text = e.length == 0 ? "" : bytes_.get() + e.start % capacity_;
     out.push_back(LogLine{e.seq, e.time_ms, e.stream, e.level, std::string(text, e.length)});
   }
   return out;

@@ -41,7 +41,7 @@ class LineRing {
   struct Entry {
     uint64_t seq;
     int64_t time_ms;
-    uint64_t start;  // position in the endless byte stream; start % max_bytes_ in bytes_
+    uint64_t start;  // position in the endless byte stream; start % capacity_ in bytes_
     uint32_t length;
     LogStream stream;
     LogLevel level;
@@ -61,12 +61,20 @@ class LineRing {
   std::vector<Entry> entries_;
   size_t first_ = 0;
   size_t count_ = 0;
-  // Allocated at the first line and not initialised: pages are only touched once written.
+  // Makes bytes_ twice as large (at most max_bytes_), its lines moved to its start in order.
+  void grow_bytes(size_t at_least);
+
+  // Starts at kFirstBytes and doubles, up to max_bytes_, only when lines would otherwise leave
+  // for want of bytes: 2000 lines of 100 bytes live in 256 KiB, and a flood then writes over
+  // that much memory again and again, not over the whole 1 MiB the budget allows (which cost
+  // RSS and cache misses, issue 25).
+  static constexpr size_t kFirstBytes = 64 * 1024;
   std::unique_ptr<char[]> bytes_;
+  size_t capacity_ = 0;
   // Where the next text goes in the endless stream. A text never straddles the end of bytes_:
   // it starts over at the next lap, and the unused end counts as taken until the lap is over.
   uint64_t end_ = 0;
-  size_t end_offset_ = 0;  // end_ % max_bytes_, kept rather than divided for
+  size_t end_offset_ = 0;  // end_ % capacity_, kept rather than divided for
 };
 
 }  // namespace stackie

@@ -3,7 +3,8 @@
 // lines fed as bench-spew writes them (65500-byte reads), into real rotating files, with no
 // follower, with a follower whose events are encoded (and thrown away), and with a stuck one.
 //
-//   logs-microbench DIR [MIB] [ROUNDS]    (default 256 MiB, 5 rounds; prints each round)
+//   logs-microbench DIR [MIB] [ROUNDS] [READ_BYTES] [RING_BYTES]
+//   (default 256 MiB, 5 rounds, reads of 65500 bytes, LogSettings' ring; prints each round)
 //
 // Not a test: a tool run by hand; bench/RESULTS.md quotes it.
 #include <time.h>
@@ -58,14 +59,16 @@ int main(int argc, char** argv) {
   const size_t mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 256;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
   std::string read;
-  while (read.size() + 100 <= 65500)
+  const size_t read_bytes = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 65500;
+  LogSettings settings;
+  if (argc > 5) settings.ring_bytes = std::strtoul(argv[5], nullptr, 10);
+  while (read.size() + 100 <= read_bytes)
     read += std::string("bench-spew line ") + std::string(83, 'x') + "\n";
   const size_t reads = mib * 1024 * 1024 / read.size();
   const double gib = double(reads * read.size()) / (1024.0 * 1024 * 1024);
   for (int round = 0; round < rounds; ++round) {
     for (const char* follower : {"none", "encoding", "stuck"}) {
-      auto logs =
-          BlockLogs::open("bench", dir + "/" + follower + std::to_string(round), LogSettings{});
+      auto logs = BlockLogs::open("bench", dir + "/" + follower + std::to_string(round), settings);
       if (!logs.ok()) {
         std::fprintf(stderr, "%s\n", logs.error().message.c_str());
         return 1;

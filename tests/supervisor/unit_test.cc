@@ -383,6 +383,23 @@ TEST(LineRing, TailAfterManyWrapsIsTheLastLinesIntact) {
   EXPECT_EQ(last3[2].seq, 5000u);
 }
 
+// The byte buffer starts small and grows only when lines would otherwise leave for want of
+// bytes; what it holds survives each growth, in order.
+TEST(LineRing, GrowsItsBufferKeepingItsLines) {
+  LineRing ring(100000, 1 << 20);
+  for (uint64_t seq = 1; seq <= 20000; ++seq)
+    ring.push(seq, 0, LogStream::out, LogLevel::unknown, ring_text(seq));
+  auto tail = ring.tail(100000);
+  // 20000 lines of 48 bytes on average (960 KB) do not all fit in 1 MiB with the lap's waste,
+  // but most do, and the last line is always there.
+  ASSERT_GE(tail.size(), 15000u);
+  for (size_t i = 0; i < tail.size(); ++i) {
+    uint64_t seq = 20000 - (tail.size() - 1 - i);
+    ASSERT_EQ(tail[i].seq, seq);
+    ASSERT_EQ(tail[i].text, ring_text(seq)) << "seq " << seq;
+  }
+}
+
 TEST(LineRing, BoundedByLinesWhenTheyAreShort) {
   LineRing ring(10, 1 << 20);
   for (uint64_t seq = 1; seq <= 25; ++seq)
