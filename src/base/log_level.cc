@@ -74,18 +74,23 @@ bool same_word(std::string_view text, std::string_view lower_word) {
   return true;
 }
 
-// The first letters of kLevelWords, one bit each: most words of a line start with another
-// letter and are rejected without the word list (issue 25: this runs on every line).
-constexpr uint32_t first_letters() {
-  uint32_t letters = 0;
-  for (const auto& candidate : kLevelWords) letters |= 1u << (candidate.word[0] - 'a');
-  return letters;
+// For each first letter, the lengths of the level words that start with it, one bit each: most
+// words of a line ("bench", "line") are rejected without the word list, by a letter no level
+// word starts with or a length none of that letter's has (issue 25: this runs on every line).
+constexpr std::array<uint16_t, 26> lengths_by_letter() {
+  std::array<uint16_t, 26> lengths{};
+  for (const auto& candidate : kLevelWords)
+    lengths[static_cast<size_t>(candidate.word[0] - 'a')] |=
+        static_cast<uint16_t>(1u << candidate.word.size());
+  return lengths;
 }
-constexpr uint32_t kFirstLetters = first_letters();
+constexpr std::array<uint16_t, 26> kLengthsByLetter = lengths_by_letter();
 
 std::optional<LogLevel> level_of_word(std::string_view word) {
   if (word.size() < kShortestWord || word.size() > kLongestWord) return std::nullopt;
-  if (((kFirstLetters >> (to_lower(word[0]) - 'a')) & 1u) == 0) return std::nullopt;
+  const int letter = to_lower(word[0]) - 'a';
+  if (((kLengthsByLetter[static_cast<size_t>(letter)] >> word.size()) & 1u) == 0)
+    return std::nullopt;
   for (const auto& candidate : kLevelWords)
     if (same_word(word, candidate.word)) return candidate.level;
   return std::nullopt;
