@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -314,12 +316,31 @@ Status from_cjson(const cJSON* item, Json& out) {
 
 // ---------------------------------------------------------------- writer
 
+uint64_t load8(const char* at) {
+  uint64_t word;
+  std::memcpy(&word, at, sizeof word);
+  return word;
+}
+
+// Whether any of the eight bytes in `word` is below 0x20, '"', '\\' or not ASCII: the usual
+// tests for a zero byte and for a byte below N, each exact for the word as a whole. A follower's
+// events are mostly log text that needs no escape (issue 25).
+bool needs_escape(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+  return (word & kHigh) != 0 || ((word - kOnes * 0x20) & ~word & kHigh) != 0 ||
+         has_zero(word ^ (kOnes * '"')) || has_zero(word ^ (kOnes * '\\'));
+}
+
 void write_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (std::size_t i = 0; i < text.size();) {
     // Copy the run of bytes that need nothing in one go (most of any log line).
     std::size_t run = i;
+    // Eight bytes at a time while none needs escaping, then byte by byte.
+    while (run + 8 <= text.size() && !needs_escape(load8(text.data() + run))) run += 8;
     while (run < text.size()) {
       const unsigned char b = static_cast<unsigned char>(text[run]);
       if (b < 0x20 || b == '"' || b == '\\' || b >= 0x80) break;

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace stackie {
 namespace {
@@ -47,6 +49,24 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
+uint64_t load8(const char* at) {
+  uint64_t word;
+  std::memcpy(&word, at, sizeof word);
+  return word;
+}
+
+// is_alpha of eight bytes at once (the usual exact tests for a byte below or above N, on the
+// bytes with 0x20 set): long words (identifiers, hashes, encoded data) are crossed a word at a
+// time instead of a byte at a time.
+bool all_alpha(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const uint64_t lower = word | (kOnes * 0x20);
+  const bool below_a = ((lower - kOnes * 'a') & ~lower & kHigh) != 0;
+  const bool above_z = (((lower + kOnes * (127 - 'z')) | lower) & kHigh) != 0;
+  return !below_a && !above_z;
+}
+
 bool same_word(std::string_view text, std::string_view lower_word) {
   if (text.size() != lower_word.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i)
@@ -54,8 +74,23 @@ bool same_word(std::string_view text, std::string_view lower_word) {
   return true;
 }
 
+// For each first letter, the lengths of the level words that start with it, one bit each: most
+// words of a line ("bench", "line") are rejected without the word list, by a letter no level
+// word starts with or a length none of that letter's has (issue 25: this runs on every line).
+constexpr std::array<uint16_t, 26> lengths_by_letter() {
+  std::array<uint16_t, 26> lengths{};
+  for (const auto& candidate : kLevelWords)
+    lengths[static_cast<size_t>(candidate.word[0] - 'a')] |=
+        static_cast<uint16_t>(1u << candidate.word.size());
+  return lengths;
+}
+constexpr std::array<uint16_t, 26> kLengthsByLetter = lengths_by_letter();
+
 std::optional<LogLevel> level_of_word(std::string_view word) {
   if (word.size() < kShortestWord || word.size() > kLongestWord) return std::nullopt;
+  const int letter = to_lower(word[0]) - 'a';
+  if (((kLengthsByLetter[static_cast<size_t>(letter)] >> word.size()) & 1u) == 0)
+    return std::nullopt;
   for (const auto& candidate : kLevelWords)
     if (same_word(word, candidate.word)) return candidate.level;
   return std::nullopt;
@@ -75,6 +110,7 @@ LogLevel first_level_word(std::string_view text) {
       continue;
     }
     std::size_t end = i;
+    while (end + 8 <= head.size() && all_alpha(load8(head.data() + end))) end += 8;
     while (end < head.size() && is_alpha(head[end])) ++end;
     std::string_view word = head.substr(i, end - i);
     char next = end < head.size() ? head[end] : '\0';

@@ -120,6 +120,8 @@ int run_logs(std::span<char*> argv) {
   if (!project.empty()) params.set("stack", project);
   if (streams.size() > 0) params.set("streams", streams);
   if (!level.empty()) params.set("level", level);
+  // A follower takes the lines of each read as one `lines` event (older daemons ignore this).
+  if (follow) params.set("batch", true);
   if (since_ms) {
     params.set("since", static_cast<long long>(*since_ms));
     // --since alone means every line from then on that the daemon still holds, not 10 of them.
@@ -144,28 +146,42 @@ int run_logs(std::span<char*> argv) {
                    static_cast<long long>(event.data["count"].int_or(0)));
       return;
     }
-    if (event.name != "line") return;
-    if (json) {
-      std::string line = to_json(event.data) + "\n";
-      std::fwrite(line.data(), 1, line.size(), stdout);
-      if (follow) std::fflush(stdout);
+    // One line as a `line` event carries it, whether it came alone or in a `lines` batch.
+    auto print_line = [&](const Json& data, const Json& line) {
+      if (json) {
+        std::string out = to_json(Json::object({{"stack", data["stack"]},
+                                                {"block", data["block"]},
+                                                {"stream", data["stream"]},
+                                                {"ts", data["ts"]},
+                                                {"level", line["level"]},
+                                                {"text", line["text"]}})) +
+                          "\n";
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        return;
+      }
+      std::string name = shown(data["block"].string_or("?"));
+      if (with_stack) name = shown(data["stack"].string_or("?")) + "/" + name;
+      std::string out;
+      if (prefix) {
+        auto [it, added] = color_of.emplace(name, color_of.size());
+        (void)added;
+        if (use_color) out += std::string("\033[") + kColors[it->second % 6] + "m";
+        out += name + " |";
+        if (use_color) out += "\033[0m";
+        out += " ";
+      }
+      if (timestamps) out += data["ts"].string_or("") + " ";
+      out += shown(line["text"].string_or(""));
+      out += "\n";
+      std::fwrite(out.data(), 1, out.size(), stdout);
+    };
+    if (event.name == "line") {
+      print_line(event.data, event.data);
+    } else if (event.name == "lines" && event.data["lines"].is_array()) {
+      for (const auto& line : event.data["lines"].as_array()) print_line(event.data, line);
+    } else {
       return;
     }
-    std::string name = shown(event.data["block"].string_or("?"));
-    if (with_stack) name = shown(event.data["stack"].string_or("?")) + "/" + name;
-    std::string out;
-    if (prefix) {
-      auto [it, added] = color_of.emplace(name, color_of.size());
-      (void)added;
-      if (use_color) out += std::string("\033[") + kColors[it->second % 6] + "m";
-      out += name + " |";
-      if (use_color) out += "\033[0m";
-      out += " ";
-    }
-    if (timestamps) out += event.data["ts"].string_or("") + " ";
-    out += shown(event.data["text"].string_or(""));
-    out += "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
     if (follow) std::fflush(stdout);
   });
   if (!reply.ok()) return report_transport_error(reply.error());

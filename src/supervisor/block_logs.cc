@@ -10,18 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace stackie {
-
-std::string_view to_string(LogStream stream) {
-  switch (stream) {
-    case LogStream::out: return "stdout";
-    case LogStream::err: return "stderr";
-    case LogStream::daemon: return "stackie";
-  }
-  return "?";
-}
 
 // The calendar from <chrono> rather than gmtime_r, which Windows lacks (its gmtime_s swaps
 // the arguments): the same UTC fields everywhere, no platform file.
@@ -42,50 +34,16 @@ std::string format_timestamp(int64_t time_ms) {
 
 namespace {
 
+std::string skipped_marker(uint64_t skipped) {
+  return "[stackie] " + std::to_string(skipped) + " lines skipped: the follower did not keep up";
+}
+
 int64_t now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
-
-void LineSplitter::feed(std::string_view data, const std::function<void(std::string_view)>& emit) {
-  while (!data.empty()) {
-    size_t newline = data.find('\n');
-    // A whole line in this read and nothing pending (the common case): no copy.
-    if (pending_.empty() && !just_split_ && newline != std::string_view::npos &&
-        newline <= max_line_) {
-      emit(data.substr(0, newline));
-      data.remove_prefix(newline + 1);
-      continue;
-    }
-    std::string_view piece = data.substr(0, newline);
-    // Overlong lines: emit full pieces of max_line as they fill, never hold more than that.
-    while (!piece.empty()) {
-      size_t take = std::min(piece.size(), max_line_ - pending_.size());
-      pending_.append(piece.substr(0, take));
-      piece.remove_prefix(take);
-      just_split_ = false;
-      if (pending_.size() == max_line_) {
-        emit(pending_);
-        pending_.clear();
-        just_split_ = true;
-      }
-    }
-    if (newline == std::string_view::npos) return;
-    // A newline right after a split piece ends that piece; it is not an extra empty line.
-    if (!just_split_) emit(pending_);
-    pending_.clear();
-    just_split_ = false;
-    data.remove_prefix(newline + 1);
-  }
-}
-
-void LineSplitter::flush(const std::function<void(std::string_view)>& emit) {
-  if (!pending_.empty()) emit(pending_);
-  pending_.clear();
-  just_split_ = false;
-}
 
 RotatingFile::RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes,
                            int count)
@@ -193,7 +151,8 @@ BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings setti
       directory_(std::move(directory)),
       settings_(settings),
       out_splitter_(settings.max_line),
-      err_splitter_(settings.max_line) {}
+      err_splitter_(settings.max_line),
+      ring_(settings.ring_lines, settings.ring_bytes) {}
 
 namespace {
 
@@ -247,19 +206,21 @@ Status BlockLogs::reopen_directory_if_gone() {
 void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  splitter.feed(data, [&](std::string_view line) { add_line(stream, line, time_ms); });
+  splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, time_ms); });
+  deliver_batch(stream, time_ms);
   flush_files();
 }
 
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  splitter.flush([&](std::string_view line) { add_line(stream, line, time_ms); });
+  splitter.flush([&](std::string_view line) { add_block_line(stream, line, time_ms); });
+  deliver_batch(stream, time_ms);
   flush_files();
 }
 
 void BlockLogs::note(std::string_view text) {
-  add_line(LogStream::daemon, std::string("[stackie] ") + std::string(text), now_ms());
+  add_own_line(LogStream::daemon, std::string("[stackie] ") + std::string(text), now_ms());
   flush_files();
 }
 
@@ -297,48 +258,89 @@ void BlockLogs::flush_files() {
   // Said once when the error starts or changes (in the ring, for `logs`; in stderr.log with the
   // next batch if that file works); `status` shows it until a write succeeds again.
   if (!changed.empty())
-    add_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
+    add_own_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }
 
-void BlockLogs::add_line(LogStream stream, std::string_view text, int64_t time_ms) {
-  // The ring is full in steady state: the oldest line leaves now (as it would below) and lends
-  // its buffer, so a flood of short lines allocates nothing per line. Big buffers are not
-  // reused: 2000 short lines must not each hold a 16 KiB buffer.
-  std::string buffer;
-  if (!ring_.empty() && ring_.size() >= settings_.ring_lines &&
-      ring_.front().text.capacity() <= 1024) {
-    buffer = std::move(ring_.front().text);
-    ring_bytes_ -= buffer.size();
-    ring_.pop_front();
-  }
-  buffer.assign(text);
-  LogLevel level = stream == LogStream::daemon ? LogLevel::unknown : classify_log_line(text);
+// The hot path of a flood: per line, a classification, a record appended to the file batch and
+// a copy into the ring, with no allocation (issue 25).
+void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t time_ms) {
+  LogLevel level = classify_log_line(text);
   ++level_counts_[static_cast<size_t>(level)];
-  LogLine line{next_seq_++, time_ms, stream, level, std::move(buffer)};
+  uint64_t seq = next_seq_++;
+  if (out_file_) {
+    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    const std::string& stamp = stamps_.of(time_ms);
+    // One resize and three copies instead of four appends that each check the capacity.
+    size_t at = batch.size();
+    batch.resize(at + stamp.size() + 1 + text.size() + 1);
+    char* out = batch.data() + at;
+    std::memcpy(out, stamp.data(), stamp.size());
+    out += stamp.size();
+    *out++ = ' ';
+    if (!text.empty()) std::memcpy(out, text.data(), text.size());
+    out[text.size()] = '\n';
+  }
+  if (!followers_.empty()) {
+    // The view is made in deliver_batch: batch_text_ may move as it grows.
+    batch_lines_.push_back({seq, level, std::string_view(nullptr, text.size())});
+    batch_text_.append(text);
+  }
+  ring_.push(seq, time_ms, stream, level, text);
+}
+
+void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t time_ms) {
+  LogLevel level = LogLevel::unknown;
+  ++level_counts_[static_cast<size_t>(level)];
+  uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
     std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch += stamps_.of(line.time_ms);
+    batch += stamps_.of(time_ms);
     batch += ' ';
-    batch += line.text;
+    batch += text;
     batch += '\n';
   }
-  deliver(line);
-  ring_bytes_ += line.text.size();
-  ring_.push_back(std::move(line));
-  while (!ring_.empty() &&
-         (ring_.size() > settings_.ring_lines || ring_bytes_ > settings_.ring_bytes)) {
-    ring_bytes_ -= ring_.front().text.size();
-    ring_.pop_front();
+  if (!followers_.empty()) deliver(LogLine{seq, time_ms, stream, level, std::string(text)});
+  ring_.push(seq, time_ms, stream, level, text);
+}
+
+void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
+  if (batch_lines_.empty()) return;
+  size_t at = 0;
+  for (auto& line : batch_lines_) {
+    line.text = std::string_view(batch_text_.data() + at, line.text.size());
+    at += line.text.size();
   }
+  LogBatch batch{time_ms, stream, batch_lines_};
+  for (auto& [id, follower] : followers_) {
+    if (follower.skipped > 0) {
+      LogLine marker{batch_lines_.front().seq, time_ms, LogStream::daemon, LogLevel::unknown,
+                     skipped_marker(follower.skipped)};
+      if (!follower.sink->offer(marker)) {
+        follower.skipped += batch_lines_.size();
+        continue;
+      }
+      follower.skipped = 0;
+    }
+    follower.skipped += follower.sink->offer_batch(batch);
+  }
+  batch_lines_.clear();
+  batch_text_.clear();
+}
+
+size_t LogSink::offer_batch(const LogBatch& batch) {
+  size_t skipped = 0;
+  for (const auto& line : batch.lines)
+    if (!offer(LogLine{line.seq, batch.time_ms, batch.stream, line.level, std::string(line.text)}))
+      ++skipped;
+  return skipped;
 }
 
 void BlockLogs::deliver(const LogLine& line) {
   for (auto& [id, follower] : followers_) {
     if (follower.skipped > 0) {
       LogLine marker{line.seq, line.time_ms, LogStream::daemon, LogLevel::unknown,
-                     "[stackie] " + std::to_string(follower.skipped) +
-                         " lines skipped: the follower did not keep up"};
+                     skipped_marker(follower.skipped)};
       if (!follower.sink->offer(marker)) {
         ++follower.skipped;
         continue;
@@ -350,8 +352,7 @@ void BlockLogs::deliver(const LogLine& line) {
 }
 
 std::vector<LogLine> BlockLogs::tail(size_t lines) const {
-  size_t n = std::min(lines, ring_.size());
-  return std::vector<LogLine>(ring_.end() - static_cast<std::ptrdiff_t>(n), ring_.end());
+  return ring_.tail(lines);
 }
 
 uint64_t BlockLogs::follow(LogSink* sink) {

@@ -4,13 +4,14 @@
 // block: files are appended with O_APPEND writes, followers that cannot take a line skip it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <functional>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,19 +19,9 @@
 #include "base/error.h"
 #include "base/log_level.h"
 #include "base/safe_open.h"
+#include "supervisor/line_ring.h"
 
 namespace stackie {
-
-enum class LogStream { out, err, daemon };
-std::string_view to_string(LogStream stream);
-
-struct LogLine {
-  uint64_t seq = 0;
-  int64_t time_ms = 0;  // wall clock, milliseconds since the epoch
-  LogStream stream = LogStream::out;
-  LogLevel level = LogLevel::unknown;  // what the line announces; unknown for our own notes
-  std::string text;                    // without the newline
-};
 
 // "2026-12-01T21:35:00.123Z"
 std::string format_timestamp(int64_t time_ms);
@@ -54,18 +45,73 @@ struct LogSettings {
   size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
 };
 
-// Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces.
+// Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces. `emit` is
+// called with each line (a view into `data` or into the unfinished line kept from the last
+// feed); a template rather than a std::function, so that the per-line call is inlined into the
+// scan of a whole read (issue 25).
 class LineSplitter {
  public:
   explicit LineSplitter(size_t max_line) : max_line_(max_line) {}
-  void feed(std::string_view data, const std::function<void(std::string_view)>& emit);
-  void flush(const std::function<void(std::string_view)>& emit);  // at EOF: the unfinished line
+  template <class Emit>
+  void feed(std::string_view data, Emit&& emit);
+  template <class Emit>
+  void flush(Emit&& emit);  // at EOF: the unfinished line
 
  private:
+  // The slow path: a line that began in an earlier read, follows a split piece or is too long.
+  template <class Emit>
+  void take_piece(std::string_view piece, bool ends_line, Emit& emit);
+
   size_t max_line_;
   std::string pending_;
   bool just_split_ = false;
 };
+
+template <class Emit>
+void LineSplitter::feed(std::string_view data, Emit&& emit) {
+  const char* at = data.data();
+  const char* end = at + data.size();
+  while (at < end) {
+    const auto* newline = static_cast<const char*>(std::memchr(at, '\n', size_t(end - at)));
+    size_t length = size_t((newline != nullptr ? newline : end) - at);
+    // A whole line in this read and nothing pending (the common case): no copy.
+    if (newline != nullptr && pending_.empty() && !just_split_ && length <= max_line_) {
+      emit(std::string_view(at, length));
+    } else {
+      take_piece(std::string_view(at, length), newline != nullptr, emit);
+    }
+    if (newline == nullptr) return;
+    at = newline + 1;
+  }
+}
+
+template <class Emit>
+void LineSplitter::take_piece(std::string_view piece, bool ends_line, Emit& emit) {
+  // Overlong lines: emit full pieces of max_line as they fill, never hold more than that.
+  while (!piece.empty()) {
+    size_t take = std::min(piece.size(), max_line_ - pending_.size());
+    pending_.append(piece.substr(0, take));
+    piece.remove_prefix(take);
+    just_split_ = false;
+    if (pending_.size() == max_line_) {
+      emit(std::string_view(pending_));
+      pending_.clear();
+      just_split_ = true;
+    }
+  }
+  if (!ends_line) return;
+  // A newline right after a split piece ends that piece; it is not an extra empty line.
+  if (!just_split_) emit(std::string_view(pending_));
+  pending_.clear();
+  just_split_ = false;
+}
+
+template <class Emit>
+void LineSplitter::flush(Emit&& emit) {
+  if (!pending_.empty()) emit(std::string_view(pending_));
+  pending_.clear();
+  just_split_ = false;
+}
 
 // One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
 // directory held open: every open, rename and truncation is relative to it and never follows a
@@ -103,12 +149,30 @@ class RotatingFile {
   uint64_t size_ = 0;
 };
 
+// One line of a LogBatch: its text is valid only during the offer.
+struct LogBatchLine {
+  uint64_t seq;
+  LogLevel level;
+  std::string_view text;
+};
+
+// The lines of one read from a block's pipe: one stream, one time (the read's).
+struct LogBatch {
+  int64_t time_ms;
+  LogStream stream;
+  std::span<const LogBatchLine> lines;
+};
+
 // Receives lines as they come. offer() must not block: false means "not now" (its buffer is
 // full), and the line is skipped for this follower.
 class LogSink {
  public:
   virtual ~LogSink() = default;
   virtual bool offer(const LogLine& line) = 0;
+  // The lines of one read, in one call, so that a follower can send them as one event and a
+  // stuck one skips them with one test instead of one per line (issue 25). Returns how many
+  // lines were skipped. By default, each line through offer().
+  virtual size_t offer_batch(const LogBatch& batch);
 };
 
 class BlockLogs {
@@ -148,8 +212,12 @@ class BlockLogs {
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
-  void add_line(LogStream stream, std::string_view text, int64_t time_ms);
+  // A line of our own (offered to followers at once), or of the block (batched for them).
+  void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
+  void add_block_line(LogStream stream, std::string_view text, int64_t time_ms);
   void deliver(const LogLine& line);
+  // Offers the lines the last read collected to every follower, then forgets them.
+  void deliver_batch(LogStream stream, int64_t time_ms);
   void flush_files();
   // The log directory was deleted (with the files in it): make it again, as open() did.
   Status reopen_directory_if_gone();
@@ -168,11 +236,14 @@ class BlockLogs {
   std::unique_ptr<RotatingFile> out_file_, err_file_;
   std::string out_batch_, err_batch_;  // records not yet written
   TimestampText stamps_;
-  std::deque<LogLine> ring_;
-  size_t ring_bytes_ = 0;
+  LineRing ring_;
   uint64_t next_seq_ = 1;
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
+  // The lines of the read being split, kept only while someone follows: their texts one after
+  // the other in batch_text_, so that a batch costs no allocation per line.
+  std::string batch_text_;
+  std::vector<LogBatchLine> batch_lines_;
   uint64_t write_errors_ = 0;
   std::array<uint64_t, 6> level_counts_{};  // by LogLevel
   std::string write_error_;

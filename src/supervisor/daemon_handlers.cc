@@ -161,6 +161,56 @@ void write_log_line_event(std::string& out, const std::string& stack, const std:
 
 namespace {
 
+Json level_json(LogLevel level) {
+  return level == LogLevel::unknown ? Json() : Json(std::string(to_string(level)));
+}
+
+void write_level(std::string& out, LogLevel level) {
+  if (level == LogLevel::unknown)
+    out += "null";
+  else
+    append_json_string(out, to_string(level));
+}
+
+}  // namespace
+
+Json log_lines_event(const std::string& stack, const std::string& block, LogStream stream,
+                     const std::string& timestamp, std::span<const LogBatchLine> lines) {
+  Json list = Json::array();
+  for (const auto& line : lines)
+    list.push_back(
+        Json::object({{"level", level_json(line.level)}, {"text", std::string(line.text)}}));
+  return Json::object({{"stack", stack},
+                       {"block", block},
+                       {"stream", std::string(to_string(stream))},
+                       {"ts", timestamp},
+                       {"lines", std::move(list)}});
+}
+
+void write_log_lines_event(std::string& out, const std::string& stack, const std::string& block,
+                           LogStream stream, const std::string& timestamp,
+                           std::span<const LogBatchLine> lines) {
+  out += "{\"stack\":";
+  append_json_string(out, stack);
+  out += ",\"block\":";
+  append_json_string(out, block);
+  out += ",\"stream\":";
+  append_json_string(out, to_string(stream));
+  out += ",\"ts\":";
+  append_json_string(out, timestamp);
+  out += ",\"lines\":[";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += i == 0 ? "{\"level\":" : ",{\"level\":";
+    write_level(out, lines[i].level);
+    out += ",\"text\":";
+    append_json_string(out, lines[i].text);
+    out += '}';
+  }
+  out += "]}";
+}
+
+namespace {
+
 // `"blocks"`, `"profiles"`, `"names"`: an array of strings (absent = none).
 Result<std::vector<std::string>> names_param(const Json& value, std::string_view key) {
   std::vector<std::string> out;
@@ -191,9 +241,12 @@ Result<std::vector<std::pair<std::string, std::string>>> env_param(const Json& e
 struct LineFilter {
   bool out = true, err = true;
   std::optional<LogLevel> min_level;
+  bool wants_stream(LogStream stream) const { return stream == LogStream::out ? out : err; }
+  bool wants_level(LogLevel level) const {
+    return !min_level || (level != LogLevel::unknown && level >= *min_level);
+  }
   bool wants(const LogLine& line) const {
-    if (!(line.stream == LogStream::out ? out : err)) return false;
-    return !min_level || (line.level != LogLevel::unknown && line.level >= *min_level);
+    return wants_stream(line.stream) && wants_level(line.level);
   }
 };
 
@@ -231,6 +284,8 @@ struct DaemonHandlers::Follower final : LogSink {
   LineFilter filter;
   uint64_t id = 0;
   TimestampText stamps;
+  bool batch = false;                // the client takes `lines` events
+  std::vector<LogBatchLine> wanted;  // reused: the lines of a batch that pass the filter
   bool offer(const LogLine& line) override {
     if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
     const std::string& timestamp = stamps.of(line.time_ms);
@@ -239,6 +294,22 @@ struct DaemonHandlers::Follower final : LogSink {
                [&](std::string& out) {
                  write_log_line_event(out, stack, block, line, timestamp);
                }) == ipc::EventOutcome::sent;
+  }
+  // All of the batch in one `lines` event, or none of it.
+  size_t offer_batch(const LogBatch& lines) override {
+    if (!batch) return LogSink::offer_batch(lines);
+    if (!filter.wants_stream(lines.stream)) return 0;
+    wanted.clear();
+    for (const auto& line : lines.lines)
+      if (filter.wants_level(line.level)) wanted.push_back(line);
+    if (wanted.empty()) return 0;
+    const std::string& timestamp = stamps.of(lines.time_ms);
+    auto outcome = session.event_lazily(
+        "lines", [&] { return log_lines_event(stack, block, lines.stream, timestamp, wanted); },
+        [&](std::string& out) {
+          write_log_lines_event(out, stack, block, lines.stream, timestamp, wanted);
+        });
+    return outcome == ipc::EventOutcome::sent ? 0 : wanted.size();
   }
 };
 
@@ -643,6 +714,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     follower->stack = target.stack;
     follower->block = target.block;
     follower->filter = *filter;
+    follower->batch = params["batch"].bool_or(false);
     auto id = daemon_.supervisor().follow(target.stack, target.block, follower.get());
     if (!id.ok()) continue;
     follower->id = *id;

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,17 @@ Json log_line_event(const std::string& stack, const std::string& block, const Lo
 // Appends to_json(log_line_event(...)) without building the Json: the follower's hot path.
 void write_log_line_event(std::string& out, const std::string& stack, const std::string& block,
                           const LogLine& line, const std::string& timestamp);
+
+// The `lines` event of `logs` (docs/ipc.md), sent to a follower that asked for batches
+// ("batch": true): the lines of one read from one block's stream, which share the stream and
+// the time: {stack, block, stream, ts, lines: [{level, text}...]}. One event per read instead
+// of one per line (issue 25).
+Json log_lines_event(const std::string& stack, const std::string& block, LogStream stream,
+                     const std::string& timestamp, std::span<const LogBatchLine> lines);
+// Appends to_json(log_lines_event(...)) without building the Json.
+void write_log_lines_event(std::string& out, const std::string& stack, const std::string& block,
+                           LogStream stream, const std::string& timestamp,
+                           std::span<const LogBatchLine> lines);
 
 // The IPC error code of an Error from the supervisor (ENOENT: not_found, EBUSY: busy, ...).
 std::string_view code_for(const Error& error);

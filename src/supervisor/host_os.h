@@ -28,6 +28,10 @@ void signal_helper(int pid, int signum);
 // would race libuv's own overlapped read; the pipe is read to its end through libuv instead.
 size_t read_pipe_now(const uv_pipe_t* pipe, char* buffer, size_t size);
 
+// Asks for `pipe` to hold `bytes` (Linux F_SETPIPE_SZ): its capacity after the call, or 0 where
+// pipes cannot grow (macOS, Windows) or the kernel refused (the user's pipe pages are used up).
+size_t grow_pipe_to(const uv_pipe_t* pipe, size_t bytes);
+
 // $XDG_RUNTIME_DIR when it is the session's private directory (absolute, a directory, ours,
 // mode 0700), else "". Windows: always "" (no such directory; ephemeral storage goes under the
 // storage root).

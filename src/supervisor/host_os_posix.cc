@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "base/posix_io.h"
 #include "supervisor/host_os.h"
 
 namespace stackie {
@@ -23,6 +24,13 @@ size_t read_pipe_now(const uv_pipe_t* pipe, char* buffer, size_t size) {
   if (uv_fileno(reinterpret_cast<const uv_handle_t*>(pipe), &fd) != 0) return 0;
   ssize_t n = ::read(fd, buffer, size);
   return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+size_t grow_pipe_to(const uv_pipe_t* pipe, size_t bytes) {
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(pipe), &fd) != 0) return 0;
+  if (!grow_pipe(fd, static_cast<int>(bytes))) return 0;
+  return static_cast<size_t>(pipe_capacity(fd, 0));
 }
 
 std::string trusted_runtime_dir() {

@@ -18,6 +18,10 @@ size_t read_pipe_now(const uv_pipe_t*, char*, size_t) {
   return 0;
 }
 
+size_t grow_pipe_to(const uv_pipe_t*, size_t) {
+  return 0;
+}
+
 std::string trusted_runtime_dir() {
   return "";
 }

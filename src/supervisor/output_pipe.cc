@@ -21,12 +21,13 @@ void OutputPipe::start_reading() {
       pipe_.stream(),
       [](uv_handle_t* h, size_t, uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(h->data);
-        *buf = uv_buf_init(self->buffer_, sizeof self->buffer_);
+        *buf = uv_buf_init(self->buffer_.get(), static_cast<unsigned>(self->buffer_size_));
       },
       [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(s->data);
         if (n > 0) {
           self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
+          if (size_t(n) == self->buffer_size_) self->grow_for_flood();
           self->yield_turn();
         }
         if (n < 0) self->close();  // EOF or error: the last writer is gone
@@ -47,12 +48,22 @@ void OutputPipe::yield_turn() {
   });
 }
 
+// Once per pipe: a refused F_SETPIPE_SZ (the user's pipe pages, /proc/sys/fs/pipe-user-pages-soft,
+// are used up by other floods) keeps the 64 KiB pipe, and the bigger buffer still takes what
+// the pipe holds in fewer reads.
+void OutputPipe::grow_for_flood() {
+  if (buffer_size_ >= kFloodReadBytes) return;
+  grow_pipe_to(pipe_.get(), kFloodPipeBytes);
+  buffer_.reset(new char[kFloodReadBytes]);
+  buffer_size_ = kFloodReadBytes;
+}
+
 void OutputPipe::drain() {
   if (closed_) return;
   for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
-    size_t n = read_pipe_now(pipe_.get(), buffer_, sizeof buffer_);
+    size_t n = read_pipe_now(pipe_.get(), buffer_.get(), buffer_size_);
     if (n == 0) break;
-    logs_->feed(stream_, std::string_view(buffer_, n));
+    logs_->feed(stream_, std::string_view(buffer_.get(), n));
   }
 }
 

@@ -31,6 +31,8 @@ class OutputPipe {
   OutputPipe(std::shared_ptr<BlockLogs> logs, LogStream stream, std::vector<OutputPipe*>* registry)
       : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
   void yield_turn();
+  // The last read filled the whole buffer: the block writes faster than one buffer a turn.
+  void grow_for_flood();
 
   UvHandle<uv_pipe_t> pipe_;
   UvHandle<uv_idle_t> next_turn_;
@@ -39,7 +41,15 @@ class OutputPipe {
   LogStream stream_;
   std::vector<OutputPipe*>* registry_;
   bool closed_ = false;
-  char buffer_[64 * 1024];
+  // A quiet block's pipe keeps the kernel's 64 KiB and a buffer of that size. A flooding one
+  // gets a pipe of kFloodPipeBytes (the block writes on while we are busy elsewhere, instead of
+  // waiting in write(2) for our next turn) and a buffer of kFloodReadBytes, so that a full pipe
+  // is taken in a few reads, each still bounded to one per turn (issue 25).
+  static constexpr size_t kQuietReadBytes = 64 * 1024;
+  static constexpr size_t kFloodReadBytes = 256 * 1024;
+  static constexpr size_t kFloodPipeBytes = 1024 * 1024;
+  std::unique_ptr<char[]> buffer_{new char[kQuietReadBytes]};
+  size_t buffer_size_ = kQuietReadBytes;
 };
 
 }  // namespace stackie

@@ -18,6 +18,20 @@ void expect_all(std::initializer_list<Case> cases) {
     EXPECT_EQ(to_string(classify_log_line(c.line)), to_string(c.level)) << c.line;
 }
 
+// Runs of letters are crossed eight bytes at a time (issue 25): a byte next to the letters in
+// ASCII ('@', '[', '`', '{') or outside it still ends a word, wherever it falls in the word.
+TEST(LogLevel, AWordEndsAtTheFirstByteThatIsNoLetterWhereverItFalls) {
+  for (char separator : {'@', '[', '`', '{', ' ', ':', '0', '\xc1', '\xda'}) {
+    for (size_t run = 0; run < 40; ++run) {
+      std::string line = std::string(run, 'q') + separator + "warn" + separator + " tail";
+      EXPECT_EQ(classify_log_line(line), LogLevel::warn) << run << " " << int(separator);
+      // The same letters glued to the level word make a longer word, which names no level.
+      std::string glued = std::string(run, 'q') + "warn" + separator + " tail";
+      EXPECT_EQ(classify_log_line(glued), run == 0 ? LogLevel::warn : LogLevel::unknown) << run;
+    }
+  }
+}
+
 TEST(LogLevel, Postgres) {
   expect_all({
       {"2026-12-02 10:00:00.123 UTC [41] LOG:  database system is ready to accept connections",

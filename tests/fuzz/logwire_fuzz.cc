@@ -3,11 +3,12 @@
 // input; every line becomes the daemon's `line` event exactly as `logs` sends it
 // (log_line_event, encode_event), and the client's parser (decode_server_message) must accept
 // it, with the text holding no NUL and reading back as the line with NUL and each byte that is
-// not UTF-8 replaced by U+FFFD.
+// not UTF-8 replaced by U+FFFD. All the lines together go the same way as one `lines` event.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ipc/protocol.h"
 #include "supervisor/block_logs.h"
@@ -32,7 +33,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t at = 0; at < input.size(); at += chunk)
     (*logs)->feed(stackie::LogStream::out, input.substr(at, chunk));
   (*logs)->end_of_stream(stackie::LogStream::out);
-  for (const auto& line : (*logs)->tail(settings.ring_lines)) {
+  const auto tail = (*logs)->tail(settings.ring_lines);
+  // The same lines as one `lines` event, as a batching follower gets them: the writer gives
+  // the Json's bytes and each line reads back as a `line` event would carry it.
+  std::vector<stackie::LogBatchLine> batch;
+  for (const auto& line : tail) batch.push_back({line.seq, line.level, line.text});
+  const std::string stamp = "2026-12-03T00:00:00.000Z";
+  std::string lines_wire = stackie::ipc::encode_event(
+      7, "lines", stackie::log_lines_event("s", "b", stackie::LogStream::out, stamp, batch));
+  if (stackie::ipc::encode_event(7, "lines", [&](std::string& out) {
+        stackie::write_log_lines_event(out, "s", "b", stackie::LogStream::out, stamp, batch);
+      }) != lines_wire)
+    std::abort();
+  if (lines_wire.empty() || lines_wire.find('\n') != lines_wire.size() - 1) std::abort();
+  lines_wire.pop_back();
+  auto lines_message = stackie::ipc::decode_server_message(lines_wire);
+  if (!lines_message.ok()) std::abort();
+  const auto* lines_event = std::get_if<stackie::ipc::Event>(&*lines_message);
+  if (lines_event == nullptr || !lines_event->data["lines"].is_array() ||
+      lines_event->data["lines"].size() != tail.size())
+    std::abort();
+  for (size_t i = 0; i < tail.size(); ++i) {
+    const stackie::Json& text = lines_event->data["lines"].as_array()[i]["text"];
+    if (!text.is_string() || stackie::to_json(text) != expected_text(tail[i].text)) std::abort();
+  }
+  for (const auto& line : tail) {
     const std::string stamp = stackie::format_timestamp(line.time_ms);
     std::string wire =
         stackie::ipc::encode_event(7, "line", stackie::log_line_event("s", "b", line, stamp));

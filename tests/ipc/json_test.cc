@@ -23,6 +23,28 @@ void expect_invalid(std::string_view text, std::string_view why) {
       << text << " -> " << parsed.error().message;
 }
 
+// The writer skips eight plain bytes at a time (issue 25): a byte that needs escaping is found
+// at every position of the word, next to every other.
+TEST(Json, EscapesAreFoundAtEveryPositionOfAWord) {
+  for (char special : {'"', '\\', '\n', '\x01', '\x1f', '\t'}) {
+    for (size_t at = 0; at < 24; ++at) {
+      std::string text(23, 'a');
+      text.insert(at, 1, special);
+      std::string written = to_json(Json(text));
+      EXPECT_EQ(written.size(), text.size() + 2 + (special == '\x01' || special == '\x1f' ? 5 : 1))
+          << written;
+      auto back = parse_json(written);
+      ASSERT_TRUE(back.ok()) << written;
+      EXPECT_EQ(back->as_string(), text);
+    }
+  }
+  // Plain bytes only, at every length around the word size: copied as they are.
+  for (size_t size = 0; size < 20; ++size) {
+    std::string text(size, '~');
+    EXPECT_EQ(to_json(Json(text)), "\"" + text + "\"");
+  }
+}
+
 TEST(Json, BuildsAndReadsEveryType) {
   Json value = Json::object({{"null", nullptr},
                              {"yes", true},

@@ -7,9 +7,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
@@ -46,6 +48,40 @@ TEST(LogLineEvent, TheWriterMatchesTheJsonItStandsFor) {
       write_log_line_event(written, "sh\"op", "d\x01b", line, "2026-12-03T00:00:00.123Z");
       EXPECT_EQ(written,
                 to_json(log_line_event("sh\"op", "d\x01b", line, "2026-12-03T00:00:00.123Z")));
+    }
+  }
+}
+
+// A batch of lines is one `lines` event, written by hand like a single line: the same text as
+// the Json, and it reads back as exactly the lines, in order, with their levels.
+TEST(LogLinesEvent, TheWriterMatchesTheJsonAndDecodesToTheLines) {
+  const std::string nasty = std::string("quote \" back \\ tab \t nul ") + '\0' + " bad \xff\xfe" +
+                            " \xe2\x82\xac ctl \x01\x1f end";
+  std::vector<std::string> texts = {"", "LOG:  ready", nasty, "plain"};
+  std::vector<LogBatchLine> lines;
+  for (size_t i = 0; i < texts.size(); ++i)
+    lines.push_back({i + 1, i % 2 ? LogLevel::warn : LogLevel::unknown, texts[i]});
+  for (size_t count : {size_t(0), size_t(1), lines.size()}) {
+    std::span<const LogBatchLine> some(lines.data(), count);
+    std::string written;
+    write_log_lines_event(written, "sh\"op", "d\x01b", LogStream::err, "2026-12-03T00:00:00.123Z",
+                          some);
+    Json built =
+        log_lines_event("sh\"op", "d\x01b", LogStream::err, "2026-12-03T00:00:00.123Z", some);
+    EXPECT_EQ(written, to_json(built));
+    auto back = parse_json(written);
+    ASSERT_TRUE(back.ok()) << written;
+    EXPECT_EQ((*back)["stream"].string_or(""), "stderr");
+    EXPECT_EQ((*back)["ts"].string_or(""), "2026-12-03T00:00:00.123Z");
+    ASSERT_TRUE((*back)["lines"].is_array());
+    ASSERT_EQ((*back)["lines"].size(), count);
+    for (size_t i = 0; i < count; ++i) {
+      const Json& line = (*back)["lines"].as_array()[i];
+      // As a single `line` event would carry the same line.
+      LogLine single{lines[i].seq, 0, LogStream::err, lines[i].level, texts[i]};
+      Json alone = log_line_event("s", "b", single, "t");
+      EXPECT_EQ(to_json(line["text"]), to_json(alone["text"]));
+      EXPECT_EQ(to_json(line["level"]), to_json(alone["level"]));
     }
   }
 }
@@ -315,6 +351,104 @@ TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
   EXPECT_EQ(tail[0].text[0], 'c');
 }
 
+// The text of line `seq` in the ring tests: lengths from 0 to 96, so lines wrap the byte
+// buffer at every offset.
+std::string ring_text(uint64_t seq) {
+  return std::string(seq * 7 % 97, static_cast<char>('a' + seq % 26));
+}
+
+TEST(LineRing, TailAfterManyWrapsIsTheLastLinesIntact) {
+  LineRing ring(100, 4096);
+  for (uint64_t seq = 1; seq <= 5000; ++seq)
+    ring.push(seq, static_cast<int64_t>(seq), seq % 2 ? LogStream::out : LogStream::err,
+              LogLevel::info, ring_text(seq));
+  auto tail = ring.tail(1000);
+  ASSERT_FALSE(tail.empty());
+  ASSERT_LE(tail.size(), 100u);
+  // Lines average 48 bytes: the byte budget, not the line count, is what bounds them here,
+  // and at most one line's worth (the end of a lap) is lost to the wrap.
+  EXPECT_GE(tail.size(), (4096u - 96) / 96);
+  size_t bytes = 0;
+  for (size_t i = 0; i < tail.size(); ++i) {
+    uint64_t seq = 5000 - (tail.size() - 1 - i);
+    EXPECT_EQ(tail[i].seq, seq);
+    EXPECT_EQ(tail[i].time_ms, static_cast<int64_t>(seq));
+    EXPECT_EQ(tail[i].stream, seq % 2 ? LogStream::out : LogStream::err);
+    EXPECT_EQ(tail[i].text, ring_text(seq)) << "seq " << seq;
+    bytes += tail[i].text.size();
+  }
+  EXPECT_LE(bytes, 4096u);
+  auto last3 = ring.tail(3);
+  ASSERT_EQ(last3.size(), 3u);
+  EXPECT_EQ(last3[2].seq, 5000u);
+}
+
+// The byte buffer starts small and grows only when lines would otherwise leave for want of
+// bytes; what it holds survives each growth, in order.
+TEST(LineRing, GrowsItsBufferKeepingItsLines) {
+  LineRing ring(100000, 1 << 20);
+  for (uint64_t seq = 1; seq <= 20000; ++seq)
+    ring.push(seq, 0, LogStream::out, LogLevel::unknown, ring_text(seq));
+  auto tail = ring.tail(100000);
+  // 20000 lines of 48 bytes on average (960 KB) do not all fit in 1 MiB with the lap's waste,
+  // but most do, and the last line is always there.
+  ASSERT_GE(tail.size(), 15000u);
+  for (size_t i = 0; i < tail.size(); ++i) {
+    uint64_t seq = 20000 - (tail.size() - 1 - i);
+    ASSERT_EQ(tail[i].seq, seq);
+    ASSERT_EQ(tail[i].text, ring_text(seq)) << "seq " << seq;
+  }
+}
+
+TEST(LineRing, BoundedByLinesWhenTheyAreShort) {
+  LineRing ring(10, 1 << 20);
+  for (uint64_t seq = 1; seq <= 25; ++seq)
+    ring.push(seq, 0, LogStream::out, LogLevel::unknown, "x" + std::to_string(seq));
+  auto tail = ring.tail(100);
+  ASSERT_EQ(tail.size(), 10u);
+  EXPECT_EQ(tail.front().text, "x16");
+  EXPECT_EQ(tail.back().text, "x25");
+}
+
+TEST(LineRing, ALineLargerThanTheBudgetEmptiesIt) {
+  LineRing ring(10, 100);
+  ring.push(1, 0, LogStream::out, LogLevel::unknown, "kept");
+  ring.push(2, 0, LogStream::out, LogLevel::unknown, std::string(101, 'z'));
+  EXPECT_EQ(ring.size(), 0u);
+  ring.push(3, 0, LogStream::out, LogLevel::unknown, "");
+  ring.push(4, 0, LogStream::out, LogLevel::unknown, std::string(100, 'y'));
+  auto tail = ring.tail(10);
+  ASSERT_EQ(tail.size(), 2u);
+  EXPECT_EQ(tail[0].text, "");
+  EXPECT_EQ(tail[1].text, std::string(100, 'y'));
+}
+
+TEST_F(BlockLogsTest, HugeLinesAreSplitInFilesAndRing) {
+  LogSettings settings;
+  settings.max_line = 1000;
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", settings);
+  ASSERT_TRUE(logs.ok()) << logs.error().message;
+  std::string huge(2500, 'h');
+  // In three reads, cut in the middle of the line.
+  (*logs)->feed(LogStream::out, std::string_view(huge).substr(0, 700));
+  (*logs)->feed(LogStream::out, std::string_view(huge).substr(700));
+  (*logs)->feed(LogStream::out, "\nshort\n");
+  auto tail = (*logs)->tail(10);
+  ASSERT_EQ(tail.size(), 4u);
+  EXPECT_EQ(tail[0].text.size(), 1000u);
+  EXPECT_EQ(tail[1].text.size(), 1000u);
+  EXPECT_EQ(tail[2].text.size(), 500u);
+  EXPECT_EQ(tail[3].text, "short");
+  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
+  std::vector<std::string> records;
+  for (std::string record; std::getline(out, record);) records.push_back(record);
+  ASSERT_EQ(records.size(), 4u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i][23], 'Z');
+    EXPECT_EQ(records[i].substr(25), tail[i].text);
+  }
+}
+
 TEST_F(BlockLogsTest, SlowFollowerSkipsWithAMarkerOthersGetEverything) {
   auto logs = BlockLogs::open("api", "", LogSettings{});
   ASSERT_TRUE(logs.ok());
@@ -332,6 +466,72 @@ TEST_F(BlockLogsTest, SlowFollowerSkipsWithAMarkerOthersGetEverything) {
   EXPECT_EQ(slow.lines[1].stream, LogStream::daemon);
   EXPECT_NE(slow.lines[1].text.find("3 lines skipped"), std::string::npos) << slow.lines[1].text;
   EXPECT_EQ(slow.lines[2].text, "e");
+}
+
+// A sink that takes batches whole or not at all, as the daemon's `logs -f` follower does.
+struct BatchSink : LogSink {
+  bool accept = true;
+  std::vector<std::vector<std::string>> batches;
+  std::vector<LogLine> singles;
+  bool offer(const LogLine& line) override {
+    if (!accept) return false;
+    singles.push_back(line);
+    return true;
+  }
+  size_t offer_batch(const LogBatch& batch) override {
+    if (!accept) return batch.lines.size();
+    auto& got = batches.emplace_back();
+    for (const auto& line : batch.lines) got.emplace_back(line.text);
+    return 0;
+  }
+};
+
+TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
+  LogSettings settings;
+  settings.max_line = 8;
+  auto logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  BatchSink sink;
+  (*logs)->follow(&sink);
+  (*logs)->feed(LogStream::out, "one\ntwo\nthr");
+  (*logs)->feed(LogStream::out, "ee\n0123456789\n");
+  (*logs)->feed(LogStream::out, "no end");
+  (*logs)->end_of_stream(LogStream::out);
+  using Lines = std::vector<std::string>;
+  ASSERT_EQ(sink.batches.size(), 3u);
+  EXPECT_EQ(sink.batches[0], (Lines{"one", "two"}));
+  EXPECT_EQ(sink.batches[1], (Lines{"three", "01234567", "89"}));
+  EXPECT_EQ(sink.batches[2], (Lines{"no end"}));
+  EXPECT_TRUE(sink.singles.empty());
+}
+
+// A follower that stops taking lines costs one refused offer per read, never blocks the
+// block's logs, and is told how many lines it missed before the next batch it takes.
+TEST_F(BlockLogsTest, AStuckBatchFollowerMissesLinesButNeverHoldsTheBlock) {
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
+  ASSERT_TRUE(logs.ok());
+  BatchSink stuck, fast;
+  (*logs)->follow(&stuck);
+  (*logs)->follow(&fast);
+  stuck.accept = false;
+  std::string read;
+  for (int i = 0; i < 1000; ++i) read += "line " + std::to_string(i) + "\n";
+  for (int r = 0; r < 50; ++r) (*logs)->feed(LogStream::out, read);
+  EXPECT_EQ(fast.batches.size(), 50u);
+  EXPECT_TRUE(stuck.batches.empty());
+  EXPECT_EQ((*logs)->tail(1).at(0).text, "line 999");
+  stuck.accept = true;
+  (*logs)->feed(LogStream::out, "after\n");
+  ASSERT_EQ(stuck.singles.size(), 1u);
+  EXPECT_NE(stuck.singles[0].text.find("50000 lines skipped"), std::string::npos)
+      << stuck.singles[0].text;
+  ASSERT_EQ(stuck.batches.size(), 1u);
+  EXPECT_EQ(stuck.batches[0], (std::vector<std::string>{"after"}));
+  // Every line reached the file all the same.
+  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
+  size_t records = 0;
+  for (std::string record; std::getline(out, record);) ++records;
+  EXPECT_EQ(records, 50001u);
 }
 
 TEST(InitScript, GuardsRunAndAppendAreQuoted) {

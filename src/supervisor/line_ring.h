@@ -1,0 +1,80 @@
+// The last lines of a block's logs, for `logs --tail`, `status` and failure reasons: bounded by
+// a line count and a byte count. The texts live in one byte buffer and each line is a small
+// index entry pointing into it, so a flood of short lines costs a copy per line and no
+// allocation (a std::string per line was a malloc and a free per line under a flood, issue 25).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/log_level.h"
+
+namespace stackie {
+
+enum class LogStream { out, err, daemon };
+std::string_view to_string(LogStream stream);
+
+struct LogLine {
+  uint64_t seq = 0;
+  int64_t time_ms = 0;  // wall clock, milliseconds since the epoch
+  LogStream stream = LogStream::out;
+  LogLevel level = LogLevel::unknown;  // what the line announces; unknown for our own notes
+  std::string text;                    // without the newline
+};
+
+class LineRing {
+ public:
+  LineRing(size_t max_lines, size_t max_bytes);
+
+  // Keeps `line` (its text is copied), dropping the oldest lines that leave no room for it. A
+  // text longer than the whole byte budget empties the ring: no room is left for anything older.
+  void push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel level, std::string_view text);
+  size_t size() const { return count_; }
+  // The last `lines` lines, oldest first.
+  std::vector<LogLine> tail(size_t lines) const;
+
+ private:
+  struct Entry {
+    uint64_t seq;
+    int64_t time_ms;
+    uint64_t start;  // position in the endless byte stream; start % capacity_ in bytes_
+    uint32_t length;
+    LogStream stream;
+    LogLevel level;
+  };
+  // Index arithmetic without `%`: a division per use was a tenth of the hot path (issue 25).
+  size_t slot(size_t i) const {
+    size_t at = first_ + i;
+    return at >= entries_.size() ? at - entries_.size() : at;
+  }
+  const Entry& entry(size_t i) const { return entries_[slot(i)]; }
+  void drop_oldest();
+
+  size_t max_lines_;
+  size_t max_bytes_;
+  // Grown as lines come, up to max_lines_, then used in a circle from first_: a quiet block
+  // never pays for 2000 entries.
+  std::vector<Entry> entries_;
+  size_t first_ = 0;
+  size_t count_ = 0;
+  // Makes bytes_ twice as large (at most max_bytes_), its lines moved to its start in order.
+  void grow_bytes(size_t at_least);
+
+  // Starts at kFirstBytes and doubles, up to max_bytes_, only when lines would otherwise leave
+  // for want of bytes: 2000 lines of 100 bytes live in 256 KiB, and a flood then writes over
+  // that much memory again and again, not over the whole 1 MiB the budget allows (which cost
+  // RSS and cache misses, issue 25).
+  static constexpr size_t kFirstBytes = 64 * 1024;
+  std::unique_ptr<char[]> bytes_;
+  size_t capacity_ = 0;
+  // Where the next text goes in the endless stream. A text never straddles the end of bytes_:
+  // it starts over at the next lap, and the unused end counts as taken until the lap is over.
+  uint64_t end_ = 0;
+  size_t end_offset_ = 0;  // end_ % capacity_, kept rather than divided for
+};
+
+}  // namespace stackie
