@@ -232,6 +232,23 @@ const std::string& TimestampText::of(int64_t time_ms) {
   return text_;
 }
 
+namespace {
+
+// Batches of one read live in buffers kept from read to read (no allocation per read while a
+// flood goes on). A buffer that a flood grew past kKeptBatchBytes is given back once a read
+// needs less than a quarter of that: hundreds of quiet blocks must not each keep a flood's
+// buffers (bench/scale).
+constexpr size_t kKeptBatchBytes = 64 * 1024;
+
+void release_after_flood(std::string& batch) {
+  if (batch.capacity() > kKeptBatchBytes && batch.size() < kKeptBatchBytes / 4)
+    std::string().swap(batch);
+  else
+    batch.clear();
+}
+
+}  // namespace
+
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
   std::string changed;
@@ -247,7 +264,7 @@ void BlockLogs::flush_files() {
        {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
     if (file == nullptr || batch->empty()) continue;
     Status written = file->append(*batch);
-    batch->clear();
+    release_after_flood(*batch);
     if (written.ok()) {
       write_error_.clear();
       continue;
@@ -324,8 +341,11 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
     }
     follower.skipped += follower.sink->offer_batch(batch);
   }
+  release_after_flood(batch_text_);
+  if (batch_lines_.capacity() > kKeptBatchBytes / sizeof(LogBatchLine) &&
+      batch_lines_.size() < kKeptBatchBytes / 4 / sizeof(LogBatchLine))
+    std::vector<LogBatchLine>().swap(batch_lines_);
   batch_lines_.clear();
-  batch_text_.clear();
 }
 
 size_t LogSink::offer_batch(const LogBatch& batch) {

@@ -21,13 +21,13 @@ void OutputPipe::start_reading() {
       pipe_.stream(),
       [](uv_handle_t* h, size_t, uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(h->data);
-        *buf = uv_buf_init(self->buffer_.get(), static_cast<unsigned>(self->buffer_size_));
+        *buf = uv_buf_init(read_buffer(), static_cast<unsigned>(self->read_size_));
       },
       [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(s->data);
         if (n > 0) {
           self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
-          if (size_t(n) == self->buffer_size_) self->grow_for_flood();
+          if (size_t(n) == self->read_size_) self->grow_for_flood();
           self->yield_turn();
         }
         if (n < 0) self->close();  // EOF or error: the last writer is gone
@@ -52,18 +52,24 @@ void OutputPipe::yield_turn() {
 // are used up by other floods) keeps the 64 KiB pipe, and the bigger buffer still takes what
 // the pipe holds in fewer reads.
 void OutputPipe::grow_for_flood() {
-  if (buffer_size_ >= kFloodReadBytes) return;
+  if (read_size_ >= kFloodReadBytes) return;
   grow_pipe_to(pipe_.get(), kFloodPipeBytes);
-  buffer_.reset(new char[kFloodReadBytes]);
-  buffer_size_ = kFloodReadBytes;
+  read_size_ = kFloodReadBytes;
+}
+
+// libuv calls the allocation and the read callback back to back for one pipe, on the loop's
+// thread; so does drain(). Pages of it never touched cost nothing (a 256 KiB block is mmap'd).
+char* OutputPipe::read_buffer() {
+  thread_local std::unique_ptr<char[]> buffer(new char[kFloodReadBytes]);
+  return buffer.get();
 }
 
 void OutputPipe::drain() {
   if (closed_) return;
   for (int rounds = 0; rounds < 16; ++rounds) {  // bounded: a grandchild may keep writing
-    size_t n = read_pipe_now(pipe_.get(), buffer_.get(), buffer_size_);
+    size_t n = read_pipe_now(pipe_.get(), read_buffer(), read_size_);
     if (n == 0) break;
-    logs_->feed(stream_, std::string_view(buffer_.get(), n));
+    logs_->feed(stream_, std::string_view(read_buffer(), n));
   }
 }
 

@@ -45,11 +45,14 @@ class OutputPipe {
   // gets a pipe of kFloodPipeBytes (the block writes on while we are busy elsewhere, instead of
   // waiting in write(2) for our next turn) and a buffer of kFloodReadBytes, so that a full pipe
   // is taken in a few reads, each still bounded to one per turn (issue 25).
+  // The bytes are read into one buffer shared by every pipe of the thread (read_buffer()):
+  // a read is split, logged and offered to followers before any other read starts, so no pipe
+  // needs a buffer of its own (500 blocks would hold 2 x 64-256 KiB each after a burst).
   static constexpr size_t kQuietReadBytes = 64 * 1024;
   static constexpr size_t kFloodReadBytes = 256 * 1024;
   static constexpr size_t kFloodPipeBytes = 1024 * 1024;
-  std::unique_ptr<char[]> buffer_{new char[kQuietReadBytes]};
-  size_t buffer_size_ = kQuietReadBytes;
+  static char* read_buffer();
+  size_t read_size_ = kQuietReadBytes;
 };
 
 }  // namespace stackie

@@ -505,6 +505,29 @@ TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
   EXPECT_TRUE(sink.singles.empty());
 }
 
+// A flood's reads grow the per-read buffers; the first quiet read gives them back, and the
+// lines of both reach the file and the follower whole.
+TEST_F(BlockLogsTest, BuffersAFloodGrewAreGivenBackOnAQuietRead) {
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
+  ASSERT_TRUE(logs.ok());
+  BatchSink follower;
+  (*logs)->follow(&follower);
+  std::string flood;
+  while (flood.size() < 256 * 1024) flood += "a line of a flood, long enough to count\n";
+  (*logs)->feed(LogStream::out, flood);
+  size_t after_flood = (*logs)->batch_buffer_bytes();
+  EXPECT_GT(after_flood, 256u * 1024);
+  (*logs)->feed(LogStream::out, "quiet\n");
+  EXPECT_LT((*logs)->batch_buffer_bytes(), 64u * 1024) << "after the flood: " << after_flood;
+  ASSERT_EQ(follower.batches.size(), 2u);
+  EXPECT_EQ(follower.batches[1], (std::vector<std::string>{"quiet"}));
+  EXPECT_EQ((*logs)->tail(1).at(0).text, "quiet");
+  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
+  size_t records = 0;
+  for (std::string record; std::getline(out, record);) ++records;
+  EXPECT_EQ(records, flood.size() / 40 + 1);
+}
+
 // A follower that stops taking lines costs one refused offer per read, never blocks the
 // block's logs, and is told how many lines it missed before the next batch it takes.
 TEST_F(BlockLogsTest, AStuckBatchFollowerMissesLinesButNeverHoldsTheBlock) {
