@@ -81,12 +81,16 @@ def stackie_run():
         result["processes"] = len(descendants(st.pid))
         result["lockbox processes"] = len(lockboxes)
         result["running RSS"] = rss_kib(st.pid)
+        time.sleep(1)  # the daemon gives free heap back a moment after activity (heap_trim.h)
+        result["running RSS, 1 s later"] = rss_kib(st.pid)
         t1 = time.monotonic()
         st.down()
         gone = wait_until(lambda: not descendants(st.pid), 300)
         result["down-to-gone s"] = time.monotonic() - t1
         result["peak RSS"] = sampler.stop()
         result["after-down RSS"] = rss_kib(st.pid)
+        time.sleep(1)
+        result["after-down RSS, 1 s later"] = rss_kib(st.pid)
         result["left: processes"] = len(descendants(st.pid)) if gone else "TIMEOUT"
         result["left: ports accepting"] = n - len(
             [p for p in ports if wait_ports([p], accepting=False, timeout=5) is not None])
@@ -122,12 +126,16 @@ def supervisord_run():
         result["processes"] = len(descendants(sv.pid))
         result["lockbox processes"] = 0
         result["running RSS"] = rss_kib(sv.pid)
+        time.sleep(1)
+        result["running RSS, 1 s later"] = rss_kib(sv.pid)
         t1 = time.monotonic()
         proxy.supervisor.stopAllProcesses(True)
         gone = wait_until(lambda: not descendants(sv.pid), 300)
         result["down-to-gone s"] = time.monotonic() - t1
         result["peak RSS"] = sampler.stop()
         result["after-down RSS"] = rss_kib(sv.pid)
+        time.sleep(1)
+        result["after-down RSS, 1 s later"] = rss_kib(sv.pid)
         result["left: processes"] = len(descendants(sv.pid)) if gone else "TIMEOUT"
         result["left: ports accepting"] = n - len(
             [p for p in ports if wait_ports([p], accepting=False, timeout=5) is not None])

@@ -93,6 +93,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   }
 
   daemon->supervisor_ = std::make_unique<Supervisor>(daemon->options_.supervisor);
+  daemon->heap_trimmer_ =
+      std::make_unique<HeapTrimmer>(daemon->supervisor_->loop(), daemon->supervisor_->events());
   daemon->supervisor_->set_observer([d = daemon.get()](const BlockProgress& p) {
     d->log(p.state == BlockState::failed ? DaemonLogLevel::warning : DaemonLogLevel::info,
            p.stack + "/" + p.block + ": " + std::string(to_string(p.state)) +

@@ -15,6 +15,7 @@
 #include "base/uv_handle.h"
 #include "stack/paths.h"
 #include "stack/stack_model.h"
+#include "supervisor/heap_trim.h"
 #include "supervisor/port_memory.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
@@ -97,6 +98,7 @@ class Daemon {
   DaemonOptions options_;
   int lock_fd_ = -1;
   std::unique_ptr<Supervisor> supervisor_;
+  std::unique_ptr<HeapTrimmer> heap_trimmer_;  // after supervisor_: it uses its event bus
   std::vector<StackRecord> records_;
   PortMemory port_memory_;
   std::vector<UvHandle<uv_signal_t>> signals_;

@@ -16,7 +16,9 @@
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
 #include "supervisor/daemon_handlers.h"
+#include "supervisor/event_bus.h"
 #include "supervisor/exit_description.h"
+#include "supervisor/heap_trim.h"
 #include "supervisor/init_script.h"
 #include "supervisor/restart_policy.h"
 #include "support/temp_dir.h"
@@ -591,6 +593,28 @@ TEST(InitScript, TheScriptRunsInSh) {
   std::ifstream in(templ + "/conf");
   std::string content((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(content, "a 'quoted' $HOME line\n");
+}
+
+// A burst of block events ends in one trim of the heap, HeapTrimmer::kQuietMs after the first
+// of them; then nothing more happens (no timer keeps the loop awake).
+TEST(HeapTrimmer, TrimsOnceAfterABurstOfEventsThenSleeps) {
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  {
+    EventBus events;
+    int trims = 0;
+    HeapTrimmer trimmer(&loop, events, [&trims] { ++trims; });
+    for (int i = 0; i < 3; ++i) events.publish("s", "b" + std::to_string(i), "id", "start");
+    uint64_t begun = uv_now(&loop);
+    uv_run(&loop, UV_RUN_DEFAULT);  // returns once no handle is active: the timer fired once
+    EXPECT_EQ(trims, 1);
+    EXPECT_GE(uv_now(&loop) - begun, HeapTrimmer::kQuietMs);
+    events.publish("s", "b", "id", "die");
+    uv_run(&loop, UV_RUN_DEFAULT);
+    EXPECT_EQ(trims, 2);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);  // the trimmer's handle closes
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 }  // namespace
