@@ -276,6 +276,15 @@ class Stackie:
         with open(os.path.join(self.blocks, f"{name}.yml"), "w") as f:
             f.write("\n".join(lines) + "\n")
 
+    def listening_stack(self, prefix, program_dir, ports):
+        """A stack of one `bench-listener PORT` block per port, named PREFIX0, PREFIX1...;
+        the daemon is started."""
+        names = [f"{prefix}{i}" for i in range(len(ports))]
+        for name, port in zip(names, ports):
+            self.define_block(name, program_dir, ["bench-listener", str(port)], port=port)
+        self.write_stack(names)
+        self.start()
+
     def write_stack(self, names, stack="bench"):
         self.stack_file = os.path.join(self.root, "stackie-stack.yml")
         with open(self.stack_file, "w") as f:

@@ -60,43 +60,45 @@ def wait_until(predicate, timeout):
     return True
 
 
+def up_and_down(pid, up, down):
+    """Brings the N blocks up with up() (returns once asked) and down with down(), the
+    supervising daemon `pid` watched throughout; returns the table's column."""
+    result = {"idle RSS": rss_kib(pid)}
+    sampler = RssSampler(pid)
+    t0 = time.monotonic()
+    up()
+    ready = wait_ports(ports, accepting=True, timeout=300)
+    if ready is None:
+        raise RuntimeError("not every port accepted")
+    result["up-to-ready s"] = ready - t0
+    result["processes"] = len(descendants(pid))
+    result["lockbox processes"] = len([p for p in descendants(pid)
+                                       if comm(p) == "stackie-lockbox"])
+    result["running RSS"] = rss_kib(pid)
+    time.sleep(1)  # stackied gives free heap back a moment after activity (heap_trim.h)
+    result["running RSS, 1 s later"] = rss_kib(pid)
+    t1 = time.monotonic()
+    down()
+    gone = wait_until(lambda: not descendants(pid), 300)
+    result["down-to-gone s"] = time.monotonic() - t1
+    result["peak RSS"] = sampler.stop()
+    result["after-down RSS"] = rss_kib(pid)
+    time.sleep(1)
+    result["after-down RSS, 1 s later"] = rss_kib(pid)
+    result["left: processes"] = len(descendants(pid)) if gone else "TIMEOUT"
+    result["left: ports accepting"] = n - len(
+        [p for p in ports if wait_ports([p], accepting=False, timeout=5) is not None])
+    left = block_cgroups(pid)
+    result["left: block cgroups"] = "n/a (none delegated)" if left is None else len(left)
+    return result
+
+
 def stackie_run():
     st = Stackie(build, os.path.join(tmp, f"stackie-{n}"), network)
-    names = [f"bench.s{i}" for i in range(n)]
-    for name, port in zip(names, ports):
-        st.define_block(name, bindir, ["bench-listener", str(port)], port=port)
-    st.write_stack(names)
-    st.start()
-    result = {}
+    st.listening_stack("bench.s", bindir, ports)
     try:
-        result["idle RSS"] = rss_kib(st.pid)
-        sampler = RssSampler(st.pid)
-        t0 = time.monotonic()
-        st.cli("up", "-f", st.stack_file, timeout=900)
-        ready = wait_ports(ports, accepting=True, timeout=300)
-        if ready is None:
-            raise RuntimeError("stackie: not every port accepted")
-        result["up-to-ready s"] = ready - t0
-        lockboxes = [p for p in descendants(st.pid) if comm(p) == "stackie-lockbox"]
-        result["processes"] = len(descendants(st.pid))
-        result["lockbox processes"] = len(lockboxes)
-        result["running RSS"] = rss_kib(st.pid)
-        time.sleep(1)  # the daemon gives free heap back a moment after activity (heap_trim.h)
-        result["running RSS, 1 s later"] = rss_kib(st.pid)
-        t1 = time.monotonic()
-        st.down()
-        gone = wait_until(lambda: not descendants(st.pid), 300)
-        result["down-to-gone s"] = time.monotonic() - t1
-        result["peak RSS"] = sampler.stop()
-        result["after-down RSS"] = rss_kib(st.pid)
-        time.sleep(1)
-        result["after-down RSS, 1 s later"] = rss_kib(st.pid)
-        result["left: processes"] = len(descendants(st.pid)) if gone else "TIMEOUT"
-        result["left: ports accepting"] = n - len(
-            [p for p in ports if wait_ports([p], accepting=False, timeout=5) is not None])
-        left = block_cgroups(st.pid)
-        result["left: block cgroups"] = "n/a (none delegated)" if left is None else len(left)
-        return result
+        return up_and_down(st.pid, lambda: st.cli("up", "-f", st.stack_file, timeout=900),
+                           st.down)
     finally:
         st.stop()
 
@@ -111,36 +113,11 @@ def supervisord_run():
     with open(sv.conf, "w") as f:
         f.write(conf.replace("[supervisord]\n", f"[supervisord]\nminfds={4 * n + 1024}\n", 1))
     sv.start()
-    result = {}
     try:
         proxy = sv.rpc()
         proxy.supervisor.getPID()
-        result["idle RSS"] = rss_kib(sv.pid)
-        sampler = RssSampler(sv.pid)
-        t0 = time.monotonic()
-        proxy.supervisor.startAllProcesses(True)
-        ready = wait_ports(ports, accepting=True, timeout=300)
-        if ready is None:
-            raise RuntimeError("supervisord: not every port accepted")
-        result["up-to-ready s"] = ready - t0
-        result["processes"] = len(descendants(sv.pid))
-        result["lockbox processes"] = 0
-        result["running RSS"] = rss_kib(sv.pid)
-        time.sleep(1)
-        result["running RSS, 1 s later"] = rss_kib(sv.pid)
-        t1 = time.monotonic()
-        proxy.supervisor.stopAllProcesses(True)
-        gone = wait_until(lambda: not descendants(sv.pid), 300)
-        result["down-to-gone s"] = time.monotonic() - t1
-        result["peak RSS"] = sampler.stop()
-        result["after-down RSS"] = rss_kib(sv.pid)
-        time.sleep(1)
-        result["after-down RSS, 1 s later"] = rss_kib(sv.pid)
-        result["left: processes"] = len(descendants(sv.pid)) if gone else "TIMEOUT"
-        result["left: ports accepting"] = n - len(
-            [p for p in ports if wait_ports([p], accepting=False, timeout=5) is not None])
-        result["left: block cgroups"] = 0
-        return result
+        return up_and_down(sv.pid, lambda: proxy.supervisor.startAllProcesses(True),
+                           lambda: proxy.supervisor.stopAllProcesses(True))
     finally:
         sv.stop()
 

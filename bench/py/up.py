@@ -29,11 +29,7 @@ def wait_gone(daemon_pid, ports, t0, timeout=120):
 
 def stackie_round(n, ports):
     st = Stackie(build, os.path.join(tmp, f"stackie-{n}-{time.monotonic_ns()}"), network)
-    names = [f"bench.l{i}" for i in range(n)]
-    for name, port in zip(names, ports):
-        st.define_block(name, bindir, ["bench-listener", str(port)], port=port)
-    st.write_stack(names)
-    st.start()
+    st.listening_stack("bench.l", bindir, ports)
     try:
         t0 = time.monotonic()
         cli = st.popen("up", "-f", st.stack_file, stdout=open(os.devnull, "w"),

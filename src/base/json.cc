@@ -7,6 +7,8 @@
 // within our limits, and the daemon and the CLI agree on what "valid" means.
 #include "base/json.h"
 
+#include "base/byte_words.h"
+
 #include <cjson/cJSON.h>
 
 #include <cerrno>
@@ -316,21 +318,12 @@ Status from_cjson(const cJSON* item, Json& out) {
 
 // ---------------------------------------------------------------- writer
 
-uint64_t load8(const char* at) {
-  uint64_t word;
-  std::memcpy(&word, at, sizeof word);
-  return word;
-}
-
-// Whether any of the eight bytes in `word` is below 0x20, '"', '\\' or not ASCII: the usual
-// tests for a zero byte and for a byte below N, each exact for the word as a whole. A follower's
+// Whether any of the eight bytes in `word` is below 0x20, '"', '\\' or not ASCII. A follower's
 // events are mostly log text that needs no escape (issue 25).
 bool needs_escape(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
-  auto has_zero = [](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
-  return (word & kHigh) != 0 || ((word - kOnes * 0x20) & ~word & kHigh) != 0 ||
-         has_zero(word ^ (kOnes * '"')) || has_zero(word ^ (kOnes * '\\'));
+  using namespace byte_words;
+  return (word & kHigh) != 0 || has_byte_below(word, 0x20) || has_zero_byte(word ^ (kOnes * '"')) ||
+         has_zero_byte(word ^ (kOnes * '\\'));
 }
 
 void write_string(std::string& out, std::string_view text) {
@@ -340,7 +333,7 @@ void write_string(std::string& out, std::string_view text) {
     // Copy the run of bytes that need nothing in one go (most of any log line).
     std::size_t run = i;
     // Eight bytes at a time while none needs escaping, then byte by byte.
-    while (run + 8 <= text.size() && !needs_escape(load8(text.data() + run))) run += 8;
+    while (run + 8 <= text.size() && !needs_escape(byte_words::load8(text.data() + run))) run += 8;
     while (run < text.size()) {
       const unsigned char b = static_cast<unsigned char>(text[run]);
       if (b < 0x20 || b == '"' || b == '\\' || b >= 0x80) break;

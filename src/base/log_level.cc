@@ -1,5 +1,7 @@
 #include "base/log_level.h"
 
+#include "base/byte_words.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,20 +51,13 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-uint64_t load8(const char* at) {
-  uint64_t word;
-  std::memcpy(&word, at, sizeof word);
-  return word;
-}
-
 // is_alpha of eight bytes at once (the usual exact tests for a byte below or above N, on the
 // bytes with 0x20 set): long words (identifiers, hashes, encoded data) are crossed a word at a
 // time instead of a byte at a time.
 bool all_alpha(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  using namespace byte_words;
   const uint64_t lower = word | (kOnes * 0x20);
-  const bool below_a = ((lower - kOnes * 'a') & ~lower & kHigh) != 0;
+  const bool below_a = has_byte_below(lower, 'a');
   const bool above_z = (((lower + kOnes * (127 - 'z')) | lower) & kHigh) != 0;
   return !below_a && !above_z;
 }
@@ -110,7 +105,7 @@ LogLevel first_level_word(std::string_view text) {
       continue;
     }
     std::size_t end = i;
-    while (end + 8 <= head.size() && all_alpha(load8(head.data() + end))) end += 8;
+    while (end + 8 <= head.size() && all_alpha(byte_words::load8(head.data() + end))) end += 8;
     while (end < head.size() && is_alpha(head[end])) ++end;
     std::string_view word = head.substr(i, end - i);
     char next = end < head.size() ? head[end] : '\0';
