@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
     if (!choice.reason.empty()) std::printf("why: %s\n", choice.reason.c_str());
     return 0;
   }
+  if (options.exit_with_pid != 0)
+    return stackie::lockbox::fail(input.sink, "options", 0,
+                                  "--exit-with is for the Windows lockbox (on Linux a command run "
+                                  "in a block is in its pid namespace and dies with it)");
   if (options.lifeline_fd >= 0)
     return stackie::lockbox::fail(input.sink, "options", 0,
                                   "--lifeline-fd is for the macOS lockbox (on Linux the block "

@@ -7,6 +7,7 @@
 // its own. The job belongs to this process: when the monitor dies, however it dies, Windows
 // closes the handle and kills every process of the block; the daemon in turn holds its
 // monitors in a kill-on-close job of its own, so the daemon's death takes every block with it.
+// For `exec`, --exit-with names the block's monitor: the command's job ends when it exits.
 #include <fcntl.h>
 #include <io.h>
 #include <windows.h>
@@ -71,6 +72,16 @@ int fail(const ErrorSink& sink, std::string_view step, int errnum, const std::st
   return kExitSetupFailed;
 }
 
+struct UniqueHandle {
+  HANDLE h = nullptr;
+  UniqueHandle() = default;
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  ~UniqueHandle() {
+    if (h) CloseHandle(h);
+  }
+};
+
 // The block's exit code, handed from the wait callback (a thread-pool thread) to main.
 struct ExitBox {
   HANDLE done = CreateEventW(nullptr, TRUE, FALSE, nullptr);
@@ -121,6 +132,17 @@ int main(int argc, char** argv) {
     return fail(sink, "options", 0,
                 "--net-fd and --listen do not apply on Windows: blocks use host ports");
 
+  // Opened before COMMAND starts: once we hold the handle, the pid cannot be reused for
+  // another process, and if PID is already gone COMMAND never runs.
+  UniqueHandle exit_with;
+  if (options.exit_with_pid != 0) {
+    exit_with.h = OpenProcess(SYNCHRONIZE, FALSE, static_cast<DWORD>(options.exit_with_pid));
+    if (!exit_with.h || WaitForSingleObject(exit_with.h, 0) == WAIT_OBJECT_0)
+      return fail(sink, "options", ESRCH,
+                  "--exit-with " + std::to_string(options.exit_with_pid) +
+                      ": no such process (the block stopped)");
+  }
+
   auto plan = stackie::plan_restricted_token(options.policy);
   if (!plan.ok()) return fail(sink, "plan", 0, plan.error().message);
   if (auto acls = stackie::apply_path_acls(*plan); !acls.ok())
@@ -150,8 +172,11 @@ int main(int argc, char** argv) {
     _close(sink.error_fd);
     sink.error_fd = -1;
   }
-  WaitForSingleObject(box.done, INFINITE);
+  HANDLE waits[2] = {box.done, exit_with.h};
+  DWORD woke = WaitForMultipleObjects(exit_with.h ? 2 : 1, waits, FALSE, INFINITE);
   // The job goes with `process`: whatever the block left running dies with it.
   process.reset();
+  // PID exited first: COMMAND was killed with its job, as SIGKILL ends it on Linux.
+  if (woke == WAIT_OBJECT_0 + 1) return 128 + 9;
   return static_cast<int>(box.code);
 }

@@ -59,6 +59,8 @@ const char kUsage[] =
     "  --lifeline-fd N          macOS: kill every process of the block when fd N reads\n"
     "                           a byte or end of file (the daemon holds the other end)\n"
     "  --join PID               Linux: run COMMAND inside the running sandbox of PID\n"
+    "  --exit-with PID          Windows: end COMMAND and everything it started when process\n"
+    "                           PID exits (the block's monitor: what `exec` runs dies with it)\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
     "  -V, --version            print version, commit and sandbox backend\n"
@@ -238,6 +240,10 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(pid, parse_int(arg, text, 1));
       options.join_pid = pid;
+    } else if (arg == "--exit-with") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      STACKIE_TRY_ASSIGN(pid, parse_int(arg, text, 1));
+      options.exit_with_pid = pid;
     } else {
       return usage_error("unknown option '" + std::string(arg) + "' (see --help)");
     }
@@ -270,6 +276,7 @@ Status check_options(const Options& options) {
        options.lifeline_fd == options.net_fd || options.lifeline_fd == options.cgroup_fd))
     return usage_error("--lifeline-fd must differ from the other fds");
   if (options.join_pid != 0) {
+    if (options.exit_with_pid != 0) return usage_error("--join cannot take --exit-with");
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
     if (options.cgroup_fd >= 0) return usage_error("--join cannot take --cgroup-fd");
     if (options.net_fd >= 0) return usage_error("--join cannot take --net-fd or --listen");

@@ -23,6 +23,9 @@ struct Options {
   int lifeline_fd = -1;           // macOS: a byte or EOF here kills the block's processes
   std::vector<int> listen_ports;  // listeners made inside and sent on the net channel
   pid_t join_pid = 0;
+  // Windows (`exec`): COMMAND's job ends when this process (the block's monitor) exits, so a
+  // command run in a block does not outlive the block.
+  int exit_with_pid = 0;
   std::string backend = "auto";  // --backend: auto, namespaces or landlock
   bool print_backend = false;    // --print-backend
   bool print_policy = false;

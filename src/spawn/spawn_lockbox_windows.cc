@@ -175,8 +175,11 @@ class WindowsLockboxProcess final : public Process {
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
     if (!running()) return {};
-    std::vector<std::string> argv{lockbox_, "--name", policy_.name, "--net",
-                                  std::string(to_string(policy_.network))};
+    // --exit-with: the command's monitor ends the command's job when the block's monitor exits,
+    // so what `exec` started does not outlive `down` (the CLI, not the daemon, runs it).
+    std::vector<std::string> argv{
+        lockbox_,     "--exit-with", std::to_string(core_->pid()),           "--name",
+        policy_.name, "--net",       std::string(to_string(policy_.network))};
     if (!policy_.system_view) argv.emplace_back("--no-system-view");
     for (const auto& bind : policy_.read_only) argv.insert(argv.end(), {"--ro", bind.source});
     for (const auto& bind : policy_.read_write) argv.insert(argv.end(), {"--rw", bind.source});

@@ -35,6 +35,18 @@ TEST(LockboxOptions, FlagsBuildThePolicy) {
   EXPECT_EQ(options->command, (std::vector<std::string>{"prog", "arg"}));
 }
 
+// --exit-with (Windows `exec`): a pid, never with --join (which enters the block itself).
+TEST(LockboxOptions, ExitWithTakesAPidAndNotJoin) {
+  auto options = parse({"--exit-with", "4242", "--", "prog"});
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_EQ(options->exit_with_pid, 4242);
+  EXPECT_FALSE(parse({"--exit-with", "0", "--", "prog"}).ok());
+  EXPECT_FALSE(parse({"--exit-with", "x", "--", "prog"}).ok());
+  auto both = parse({"--join", "7", "--exit-with", "8", "--", "prog"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("--exit-with"), std::string::npos) << both.error().message;
+}
+
 TEST(LockboxOptions, CommandArgumentsAfterSeparatorAreNotOptions) {
   auto options = parse({"--", "prog", "--ro", "x"});
   ASSERT_TRUE(options.ok());

@@ -340,8 +340,35 @@ int main(int argc, char** argv) {
             "exec: the command ran in a sandbox of the block's policy and its exit "
             "code came back (3, got " +
                 std::to_string(code) + ")");
+      // A command still running in the block when the block stops dies with it (--exit-with
+      // names the block's monitor): `down` leaves nothing that `exec` started.
+      std::vector<std::string> sleeper = process->join_argv({self_path(), "block-sleep"}, {});
+      check(has_words("--exit-with", std::to_string(process->pid())),
+            "exec: the command's monitor is told the block's monitor (--exit-with)");
+      std::string sleeper_line;
+      for (const auto& arg : sleeper)
+        sleeper_line += (sleeper_line.empty() ? "" : " ") + ("\"" + arg + "\"");
+      PROCESS_INFORMATION sleeping{};
+      STARTUPINFOA sleeper_startup{};
+      sleeper_startup.cb = sizeof sleeper_startup;
+      bool started =
+          !sleeper.empty() && CreateProcessA(nullptr, sleeper_line.data(), nullptr, nullptr, FALSE,
+                                             0, nullptr, nullptr, &sleeper_startup, &sleeping);
+      check(started, "exec: a long command starts in the block");
+      Sleep(1000);  // its monitor has started it
       (void)process->kill_all();
       while (!exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
+      }
+      if (started) {
+        DWORD waited = WaitForSingleObject(sleeping.hProcess, 30000);
+        DWORD sleeper_code = 0;
+        GetExitCodeProcess(sleeping.hProcess, &sleeper_code);
+        check(waited == WAIT_OBJECT_0 && sleeper_code == 137,
+              "exec: the command's monitor ended with the block (exit 137, got " +
+                  std::to_string(sleeper_code) + ")");
+        if (waited != WAIT_OBJECT_0) TerminateProcess(sleeping.hProcess, 1);
+        CloseHandle(sleeping.hProcess);
+        CloseHandle(sleeping.hThread);
       }
       check(process->join_argv({"x"}, {}).empty(), "exec: nothing to join once the block is gone");
       process.reset();
