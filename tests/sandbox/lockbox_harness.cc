@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "base/sandbox_probe.h"
+#include "sandbox/linux_launch.h"
 
 extern char** environ;
 
@@ -185,8 +186,23 @@ Background::Background(const std::vector<std::string>& probe_args,
 
 Background::~Background() {
   if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    // A landlock monitor has no pid namespace to take its block along: SIGKILLed, it would
+    // leave the block's processes (a fork bomb's 30) running on the host after the test. Its
+    // tree-kill signal ends them first; SIGKILL stays the last word.
+    if (landlock_backend()) {
+      kill(pid_, linux_sandbox::kTreeKillSignal);
+      for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+          pid_ = -1;
+          break;
+        }
+        usleep(10 * 1000);
+      }
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
   }
   close(out_);
 }
