@@ -126,6 +126,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
 
 Daemon::~Daemon() {
   signals_.clear();
+  heap_trimmer_.reset();  // before the supervisor: it is subscribed to its event bus
   supervisor_.reset();
   if (lock_fd_ >= 0) {
     if (read_pid_file(pid_path()) == uv_os_getpid()) {

@@ -16,6 +16,9 @@ HeapTrimmer::HeapTrimmer(uv_loop_t* loop, EventBus& events, std::function<void()
     : events_(events), trim_(std::move(trim)) {
   // Cannot fail: it only fills in the handle.
   timer_.init([loop](uv_timer_t* t) { return uv_timer_init(loop, t); }, this);
+  // Never what keeps the loop running: a daemon that is stopping exits at once, not after a
+  // trim nobody needs (a new daemon waits for its lock).
+  uv_unref(reinterpret_cast<uv_handle_t*>(timer_.get()));
   // The first event of a burst arms the timer and later ones leave it be: a long burst (an
   // `up` of 500 blocks) is trimmed every kQuietMs while it lasts, which keeps its peak down,
   // and once more after its last event.
