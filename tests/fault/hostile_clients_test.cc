@@ -115,7 +115,10 @@ TEST_F(Hostile, ConcurrentRealCliClientsExitZeroOrPrintTheRefusal) {
     std::string err((std::istreambuf_iterator<char>(in)), {});
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       ++ok;
-    } else if (err.find("too many connections") != std::string::npos) {  // the busy refusal
+    } else if (err.find("too many connections") != std::string::npos ||
+               err.find("closed to make room") != std::string::npos) {
+      // The two busy refusals: refused at the limit, or evicted as idle to make room for a
+      // newer client (under this load a CLI can be evicted before its request was read).
       ++busy;
     } else {
       ADD_FAILURE() << "stackie ps: status " << status << ": " << err;
