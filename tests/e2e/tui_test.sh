@@ -48,7 +48,9 @@ row() { screen | grep -m 1 -- "^[> ] $1 "; }
 run up >/dev/null 2>&1; check "up (not a terminal: returns)" 0 $?
 
 # An interactive shell in a 110x30 terminal, with a prompt to find again after top.
-tmx new-session -d -s tui -x 110 -y 30 "env PS1='PROMPT\$ ' sh -i" || bail_out "tmux new-session failed"
+# exec: the pane's process is this sh whatever the user's login shell (dash -c would fork it,
+# and pkill -P below would then hit the wrong process).
+tmx new-session -d -s tui -x 110 -y 30 "exec env PS1='PROMPT\$ ' sh -i" || bail_out "tmux new-session failed"
 tmx send-keys -t tui "cd $T && $S top; echo TOP-EXIT=\$?" Enter
 wait_screen "stackie top - stack tui - 2 blocks"; check "top draws its screen" 0 $?
 equals "top runs on the alternate screen" "$(tmx display -p -t tui '#{alternate_on}')" 1
