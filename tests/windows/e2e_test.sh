@@ -99,9 +99,10 @@ check "the HTTP API answers with the token from the home" 200 \
   "$(api -H "Authorization: Bearer $(tr -d '\r\n' <"$home/api.token")")"
 contains "and lists the blocks" "$(cat "$T/api")" '"name":"writer"'
 
-writer_logged() { stackie logs writer | grep -q "writer line 3"; }
+# The writer's first stderr note comes with its 10th line, 2 s after it started: wait for it.
+writer_logged() { stackie logs writer | grep -q "writer note [0-9]*0$"; }
 wait_for 10 writer_logged
-out=$(stackie logs writer); check "logs exits 0" 0 $?
+out=$(stackie logs -n 100 writer); check "logs exits 0" 0 $?
 contains "logs shows the writer's lines" "$out" "writer line 3"
 contains "logs shows its stderr too" "$out" "writer note [0-9]*0$"
 
