@@ -38,11 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // the Json's bytes and each line reads back as a `line` event would carry it.
   std::vector<stackie::LogBatchLine> batch;
   for (const auto& line : tail) batch.push_back({line.seq, line.level, line.text});
-  const std::string stamp = "2026-12-03T00:00:00.000Z";
+  const std::string batch_stamp = "2026-12-03T00:00:00.000Z";
   std::string lines_wire = stackie::ipc::encode_event(
-      7, "lines", stackie::log_lines_event("s", "b", stackie::LogStream::out, stamp, batch));
+      7, "lines", stackie::log_lines_event("s", "b", stackie::LogStream::out, batch_stamp, batch));
   if (stackie::ipc::encode_event(7, "lines", [&](std::string& out) {
-        stackie::write_log_lines_event(out, "s", "b", stackie::LogStream::out, stamp, batch);
+        stackie::write_log_lines_event(out, "s", "b", stackie::LogStream::out, batch_stamp, batch);
       }) != lines_wire)
     std::abort();
   if (lines_wire.empty() || lines_wire.find('\n') != lines_wire.size() - 1) std::abort();
