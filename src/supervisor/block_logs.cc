@@ -240,9 +240,12 @@ namespace {
 // buffers (bench/scale).
 constexpr size_t kKeptBatchBytes = 64 * 1024;
 
-void release_after_flood(std::string& batch) {
-  if (batch.capacity() > kKeptBatchBytes && batch.size() < kKeptBatchBytes / 4)
-    std::string().swap(batch);
+// A std::string or std::vector of the batch.
+template <typename Buffer>
+void release_after_flood(Buffer& batch) {
+  constexpr size_t kItem = sizeof(typename Buffer::value_type);
+  if (batch.capacity() * kItem > kKeptBatchBytes && batch.size() * kItem < kKeptBatchBytes / 4)
+    Buffer().swap(batch);
   else
     batch.clear();
 }
@@ -342,10 +345,7 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
     follower.skipped += follower.sink->offer_batch(batch);
   }
   release_after_flood(batch_text_);
-  if (batch_lines_.capacity() > kKeptBatchBytes / sizeof(LogBatchLine) &&
-      batch_lines_.size() < kKeptBatchBytes / 4 / sizeof(LogBatchLine))
-    std::vector<LogBatchLine>().swap(batch_lines_);
-  batch_lines_.clear();
+  release_after_flood(batch_lines_);
 }
 
 size_t LogSink::offer_batch(const LogBatch& batch) {
