@@ -8,6 +8,9 @@
 // closes the handle and kills every process of the block; the daemon in turn holds its
 // monitors in a kill-on-close job of its own, so the daemon's death takes every block with it.
 // For `exec`, --exit-with names the block's monitor: the command's job ends when it exits.
+// The daemon's monitors get --stop-fd: 's' there sends the block CTRL_BREAK (graceful stop),
+// 'k' ends its job. When the block has ended, its own monitor revokes what it granted on the
+// user's paths (plan_acl_revocations).
 #include <fcntl.h>
 #include <io.h>
 #include <windows.h>
@@ -18,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/version.h"
 #include "sandbox/lockbox_options.h"
@@ -88,6 +92,70 @@ struct ExitBox {
   uint32_t code = 0;
 };
 
+// The daemon's requests on --stop-fd, read on a thread of their own and handed to main as
+// events: 's' asks the block to stop, 'k' ends it. End of file asks nothing: when the daemon
+// dies, its job ends this monitor and the block with it.
+struct StopRequests {
+  int fd = -1;
+  HANDLE stop = CreateEventW(nullptr, FALSE, FALSE, nullptr);  // auto-reset: one per request
+  HANDLE kill = CreateEventW(nullptr, FALSE, FALSE, nullptr);
+};
+
+DWORD WINAPI read_stop_requests(void* context) {
+  auto* requests = static_cast<StopRequests*>(context);
+  _setmode(requests->fd, _O_BINARY);
+  char byte = 0;
+  while (_read(requests->fd, &byte, 1) == 1) {
+    if (byte == 's') SetEvent(requests->stop);
+    if (byte == 'k') SetEvent(requests->kill);
+  }
+  return 0;
+}
+
+// To send CTRL_BREAK the monitor attaches to the block's console, where the block can send
+// console events to it as well. The monitor ignores them all: only the daemon stops a block.
+BOOL WINAPI ignore_console_events(DWORD) {
+  return TRUE;
+}
+
+// Exit codes for a block the monitor ended, as the daemon reads them on every platform
+// (128 + signal): terminated after a stop request it could not deliver, or killed.
+constexpr uint32_t kStoppedCode = 128 + 15;
+constexpr uint32_t kKilledCode = 128 + 9;
+
+// Waits for the block to end, carrying out the daemon's requests meanwhile. Returns the
+// monitor's exit code: the block's, or 137 when the block's monitor named by --exit-with exited
+// first (COMMAND is then killed with its job, as SIGKILL ends it on Linux).
+int wait_for_block(stackie::RestrictedProcess& process, ExitBox& box, StopRequests& requests,
+                   HANDLE exit_with) {
+  std::vector<HANDLE> waits{box.done};
+  if (requests.fd >= 0) waits.insert(waits.end(), {requests.kill, requests.stop});
+  if (exit_with) waits.push_back(exit_with);
+  bool killed = false;
+  for (;;) {
+    DWORD woke =
+        WaitForMultipleObjects(static_cast<DWORD>(waits.size()), waits.data(), FALSE, INFINITE);
+    if (woke == WAIT_FAILED) return static_cast<int>(kKilledCode);  // the job goes with us
+    HANDLE which = waits[woke - WAIT_OBJECT_0];
+    if (which == box.done) return static_cast<int>(box.code);
+    if (which == exit_with) return static_cast<int>(kKilledCode);
+    if (killed) continue;  // the job is ending: nothing more to ask
+    if (which == requests.kill) {
+      killed = process.terminate(kKilledCode).ok();
+      continue;
+    }
+    // A stop request. Where CTRL_BREAK cannot be delivered, waiting for the stop timeout
+    // would only delay the end: the block is terminated now, and its log says why.
+    if (auto sent = process.interrupt(); !sent.ok()) {
+      std::fprintf(stderr,
+                   "stackie-lockbox: could not ask the block to stop (%s); ending its processes\n",
+                   sent.error().message.c_str());
+      std::fflush(stderr);
+      (void)process.terminate(kStoppedCode);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,6 +216,16 @@ int main(int argc, char** argv) {
   if (auto acls = stackie::apply_path_acls(*plan); !acls.ok())
     return fail(sink, "acl", 0, acls.error().message);
 
+  StopRequests requests;
+  if (options.stop_fd >= 0) {
+    if (!fd_is_open(options.stop_fd))
+      return fail(sink, "options", EBADF,
+                  "--stop-fd " + std::to_string(options.stop_fd) + " is not open");
+    if (!requests.stop || !requests.kill) return fail(sink, "event", 0, "CreateEvent failed");
+    requests.fd = options.stop_fd;
+    SetConsoleCtrlHandler(ignore_console_events, TRUE);
+  }
+
   ExitBox box;
   if (!box.done) return fail(sink, "event", 0, "CreateEvent failed");
   stackie::WindowsStdio stdio{GetStdHandle(STD_INPUT_HANDLE), GetStdHandle(STD_OUTPUT_HANDLE),
@@ -172,11 +250,19 @@ int main(int argc, char** argv) {
     _close(sink.error_fd);
     sink.error_fd = -1;
   }
-  HANDLE waits[2] = {box.done, exit_with.h};
-  DWORD woke = WaitForMultipleObjects(exit_with.h ? 2 : 1, waits, FALSE, INFINITE);
+  if (requests.fd >= 0) {
+    HANDLE reader = CreateThread(nullptr, 0, read_stop_requests, &requests, 0, nullptr);
+    if (reader) CloseHandle(reader);  // it ends with the pipe, or with this process
+  }
+  int code = wait_for_block(*process, box, requests, exit_with.h);
   // The job goes with `process`: whatever the block left running dies with it.
   process.reset();
-  // PID exited first: COMMAND was killed with its job, as SIGKILL ends it on Linux.
-  if (woke == WAIT_OBJECT_0 + 1) return 128 + 9;
-  return static_cast<int>(box.code);
+  // The block's own monitor takes its grants off the user's paths; a command run beside it
+  // (`exec`, --exit-with) leaves them to the block's monitor.
+  if (options.exit_with_pid == 0)
+    if (auto revoked = stackie::revoke_path_acls(*plan); !revoked.ok())
+      std::fprintf(stderr,
+                   "stackie-lockbox: the block's access to its paths was not all undone: %s\n",
+                   revoked.error().message.c_str());
+  return code;
 }

@@ -57,6 +57,11 @@ Result<std::string> load_or_create_token(const std::string& home) {
     if (created.error().code == -EEXIST) return read_token(dir.get(), path, home);
     return created.take_error();
   }
+  // Before the secret is in it: the home's DACL may pass on more than the user (Windows).
+  if (auto made_private = make_private_file(created->get(), path); !made_private.ok()) {
+    (void)remove_file_in(dir.get(), kTokenName, home);
+    return made_private.error();
+  }
   if (auto written = write_and_sync(created->get(), token + "\n", path); !written.ok()) {
     (void)remove_file_in(dir.get(), kTokenName, home);
     return Error{UV_EIO, path + ": could not write the API token"};

@@ -269,6 +269,11 @@ Status check_private_file(int fd, const std::string& shown) {
   return {};
 }
 
+Status make_private_file(int fd, const std::string& shown) {
+  if (::fchmod(fd, 0600) != 0) return system_error(errno, "chmod 600 " + shown);
+  return {};
+}
+
 Result<UniqueFd> open_directory(const std::string& path) {
   UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return system_error(errno, "open " + path);

@@ -105,11 +105,16 @@ bool still_named_in(int fd, int dir, const std::string& name);
 bool directory_still_there(int dir);
 
 // The open file `fd` (named `shown`) is the user's alone: owned by us, no access for group or
-// others. On Windows only the owner (the user's SID) is checked, not the DACL: under the default
-// home in the profile that DACL admits the user, SYSTEM and Administrators, but a STACKIE_HOME
-// elsewhere (C:\stackie inherits C:\'s Authenticated Users) may admit others. A secret such as
-// the API token is refused when this fails.
+// others. On Windows: owned by the user's SID, and no ACE lets anyone but the user, SYSTEM and
+// Administrators (who can read every file anyway) read it or change its DACL. Under the default
+// home in the profile files inherit just that, but a STACKIE_HOME elsewhere (C:\stackie
+// inherits C:\'s Authenticated Users) admits others. A secret such as the API token is refused
+// when this fails.
 Status check_private_file(int fd, const std::string& shown);
+
+// Makes the open file `fd`, just created, the user's alone whatever its directory passes on:
+// mode 0600, or on Windows a protected DACL of the user and SYSTEM.
+Status make_private_file(int fd, const std::string& shown);
 
 // The size of the open file `fd`, 0 if unknown.
 uint64_t file_size(int fd);

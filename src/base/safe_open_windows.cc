@@ -16,10 +16,12 @@
 #include <aclapi.h>
 #include <fcntl.h>
 #include <io.h>
+#include <sddl.h>
 #include <winternl.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <vector>
 
 #include "base/directories.h"
@@ -453,15 +455,99 @@ Result<UniqueFd> open_file_in(int dir, const std::string& name, int flags,
   return to_fd(std::move(opened.handle), flags & O_APPEND, shown);
 }
 
+namespace {
+
+// Rights that let a principal read a file or decide who may.
+constexpr ACCESS_MASK kRevealingAccess =
+    FILE_READ_DATA | GENERIC_READ | GENERIC_ALL | MAXIMUM_ALLOWED | WRITE_DAC | WRITE_OWNER;
+
+// The SID of the first allowed ACE of `dacl` that gives someone other than us, SYSTEM or
+// Administrators a revealing right, as text; empty when there is none.
+std::string first_stranger(PACL dacl) {
+  for (DWORD i = 0; i < dacl->AceCount; ++i) {
+    void* ace = nullptr;
+    if (!GetAce(dacl, i, &ace)) continue;
+    const auto* header = static_cast<const ACE_HEADER*>(ace);
+    if (header->AceType != ACCESS_ALLOWED_ACE_TYPE || (header->AceFlags & INHERIT_ONLY_ACE))
+      continue;
+    auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
+    PSID sid = &allowed->SidStart;
+    if (!(allowed->Mask & kRevealingAccess) || owned_by_us(sid) ||
+        IsWellKnownSid(sid, WinLocalSystemSid) || IsWellKnownSid(sid, WinBuiltinAdministratorsSid))
+      continue;
+    wchar_t* text = nullptr;
+    std::string shown = "a SID";
+    if (ConvertSidToStringSidW(sid, &text)) {
+      shown = narrow(text);
+      LocalFree(text);
+    }
+    char mask[16];
+    std::snprintf(mask, sizeof mask, "0x%lx", static_cast<unsigned long>(allowed->Mask));
+    return shown + ", access " + mask;
+  }
+  return {};
+}
+
+}  // namespace
+
 Status check_private_file(int fd, const std::string& shown) {
   PSID owner = nullptr;
+  PACL dacl = nullptr;
   PSECURITY_DESCRIPTOR descriptor = nullptr;
-  DWORD code = GetSecurityInfo(handle_of(fd), SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION, &owner,
-                               nullptr, nullptr, nullptr, &descriptor);
-  if (code != ERROR_SUCCESS) return windows_error("read the owner of " + shown, code);
-  bool ours = owner != nullptr && owned_by_us(owner);
+  DWORD code = GetSecurityInfo(handle_of(fd), SE_FILE_OBJECT,
+                               OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION, &owner,
+                               nullptr, &dacl, nullptr, &descriptor);
+  if (code != ERROR_SUCCESS) return windows_error("read the owner and DACL of " + shown, code);
+  const bool ours = owner != nullptr && owned_by_us(owner);
+  const std::string stranger = dacl == nullptr ? "Everyone (no DACL)" : first_stranger(dacl);
   LocalFree(descriptor);
   if (!ours) return Error{-EPERM, shown + ": must be a file of yours (it is another user's)"};
+  if (!stranger.empty())
+    return Error{-EPERM, shown + ": others may read it (its DACL admits " + stranger + ")"};
+  return {};
+}
+
+Status make_private_file(int fd, const std::string& shown) {
+  HANDLE token = nullptr;
+  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token))
+    return windows_error("OpenProcessToken");
+  DWORD size = 0;
+  GetTokenInformation(token, TokenUser, nullptr, 0, &size);
+  std::vector<unsigned char> user(size ? size : 1);
+  const BOOL read = GetTokenInformation(token, TokenUser, user.data(), size, &size);
+  CloseHandle(token);
+  if (!read) return windows_error("GetTokenInformation(TokenUser)");
+  unsigned char system_sid[SECURITY_MAX_SID_SIZE];
+  DWORD system_size = sizeof system_sid;
+  if (!CreateWellKnownSid(WinLocalSystemSid, nullptr, system_sid, &system_size))
+    return windows_error("CreateWellKnownSid(SYSTEM)");
+  EXPLICIT_ACCESS_W entries[2] = {};
+  PSID sids[2] = {reinterpret_cast<TOKEN_USER*>(user.data())->User.Sid, system_sid};
+  for (int i = 0; i < 2; ++i) {
+    entries[i].grfAccessPermissions = GENERIC_ALL;
+    entries[i].grfAccessMode = SET_ACCESS;
+    entries[i].grfInheritance = NO_INHERITANCE;
+    entries[i].Trustee.TrusteeForm = TRUSTEE_IS_SID;
+    entries[i].Trustee.ptstrName = static_cast<LPWSTR>(sids[i]);
+  }
+  PACL acl = nullptr;
+  if (DWORD rc = SetEntriesInAclW(2, entries, nullptr, &acl); rc != ERROR_SUCCESS)
+    return windows_error("SetEntriesInAcl", rc);
+  // The same file again, with the right to change its DACL (as its owner we may); by handle,
+  // so that no name is looked up again.
+  HANDLE dac = ReOpenFile(handle_of(fd), WRITE_DAC | READ_CONTROL,
+                          FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, 0);
+  if (dac == INVALID_HANDLE_VALUE) {
+    Error error = windows_error("reopen " + shown + " to make it private");
+    LocalFree(acl);
+    return error;
+  }
+  DWORD rc = SetSecurityInfo(dac, SE_FILE_OBJECT,
+                             DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                             nullptr, nullptr, acl, nullptr);
+  CloseHandle(dac);
+  LocalFree(acl);
+  if (rc != ERROR_SUCCESS) return windows_error("make " + shown + " private (SetSecurityInfo)", rc);
   return {};
 }
 

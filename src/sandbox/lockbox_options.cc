@@ -61,6 +61,9 @@ const char kUsage[] =
     "  --join PID               Linux: run COMMAND inside the running sandbox of PID\n"
     "  --exit-with PID          Windows: end COMMAND and everything it started when process\n"
     "                           PID exits (the block's monitor: what `exec` runs dies with it)\n"
+    "  --stop-fd N              Windows: a byte 's' on fd N asks COMMAND to stop (CTRL_BREAK\n"
+    "                           to its process group; its job is ended if that cannot be\n"
+    "                           delivered), 'k' ends its job at once (the daemon's stop)\n"
     "  --print-policy           print the policy as JSON and exit\n"
     "  -h, --help               show this help\n"
     "  -V, --version            print version, commit and sandbox backend\n"
@@ -210,13 +213,14 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       policy.limits.pids = pids;
       options.policy_flags_used = true;
     } else if (arg == "--policy-fd" || arg == "--error-fd" || arg == "--net-fd" ||
-               arg == "--cgroup-fd" || arg == "--lifeline-fd") {
+               arg == "--cgroup-fd" || arg == "--lifeline-fd" || arg == "--stop-fd") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       STACKIE_TRY_ASSIGN(fd, parse_int(arg, text, 0));
       (arg == "--policy-fd"   ? options.policy_fd
        : arg == "--error-fd"  ? options.error_fd
        : arg == "--net-fd"    ? options.net_fd
        : arg == "--cgroup-fd" ? options.cgroup_fd
+       : arg == "--stop-fd"   ? options.stop_fd
                               : options.lifeline_fd) = fd;
     } else if (arg == "--listen") {
       STACKIE_TRY_ASSIGN(text, value(arg));
@@ -275,8 +279,12 @@ Status check_options(const Options& options) {
       (options.lifeline_fd == options.policy_fd || options.lifeline_fd == options.error_fd ||
        options.lifeline_fd == options.net_fd || options.lifeline_fd == options.cgroup_fd))
     return usage_error("--lifeline-fd must differ from the other fds");
+  if (options.stop_fd >= 0 &&
+      (options.stop_fd == options.policy_fd || options.stop_fd == options.error_fd))
+    return usage_error("--stop-fd must differ from --policy-fd and --error-fd");
   if (options.join_pid != 0) {
     if (options.exit_with_pid != 0) return usage_error("--join cannot take --exit-with");
+    if (options.stop_fd >= 0) return usage_error("--join cannot take --stop-fd");
     if (options.policy_fd >= 0) return usage_error("--join cannot take --policy-fd");
     if (options.cgroup_fd >= 0) return usage_error("--join cannot take --cgroup-fd");
     if (options.net_fd >= 0) return usage_error("--join cannot take --net-fd or --listen");

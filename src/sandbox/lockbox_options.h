@@ -26,6 +26,9 @@ struct Options {
   // Windows (`exec`): COMMAND's job ends when this process (the block's monitor) exits, so a
   // command run in a block does not outlive the block.
   int exit_with_pid = 0;
+  // Windows: the daemon's stop requests, one byte each: 's' asks COMMAND to stop (CTRL_BREAK to
+  // its process group), 'k' ends its job at once. EOF asks nothing (the daemon's job kills us).
+  int stop_fd = -1;
   std::string backend = "auto";  // --backend: auto, namespaces or landlock
   bool print_backend = false;    // --print-backend
   bool print_policy = false;

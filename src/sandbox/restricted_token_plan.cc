@@ -17,13 +17,28 @@ bool same_name_ignoring_case(std::string_view a, std::string_view b) {
 
 constexpr uint8_t kInherit = kObjectInherit | kContainerInherit;
 
-// A writable grant: the path becomes the block's own. The DACL is protected (nothing inherited
-// from the parent can add a principal) and lists exactly: SYSTEM and the user (full control, so
-// the user and the OS keep managing their files; neither can satisfy the block token's
-// restricting half), the logon SID (satisfies the normal half: the user SID is deny-only in the
-// block's token) and the block SID (satisfies the restricting half for this block only).
-// No BUILTIN\Users ACE: Users is a restricting SID of every block (DESIGN.md §5b, refinement 2).
-PathAcl writable_acl(const std::string& path, const std::string& block_sid) {
+// Windows paths compare without case, with either separator.
+std::string path_key(std::string_view path) {
+  std::string key;
+  for (char c : path) key += c == '\\' ? '/' : char(std::tolower(static_cast<unsigned char>(c)));
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  return key;
+}
+
+bool is_at_or_below(std::string_view path, std::string_view root) {
+  if (root.empty()) return false;
+  std::string p = path_key(path), r = path_key(root);
+  return p == r || (p.size() > r.size() && p.compare(0, r.size(), r) == 0 && p[r.size()] == '/');
+}
+
+// A writable grant on a directory Stackie made for the block (under the storage root): the path
+// becomes the block's own. The DACL is protected (nothing inherited from the parent can add a
+// principal) and lists exactly: SYSTEM and the user (full control, so the user and the OS keep
+// managing their files; neither can satisfy the block token's restricting half), the logon SID
+// (satisfies the normal half: the user SID is deny-only in the block's token) and the block SID
+// (satisfies the restricting half for this block only). No BUILTIN\Users ACE: Users is not a
+// restricting SID of any block (DESIGN.md §5b, refinement 2).
+PathAcl owned_writable_acl(const std::string& path, const std::string& block_sid) {
   return PathAcl{path,
                  /*writable=*/true,
                  /*is_protected=*/true,
@@ -36,17 +51,39 @@ PathAcl writable_acl(const std::string& path, const std::string& block_sid) {
                  }};
 }
 
+// A writable grant on a directory of the user's (the project directory of a first-party block):
+// its DACL is the user's, so two ACEs are merged in rather than the DACL replaced, and the
+// block's is taken out again when the block ends (plan_acl_revocations). Other blocks stay out:
+// their restricting half needs their own SID, which nothing here grants.
+PathAcl users_writable_acl(const std::string& path, const std::string& block_sid) {
+  return PathAcl{path,
+                 /*writable=*/true,
+                 /*is_protected=*/false,
+                 {
+                     {AclEntry::Type::allow, Principal::logon_session(), access::kModify, kInherit},
+                     {AclEntry::Type::allow, Principal::of(block_sid), access::kModify, kInherit},
+                 }};
+}
+
+// What a read-only grant denies the block even where a writable grant above it (the project
+// directory) would let it write: the stack file and the other paths the loader binds read-only
+// on top of the project (issue 14), as Linux mounts them read-only.
+constexpr uint32_t kWriteRights = access::kFileWriteData | access::kFileAppendData |
+                                  access::kFileWriteEa | access::kFileWriteAttributes |
+                                  access::kDelete;
+
 // A read-only grant is usually a program's install directory shared by several blocks (and
 // readable by BUILTIN\Users already) or the user's own sources. Replacing its DACL would lock out
-// administrators and other blocks, so the two read ACEs are merged into the existing DACL
-// instead (is_protected = false). Another block can then read it only where BUILTIN\Users could
-// already read it.
+// administrators and other blocks, so the read ACEs are merged into the existing DACL instead
+// (is_protected = false), with a deny of writing for the block SID first. Another block can
+// then read it only where BUILTIN\Users could already read it.
 PathAcl read_only_acl(const std::string& path, const std::string& block_sid) {
   return PathAcl{
       path,
       /*writable=*/false,
       /*is_protected=*/false,
       {
+          {AclEntry::Type::deny, Principal::of(block_sid), kWriteRights, kInherit},
           {AclEntry::Type::allow, Principal::logon_session(), access::kReadExecute, kInherit},
           {AclEntry::Type::allow, Principal::of(block_sid), access::kReadExecute, kInherit},
       }};
@@ -90,9 +127,14 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
   for (const auto& bind : policy.read_only) grants.emplace(bind.source, false);
   for (const auto& bind : policy.read_write) grants[bind.source] = true;
   grants[policy.host_tmp_dir] = true;
-  for (const auto& [path, writable] : grants)
-    plan.path_acls.push_back(writable ? writable_acl(path, plan.block_sid)
-                                      : read_only_acl(path, plan.block_sid));
+  for (const auto& [path, writable] : grants) {
+    if (!writable)
+      plan.path_acls.push_back(read_only_acl(path, plan.block_sid));
+    else if (is_at_or_below(path, policy.storage_root) || path == policy.host_tmp_dir)
+      plan.path_acls.push_back(owned_writable_acl(path, plan.block_sid));
+    else
+      plan.path_acls.push_back(users_writable_acl(path, plan.block_sid));
+  }
 
   for (const auto& entry : policy.environment)
     if (!same_name_ignoring_case(entry.first, "TEMP") &&
@@ -121,6 +163,13 @@ Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy) {
   plan.job_limits.cpu_millis = static_cast<uint32_t>(std::max(policy.limits.cpu_millis, 0));
   plan.network_confined = false;
   return plan;
+}
+
+std::vector<AclRevocation> plan_acl_revocations(const RestrictedTokenPlan& plan) {
+  std::vector<AclRevocation> revocations;
+  for (const PathAcl& acl : plan.path_acls)
+    if (!acl.is_protected) revocations.push_back({acl.path, plan.block_sid});
+  return revocations;
 }
 
 uint32_t job_cpu_rate(uint32_t cpu_millis, uint32_t processors) {

@@ -80,7 +80,9 @@ struct AclEntry {
 };
 
 // A path's new DACL, written with SetNamedSecurityInfoW. `is_protected` blocks inheritance from
-// the parent (PROTECTED_DACL_SECURITY_INFORMATION), so nothing above the path can widen it.
+// the parent (PROTECTED_DACL_SECURITY_INFORMATION), so nothing above the path can widen it: the
+// DACL is replaced, which the plan does only on directories Stackie made (under the storage
+// root). Otherwise the entries are merged into the path's DACL and undone when the block ends.
 struct PathAcl {
   std::string path;
   bool writable = false;
@@ -97,7 +99,9 @@ enum class StdHandle { input, output, error };
 // shared per window station (clipboard, atoms). Its DACL admits the block (block SID: the
 // restricting half; logon SID: the normal half) and nobody else but the user.
 struct BlockDesktop {
-  std::string name;  // "stackie-" + 16 hex digits from the block's name: no '\\', fixed length
+  // "stackie-" + 16 hex digits from the block's name: no '\\', fixed length. The monitor adds
+  // 64 random bits, so that no desktop of the name can be made beforehand.
+  std::string name;
   std::vector<AclEntry> entries;
   bool operator==(const BlockDesktop&) const = default;
 };
@@ -148,6 +152,19 @@ std::string block_sid_for(std::string_view block_name);
 // `processors` logical CPUs: the job's share of all of them in 1/100 of a percent, at least 1 and
 // at most 10000 (a limit above the machine's CPUs is no limit: 0). Pure, tested on Linux.
 uint32_t job_cpu_rate(uint32_t cpu_millis, uint32_t processors);
+
+// Undoing a block's grants when it ends (issue 18): on each path whose DACL was merged into
+// rather than replaced, every explicit ACE of the block SID goes. Only Stackie puts that SID in
+// a token, so no one else's access changes. The logon SID's ACE stays: other blocks of the
+// session may need it for their normal half, and without their own SID in the restricting half
+// it lets no block in (every other process with the logon SID is the user's, who has that access
+// to the user's paths already).
+struct AclRevocation {
+  std::string path;
+  std::string sid;
+  bool operator==(const AclRevocation&) const = default;
+};
+std::vector<AclRevocation> plan_acl_revocations(const RestrictedTokenPlan& plan);
 
 // The plan. Fails when the policy asks for what this backend cannot honour (extra handles).
 Result<RestrictedTokenPlan> plan_restricted_token(const SandboxPolicy& policy);

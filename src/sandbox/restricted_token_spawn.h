@@ -27,6 +27,19 @@ struct WindowsStdio {
 // writable paths, merged ACEs on read-only ones. The daemon does this before the first spawn.
 Status apply_path_acls(const RestrictedTokenPlan& plan);
 
+// Undoes them where the plan merged (plan_acl_revocations): the explicit ACEs of the block SID
+// go, and Windows recomputes what the path passes on below. A path that is gone is skipped; the
+// first failure is returned after every path was tried.
+Status revoke_path_acls(const RestrictedTokenPlan& plan);
+
+// `acl` (a Windows ACL) without the explicit ACEs, allow or deny, of `sid`: the new ACL's bytes
+// and how many ACEs went. Inherited ACEs stay (the parent's, recomputed by Windows anyway).
+struct AclEdit {
+  std::vector<uint8_t> acl;
+  size_t removed = 0;
+};
+Result<AclEdit> acl_without_sid(const void* acl, const std::string& sid);
+
 class RestrictedProcess {
  public:
   // Called once, on a Windows thread-pool thread, with the exit code of the block's process.
@@ -41,6 +54,11 @@ class RestrictedProcess {
   uint32_t pid() const { return pid_; }
   // Kills the whole tree now (TerminateJobObject); the exit callback still runs.
   Status terminate(uint32_t exit_code);
+  // Asks the block to stop: CTRL_BREAK to its process group. The block leads a new group on a
+  // windowless console of its own, and only a process attached to that console can send the
+  // event: this process leaves its own console (if any) for the block's, sends, and leaves.
+  // Fails where the event cannot be delivered (Wine 8.0 does not implement it).
+  Status interrupt();
   // Closes the job handle: the kernel kills every process in the job.
   void close_job();
   // The job's JOB_OBJECT_UILIMIT_* flags, as Windows reports them (tests check they are set).

@@ -1,5 +1,9 @@
 // Windows only: carries out a RestrictedTokenPlan (see restricted_token_plan.h for the why of
 // every SID and ACE). Each Win32 object has one owner below; nothing leaks on an error path.
+// rand_s (RtlGenRandom), declared by <stdlib.h> only when asked for.
+#define _CRT_RAND_S
+#include <stdlib.h>
+
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -9,6 +13,7 @@
 #include <sddl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cwctype>
 #include <memory>
 #include <type_traits>
@@ -283,6 +288,75 @@ Status apply_path_acls(const RestrictedTokenPlan& plan) {
   return {};
 }
 
+Result<AclEdit> acl_without_sid(const void* acl_bytes, const std::string& sid_text) {
+  auto* acl = static_cast<PACL>(const_cast<void*>(acl_bytes));
+  SidTable sids;
+  STACKIE_TRY_ASSIGN(sid, sids.literal(sid_text));
+  ACL_SIZE_INFORMATION info{};
+  if (!GetAclInformation(acl, &info, sizeof info, AclSizeInformation))
+    return win32_error("GetAclInformation");
+  AclEdit edit;
+  edit.acl.resize(std::max<size_t>(info.AclBytesInUse, sizeof(ACL)));  // it only shrinks
+  auto* out = reinterpret_cast<PACL>(edit.acl.data());
+  if (!InitializeAcl(out, static_cast<DWORD>(edit.acl.size()), acl->AclRevision))
+    return win32_error("InitializeAcl");
+  for (DWORD i = 0; i < info.AceCount; ++i) {
+    void* ace = nullptr;
+    if (!GetAce(acl, i, &ace)) return win32_error("GetAce");
+    const auto* header = static_cast<const ACE_HEADER*>(ace);
+    PSID ace_sid = nullptr;
+    if (header->AceType == ACCESS_ALLOWED_ACE_TYPE)
+      ace_sid = &static_cast<ACCESS_ALLOWED_ACE*>(ace)->SidStart;
+    else if (header->AceType == ACCESS_DENIED_ACE_TYPE)
+      ace_sid = &static_cast<ACCESS_DENIED_ACE*>(ace)->SidStart;
+    if (ace_sid && !(header->AceFlags & INHERITED_ACE) && EqualSid(ace_sid, sid)) {
+      ++edit.removed;
+      continue;
+    }
+    if (!AddAce(out, acl->AclRevision, MAXDWORD, ace, header->AceSize))
+      return win32_error("AddAce");
+  }
+  return edit;
+}
+
+namespace {
+
+Status revoke_one(const AclRevocation& revocation) {
+  std::wstring path = widen(revocation.path);
+  PACL dacl = nullptr;
+  PSECURITY_DESCRIPTOR descriptor = nullptr;
+  DWORD rc = GetNamedSecurityInfoW(path.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr,
+                                   nullptr, &dacl, nullptr, &descriptor);
+  if (rc == ERROR_FILE_NOT_FOUND || rc == ERROR_PATH_NOT_FOUND) return {};
+  if (rc != ERROR_SUCCESS) return win32_error("GetNamedSecurityInfo " + revocation.path, rc);
+  std::unique_ptr<void, decltype(&LocalFree)> descriptor_owner(descriptor, &LocalFree);
+  if (dacl == nullptr) return {};  // a null DACL has no ACE of ours
+  SECURITY_DESCRIPTOR_CONTROL control = 0;
+  DWORD revision = 0;
+  if (!GetSecurityDescriptorControl(descriptor, &control, &revision))
+    return win32_error("GetSecurityDescriptorControl " + revocation.path);
+  STACKIE_TRY_ASSIGN(edit, acl_without_sid(dacl, revocation.sid));
+  if (edit.removed == 0) return {};
+  // The path keeps whether it inherits; Windows recomputes what its children inherit.
+  SECURITY_INFORMATION what =
+      DACL_SECURITY_INFORMATION |
+      ((control & SE_DACL_PROTECTED) ? PROTECTED_DACL_SECURITY_INFORMATION
+                                     : UNPROTECTED_DACL_SECURITY_INFORMATION);
+  rc = SetNamedSecurityInfoW(path.data(), SE_FILE_OBJECT, what, nullptr, nullptr,
+                             reinterpret_cast<PACL>(edit.acl.data()), nullptr);
+  if (rc != ERROR_SUCCESS) return win32_error("SetNamedSecurityInfo " + revocation.path, rc);
+  return {};
+}
+
+}  // namespace
+
+Status revoke_path_acls(const RestrictedTokenPlan& plan) {
+  Status first;
+  for (const AclRevocation& revocation : plan_acl_revocations(plan))
+    if (Status revoked = revoke_one(revocation); !revoked.ok() && first.ok()) first = revoked;
+  return first;
+}
+
 RestrictedProcess::~RestrictedProcess() {
   // INVALID_HANDLE_VALUE: wait for a callback already running, so `this` outlives it.
   if (wait_) UnregisterWaitEx(wait_, INVALID_HANDLE_VALUE);
@@ -304,6 +378,16 @@ Status RestrictedProcess::terminate(uint32_t exit_code) {
   return {};
 }
 
+Status RestrictedProcess::interrupt() {
+  FreeConsole();
+  if (!AttachConsole(pid_)) return win32_error("AttachConsole (the block's console)");
+  Status sent;
+  if (!GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid_))
+    sent = win32_error("GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT)");
+  FreeConsole();
+  return sent;
+}
+
 Result<uint32_t> RestrictedProcess::ui_restrictions() const {
   if (!job_) return Error{0, "the job is already closed"};
   JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
@@ -323,9 +407,12 @@ void RestrictedProcess::close_job() {
 
 namespace {
 
-// The block's desktop (plan.desktop) in our window station, made with its DACL, or the one a
-// monitor of the same block made already (an `exec` beside the running block). Returns the
-// handle, to hold while the block runs, and "STATION\\NAME" for STARTUPINFO::lpDesktop.
+// A desktop of the block's own in our window station, made with the plan's DACL. Its name is
+// the plan's followed by 64 random bits: CreateDesktop opens a desktop that exists already,
+// DACL and all, so a name that could be guessed could be made beforehand (with a DACL open to
+// everyone) by any process of the user's. Each monitor makes its own (an `exec` beside the
+// block gets one too). Returns the handle, to hold while the block runs, and "STATION\\NAME"
+// for STARTUPINFO::lpDesktop.
 struct Desktop {
   HDESK handle = nullptr;
   std::wstring path;
@@ -343,12 +430,18 @@ Result<Desktop> open_block_desktop(Caller& caller, const BlockDesktop& wanted) {
   SetSecurityDescriptorDacl(&descriptor, TRUE, acl, FALSE);
   SECURITY_ATTRIBUTES attributes{sizeof attributes, &descriptor, FALSE};
   Desktop desktop;
-  const std::wstring name = widen(wanted.name);
+  unsigned int random[2] = {};
+  if (rand_s(&random[0]) != 0 || rand_s(&random[1]) != 0)
+    return Error{0, "no random numbers for the block's desktop name (rand_s)"};
+  char suffix[20];
+  std::snprintf(suffix, sizeof suffix, "-%08x%08x", random[0], random[1]);
+  const std::string unique_name = wanted.name + suffix;
+  const std::wstring name = widen(unique_name);
   desktop.handle = CreateDesktopW(name.c_str(), nullptr, nullptr, 0,
                                   access::kDesktopUse | access::kWriteDac, &attributes);
   DWORD error = GetLastError();
   LocalFree(acl);
-  if (desktop.handle == nullptr) return win32_error("CreateDesktop " + wanted.name, error);
+  if (desktop.handle == nullptr) return win32_error("CreateDesktop " + unique_name, error);
   desktop.path = std::wstring(station) + L"\\" + name;
   return desktop;
 }
@@ -420,6 +513,9 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   std::wstring command_line = widen(windows_command_line(resolved));
   std::wstring environment = environment_block(plan);
   std::wstring working_dir = widen(plan.working_dir);
+  // A process group of its own, so that CTRL_BREAK to it (interrupt()) reaches the block's
+  // processes and no one else; a windowless console of its own, so that a console program gets
+  // no window and the user's terminal is never open to it.
   const DWORD flags = CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT |
                       CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW;
   PROCESS_INFORMATION info{};

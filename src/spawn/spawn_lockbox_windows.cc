@@ -14,8 +14,11 @@
 //   the monitor starts nothing before it has read the whole policy, which is written only
 //   after uv_spawn returned: no block can exist outside it. (windows-spawner-wine kills a
 //   daemon and checks its block's child is gone.) So the monitor must never be DETACHED.
-// - No graceful stop yet: stopping a block terminates its monitor, which kills the block's job
-//   (CTRL_BREAK to the block's console group needs a console the daemon does not have).
+// - No signals: a stop goes to the monitor as a byte on its stdio 5 (--stop-fd). 's' makes it
+//   attach to the block's windowless console and send CTRL_BREAK to the block's process group
+//   (only a process on that console can); 'k' makes it end the block's job. Either way the
+//   monitor then revokes what it granted on the user's paths and exits. Terminating the monitor
+//   itself is the backstop, when it has not exited kKillBackstop after a 'k'.
 #include <uv.h>
 #include <windows.h>
 
@@ -38,6 +41,9 @@ using spawn_detail::ProcessCore;
 
 constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
+constexpr int kStopFd = 5;
+// How long a monitor told to kill its block may take to end it, revoke its grants and exit.
+constexpr uint64_t kKillBackstopMs = 10000;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 
@@ -145,13 +151,48 @@ class PolicyWriter {
   uv_write_t write_{};
 };
 
+// The monitor's stdio 5 (--stop-fd), held open while the monitor runs: one byte a request.
+class StopPipe {
+ public:
+  static Result<std::unique_ptr<StopPipe>> make(uv_loop_t* loop) {
+    std::unique_ptr<StopPipe> self(new StopPipe());
+    if (int rc =
+            self->pipe_.init([loop](uv_pipe_t* h) { return uv_pipe_init(loop, h, 0); }, self.get());
+        rc != 0)
+      return Error{rc, std::string("stop pipe: ") + uv_strerror(rc)};
+    return self;
+  }
+  uv_pipe_t* pipe() const { return pipe_.get(); }
+  // 's' (stop) or 'k' (kill). The byte is a constant, so the write needs no buffer of its own.
+  Status send(const char& byte) {
+    auto* request = new uv_write_t;
+    uv_buf_t buf = uv_buf_init(const_cast<char*>(&byte), 1);
+    int rc = uv_write(request, pipe_.stream(), &buf, 1, [](uv_write_t* done, int) { delete done; });
+    if (rc != 0) {
+      delete request;
+      return Error{rc, std::string("write to the monitor's stop pipe: ") + uv_strerror(rc)};
+    }
+    return {};
+  }
+
+ private:
+  StopPipe() = default;
+  UvHandle<uv_pipe_t> pipe_;
+};
+
+constexpr char kStopByte = 's';
+constexpr char kKillByte = 'k';
+
 class WindowsLockboxProcess final : public Process {
  public:
-  WindowsLockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
+  WindowsLockboxProcess(uv_loop_t* loop, std::string lockbox, ProcessCore* core,
+                        ErrorPipe* error_pipe, std::unique_ptr<StopPipe> stop_pipe,
                         SandboxPolicy policy)
-      : lockbox_(std::move(lockbox)),
+      : loop_(loop),
+        lockbox_(std::move(lockbox)),
         core_(core),
         error_pipe_(error_pipe),
+        stop_pipe_(std::move(stop_pipe)),
         policy_(std::move(policy)) {}
   ~WindowsLockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
@@ -160,15 +201,19 @@ class WindowsLockboxProcess final : public Process {
   }
   int pid() const override { return core_->pid(); }
   bool running() const override { return core_->running(); }
-  // Any stop signal terminates the monitor, whose job then kills the block's tree (no graceful
-  // stop on Windows yet: see the top of this file).
-  Status signal(int) override { return kill_all(); }
+  // Any signal but SIGKILL is a stop request: CTRL_BREAK to the block (Windows has no other
+  // signal a console program can catch).
+  Status signal(int signum) override {
+    if (signum == SIGKILL) return kill_all();
+    if (!core_->running()) return {};
+    return stop_pipe_->send(kStopByte);
+  }
+  // The monitor ends the block's job and revokes its grants; if it has not exited
+  // kKillBackstopMs later, it is terminated (its job then still kills the block's tree).
   Status kill_all() override {
     if (!core_->running()) return {};
-    if (int rc = uv_kill(core_->pid(), SIGKILL); rc != 0 && rc != UV_ESRCH)
-      return Error{rc,
-                   "terminate monitor " + std::to_string(core_->pid()) + ": " + uv_strerror(rc)};
-    return {};
+    if (stop_pipe_->send(kKillByte).ok() && arm_backstop()) return {};
+    return terminate_monitor();
   }
   // No --join on Windows (a running block's token cannot be borrowed): the command gets a
   // monitor and job of its own, with a token planned from the same policy.
@@ -209,9 +254,32 @@ class WindowsLockboxProcess final : public Process {
   }
 
  private:
+  Status terminate_monitor() {
+    if (!core_->running()) return {};
+    if (int rc = uv_kill(core_->pid(), SIGKILL); rc != 0 && rc != UV_ESRCH)
+      return Error{rc,
+                   "terminate monitor " + std::to_string(core_->pid()) + ": " + uv_strerror(rc)};
+    return {};
+  }
+  bool arm_backstop() {
+    if (!backstop_.get() &&
+        backstop_.init([this](uv_timer_t* h) { return uv_timer_init(loop_, h); }, this) != 0)
+      return false;
+    if (uv_is_active(reinterpret_cast<uv_handle_t*>(backstop_.get()))) return true;
+    return uv_timer_start(
+               backstop_.get(),
+               [](uv_timer_t* timer) {
+                 (void)static_cast<WindowsLockboxProcess*>(timer->data)->terminate_monitor();
+               },
+               kKillBackstopMs, 0) == 0;
+  }
+
+  uv_loop_t* loop_;
   std::string lockbox_;
   ProcessCore* core_;
   ErrorPipe* error_pipe_;
+  std::unique_ptr<StopPipe> stop_pipe_;
+  UvHandle<uv_timer_t> backstop_;
   SandboxPolicy policy_;
 };
 
@@ -235,14 +303,26 @@ class WindowsLockboxSpawner final : public Spawner {
       return errors.take_error();
     }
     ErrorPipe* error_pipe = *errors;
+    auto stop_pipe = StopPipe::make(loop);
+    if (!stop_pipe.ok()) {
+      policy->close();
+      error_pipe->close();
+      return stop_pipe.take_error();
+    }
 
     spawn_detail::SpawnPlan plan;
-    plan.argv = {
-        lockbox_, "--policy-fd", std::to_string(kPolicyFd), "--error-fd", std::to_string(kErrorFd),
-        "--"};
+    plan.argv = {lockbox_,
+                 "--policy-fd",
+                 std::to_string(kPolicyFd),
+                 "--error-fd",
+                 std::to_string(kErrorFd),
+                 "--stop-fd",
+                 std::to_string(kStopFd),
+                 "--"};
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
-    plan.extra_pipes = {{policy->pipe(), true}, {error_pipe->pipe(), false}};
-    static_assert(kPolicyFd == 3 && kErrorFd == 4, "extra pipes start at 3");
+    plan.extra_pipes = {
+        {policy->pipe(), true}, {error_pipe->pipe(), false}, {(*stop_pipe)->pipe(), true}};
+    static_assert(kPolicyFd == 3 && kErrorFd == 4 && kStopFd == 5, "extra pipes start at 3");
 
     auto slot = std::make_shared<WindowsLockboxProcess*>(nullptr);
     auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
@@ -263,8 +343,8 @@ class WindowsLockboxSpawner final : public Spawner {
       error_pipe->close();
       return core.take_error();
     }
-    auto process =
-        std::make_unique<WindowsLockboxProcess>(lockbox_, *core, error_pipe, request.policy);
+    auto process = std::make_unique<WindowsLockboxProcess>(loop, lockbox_, *core, error_pipe,
+                                                           std::move(*stop_pipe), request.policy);
     *slot = process.get();
     error_pipe->start_reading();
     if (auto written = policy->write(); !written.ok()) return written.error();

@@ -47,6 +47,18 @@ TEST(LockboxOptions, ExitWithTakesAPidAndNotJoin) {
   EXPECT_NE(both.error().message.find("--exit-with"), std::string::npos) << both.error().message;
 }
 
+// --stop-fd (the Windows daemon's stop requests): an fd of its own, never with --join.
+TEST(LockboxOptions, StopFdIsAnFdOfItsOwn) {
+  auto options = parse({"--stop-fd", "5", "--", "prog"});
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_EQ(options->stop_fd, 5);
+  EXPECT_FALSE(parse({"--stop-fd", "x", "--", "prog"}).ok());
+  auto same = parse({"--policy-fd", "3", "--stop-fd", "3", "--", "prog"});
+  ASSERT_FALSE(same.ok());
+  EXPECT_NE(same.error().message.find("--stop-fd"), std::string::npos) << same.error().message;
+  EXPECT_FALSE(parse({"--join", "7", "--stop-fd", "5", "--", "prog"}).ok());
+}
+
 TEST(LockboxOptions, CommandArgumentsAfterSeparatorAreNotOptions) {
   auto options = parse({"--", "prog", "--ro", "x"});
   ASSERT_TRUE(options.ok());

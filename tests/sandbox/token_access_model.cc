@@ -141,11 +141,24 @@ void FileSystem::set_dacl(const std::string& path, const std::vector<Ace>& entri
     object.dacl = entries;
     object.dacl_protected = true;
   } else {
-    // Canonical order: explicit deny, explicit allow, then inherited.
-    auto first_inherited = std::find_if(object.dacl.begin(), object.dacl.end(),
-                                        [](const Ace& ace) { return ace.flags & kInherited; });
-    object.dacl.insert(first_inherited, entries.begin(), entries.end());
+    // Canonical order, as SetEntriesInAcl keeps it: explicit deny, explicit allow, inherited.
+    for (const Ace& entry : entries) {
+      auto at = std::find_if(object.dacl.begin(), object.dacl.end(), [&entry](const Ace& ace) {
+        return (ace.flags & kInherited) ||
+               (entry.type == AclEntry::Type::deny && ace.type == AclEntry::Type::allow);
+      });
+      object.dacl.insert(at, entry);
+    }
   }
+  propagate(path);
+}
+
+void FileSystem::remove_explicit_aces(const std::string& path, const std::string& sid) {
+  auto& dacl = objects_.at(path).dacl;
+  dacl.erase(std::remove_if(
+                 dacl.begin(), dacl.end(),
+                 [&sid](const Ace& ace) { return !(ace.flags & kInherited) && ace.sid == sid; }),
+             dacl.end());
   propagate(path);
 }
 

@@ -70,6 +70,9 @@ class FileSystem {
   // SetNamedSecurityInfoW: protected = replace and stop inheritance; otherwise merge the new
   // explicit ACEs after the existing explicit ones. Children re-inherit.
   void set_dacl(const std::string& path, const std::vector<Ace>& entries, bool is_protected);
+  // What revoking a block's grant does (AclRevocation): every explicit ACE of `sid` goes from
+  // the path's DACL, and the change is inherited below it.
+  void remove_explicit_aces(const std::string& path, const std::string& sid);
   const Object& at(const std::string& path) const { return objects_.at(path); }
 
  private:

@@ -77,6 +77,7 @@ SandboxPolicy block_policy(const std::string& name, const std::string& data,
   policy.read_only = {{kPostgres, ""}};
   policy.read_write = {{data, ""}};
   policy.host_tmp_dir = tmp;
+  policy.storage_root = kStorage;
   return policy;
 }
 
@@ -205,6 +206,64 @@ TEST(TokenIsolation, ReadOnlyGrantsReadButNeverWrite) {
       blocks.fs.can(blocks.b, kPostgres + "\\bin\\postgres.exe", kRead | access::kFileExecute))
       << "a shared install directory stays usable by every block";
   EXPECT_FALSE(blocks.fs.can(blocks.a, kPostgres + "\\bin\\postgres.exe", kWrite));
+}
+
+void revoke(FileSystem& fs, const RestrictedTokenPlan& plan) {
+  for (const AclRevocation& revocation : plan_acl_revocations(plan))
+    fs.remove_explicit_aces(revocation.path, revocation.sid);
+}
+
+// A first-party block writes the project directory, a folder of the user's (issue 18): its
+// DACL is merged into, not replaced, the stack file bound read-only on top stays unwritable,
+// and when the block ends its grant is taken out again.
+TEST(TokenIsolation, TheProjectDirectoryIsGrantedWithAnAceThatIsRemovedAtTheEnd) {
+  Token user = model::interactive_user_token();
+  FileSystem fs = host(user);
+  const std::string stack_file = kSources + "\\stackie-stack.yml";
+  fs.create_unchecked(user.user, stack_file, false);
+  SandboxPolicy policy = block_policy("demo-a", kDataA, kTmpA);
+  policy.read_write.push_back({kSources, ""});
+  policy.read_only.push_back({stack_file, ""});
+  RestrictedTokenPlan plan = plan_for(policy);
+  apply(fs, user, plan);
+  Token a = model::restricted_token_from(user, plan);
+  Token b = model::restricted_token_from(user, plan_for(block_policy("demo-b", kDataB, kTmpB)));
+
+  EXPECT_FALSE(fs.at(kSources).dacl_protected) << "the user's folder still inherits";
+  EXPECT_TRUE(fs.can(a, kSources + "\\main.py", kRead | kWrite));
+  EXPECT_TRUE(fs.create(a, kSources + "\\build.log", false));
+  EXPECT_TRUE(fs.can(a, stack_file, kRead));
+  EXPECT_FALSE(fs.can(a, stack_file, kWrite)) << "read-only on top of a writable project";
+  EXPECT_FALSE(fs.can(a, stack_file, access::kFileAppendData));
+  EXPECT_FALSE(fs.can(b, kSources + "\\main.py", kRead)) << "another block stays out";
+
+  revoke(fs, plan);
+  Token a_again = model::restricted_token_from(user, plan);
+  for (const std::string& path : {kSources, kSources + "\\main.py", kSources + "\\build.log"}) {
+    EXPECT_FALSE(fs.can(a_again, path, kRead)) << path << ": the grant is gone";
+    EXPECT_TRUE(fs.can(user, path, kRead | kWrite)) << path << ": the user keeps everything";
+  }
+  EXPECT_FALSE(fs.can(a_again, stack_file, kRead));
+  for (const Ace& ace : fs.at(kSources).dacl) EXPECT_NE(ace.sid, plan.block_sid);
+  for (const Ace& ace : fs.at(stack_file).dacl) EXPECT_NE(ace.sid, plan.block_sid);
+}
+
+// Storage is Stackie's: there the DACL is replaced (protected) and revocation leaves it alone;
+// a shared read-only directory keeps serving the blocks that still run.
+TEST(TokenIsolation, RevokingOneBlockLeavesStorageAndTheOtherBlocksGrants) {
+  TwoBlocks blocks;
+  for (const AclRevocation& revocation : plan_acl_revocations(blocks.plan_a)) {
+    EXPECT_NE(revocation.path, kDataA) << "storage is not revoked: it is the block's own";
+    EXPECT_NE(revocation.path, kTmpA);
+    EXPECT_EQ(revocation.sid, blocks.plan_a.block_sid);
+  }
+  revoke(blocks.fs, blocks.plan_a);
+  EXPECT_TRUE(
+      blocks.fs.can(blocks.b, kPostgres + "\\bin\\postgres.exe", kRead | access::kFileExecute))
+      << "B still runs its program";
+  EXPECT_FALSE(blocks.fs.can(blocks.a, kSources + "\\main.py", kRead));
+  EXPECT_TRUE(blocks.fs.can(blocks.a, kDataA + "\\PG_VERSION", kRead | kWrite))
+      << "the block's own storage keeps its DACL for the next start";
 }
 
 TEST(TokenIsolation, SystemLibrariesAreReadable) {

@@ -72,6 +72,7 @@ SandboxPolicy policy_a() {
   policy.read_only = {{"C:\\Program Files\\PostgreSQL\\15", ""}};
   policy.read_write = {{"C:\\Users\\dev\\.stackie\\storage\\volumes\\demo\\a-data", ""}};
   policy.host_tmp_dir = "C:\\Users\\dev\\.stackie\\storage\\tmp\\demo-a";
+  policy.storage_root = "C:\\Users\\dev\\.stackie\\storage";
   policy.environment = {{"PGDATA", "C:\\data"}, {"Temp", "C:\\Windows\\Temp"}, {"TMP", "x"}};
   return policy;
 }
@@ -97,11 +98,12 @@ TEST(TokenPlan, WritablePathsGetProtectedDaclWithoutUsers) {
     for (const AclEntry& entry : acl.entries) {
       EXPECT_NE(entry.who.sid, kSidBuiltinUsers) << acl.path;
       EXPECT_NE(entry.who.sid, kSidAllApplicationPackages) << acl.path;
-      EXPECT_EQ(entry.type, AclEntry::Type::allow);
+      if (entry.type == AclEntry::Type::deny)
+        EXPECT_FALSE(acl.writable) << "only read-only grants deny (writing)";
       EXPECT_EQ(entry.inheritance, kObjectInherit | kContainerInherit);
       const bool reaches_block =
           entry.who == Principal::logon_session() || entry.who == Principal::of(plan->block_sid);
-      if (reaches_block) {
+      if (reaches_block && entry.type == AclEntry::Type::allow) {
         EXPECT_EQ(entry.mask & (access::kWriteDac | access::kWriteOwner), 0u)
             << "the ACEs that let the block in never let it change the ACL";
       }
@@ -121,6 +123,44 @@ TEST(TokenPlan, WritablePathsGetProtectedDaclWithoutUsers) {
                                                  std::string(kSidLocalSystem)}));
   }
   EXPECT_EQ(writable, 2);
+}
+
+// Outside storage (the project directory), a writable grant merges into the user's DACL and is
+// revoked at the end; storage paths are not revoked (issue 18).
+TEST(TokenPlan, OnlyStackiesOwnDirectoriesGetTheirDaclReplaced) {
+  SandboxPolicy policy = policy_a();
+  policy.read_write.push_back({"C:\\Users\\Dev\\src\\api", ""});
+  policy.read_write.push_back({"c:/users/dev/.STACKIE/storage/volumes/demo/b", ""});
+  Result<RestrictedTokenPlan> plan = plan_restricted_token(policy);
+  ASSERT_TRUE(plan.ok());
+  std::vector<std::string> revoked;
+  for (const AclRevocation& revocation : plan_acl_revocations(*plan)) {
+    revoked.push_back(revocation.path);
+    EXPECT_EQ(revocation.sid, plan->block_sid);
+  }
+  EXPECT_EQ(revoked, (std::vector<std::string>{"C:\\Program Files\\PostgreSQL\\15",
+                                               "C:\\Users\\Dev\\src\\api"}));
+  for (const PathAcl& acl : plan->path_acls) {
+    if (acl.path != "C:\\Users\\Dev\\src\\api") continue;
+    EXPECT_TRUE(acl.writable);
+    EXPECT_FALSE(acl.is_protected);
+    EXPECT_EQ(acl.entries.size(), 2u) << "the logon SID and the block SID, nothing replaced";
+  }
+}
+
+// A read-only grant denies the block writing first, so a read-only path below a writable one
+// (the stack file in the project directory) stays read-only.
+TEST(TokenPlan, ReadOnlyGrantsDenyWritingFirst) {
+  Result<RestrictedTokenPlan> plan = plan_restricted_token(policy_a());
+  ASSERT_TRUE(plan.ok());
+  for (const PathAcl& acl : plan->path_acls) {
+    if (acl.writable) continue;
+    ASSERT_FALSE(acl.entries.empty());
+    EXPECT_EQ(acl.entries.front().type, AclEntry::Type::deny);
+    EXPECT_EQ(acl.entries.front().who, Principal::of(plan->block_sid));
+    EXPECT_NE(acl.entries.front().mask & access::kFileWriteData, 0u);
+    EXPECT_EQ(acl.entries.front().mask & access::kFileReadData, 0u);
+  }
 }
 
 TEST(TokenPlan, PathGrantedTwiceIsPlannedOnceWritable) {

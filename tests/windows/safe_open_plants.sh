@@ -16,4 +16,7 @@ ln -s ../outside/secret.txt "$dir/storage/linkfile"
 ln -s ../outside/created.txt "$dir/storage/dangling"
 exe=$1
 shift
+# Files others may read (WineSafeOpen.PrivateFileRefusedWhenOthersMayReadIt: Wine shows the
+# mode as the DACL), whatever the caller's umask.
+umask 022
 timeout 120 wine "$exe" "Z:$dir" "$@"

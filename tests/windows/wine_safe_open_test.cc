@@ -105,6 +105,23 @@ TEST(WineSafeOpen, PlainTreeWorks) {
   EXPECT_TRUE(remove_tree_beneath(dir.get(), "plain", storage()).ok()) << "missing is no error";
 }
 
+// A secret such as the API token (issue 18) is refused when its DACL lets anyone else read it.
+// Wine keeps no DACL on a file and shows one made from its Unix mode, where "others may read"
+// (this test's umask 022) is an Everyone ACE: that is the DACL refused here. (That
+// make_private_file's DACL is kept and then accepted cannot be shown under Wine.)
+TEST(WineSafeOpen, PrivateFileRefusedWhenOthersMayReadIt) {
+  UniqueFd dir = root();
+  ASSERT_TRUE(dir.valid());
+  std::string shown = storage() + "/secret.token";
+  auto file = open_file_in(dir.get(), "secret.token", O_WRONLY | O_CREAT | O_EXCL, storage());
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  Status checked = check_private_file(file->get(), shown);
+  ASSERT_FALSE(checked.ok()) << "a file Everyone may read is refused";
+  EXPECT_NE(checked.error().message.find(shown + ": others may read it"), std::string::npos)
+      << checked.error().message;
+  EXPECT_NE(checked.error().message.find("S-1-1-0"), std::string::npos) << checked.error().message;
+}
+
 TEST(WineSafeOpen, ClimbingAbsoluteAndStreamPathsRefused) {
   UniqueFd dir = root();
   ASSERT_TRUE(dir.valid());

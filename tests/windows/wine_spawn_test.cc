@@ -7,6 +7,8 @@
 #define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
+// after windows.h
+#include <sddl.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -131,6 +133,16 @@ void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std:
   // An inheritable handle NOT in the stdio list: the child must not get it.
   HANDLE stray = CreateEventW(&inheritable, TRUE, FALSE, nullptr);
 
+  // A desktop of the plan's name made beforehand, open to everyone (a NULL DACL): the block
+  // must not be put on it.
+  SECURITY_DESCRIPTOR open_to_all;
+  InitializeSecurityDescriptor(&open_to_all, SECURITY_DESCRIPTOR_REVISION);
+  SetSecurityDescriptorDacl(&open_to_all, TRUE, nullptr, FALSE);
+  SECURITY_ATTRIBUTES open_attributes{sizeof open_attributes, &open_to_all, FALSE};
+  HDESK premade =
+      CreateDesktopA(plan.desktop.name.c_str(), nullptr, nullptr, 0, GENERIC_ALL, &open_attributes);
+  check(premade != nullptr, "a desktop of the plan's name, open to all, made beforehand");
+
   ExitSignal exited;
   stackie::WindowsStdio stdio{GetStdHandle(STD_INPUT_HANDLE), write_end, write_end};
   const std::string stray_value = std::to_string(reinterpret_cast<uintptr_t>(stray));
@@ -162,9 +174,17 @@ void test_env_and_exit_code(const stackie::RestrictedTokenPlan& plan, const std:
         "the caller's environment does not pass (USERPROFILE unset)");
   check(output.find("ARG=[" + tricky + "]") != std::string::npos,
         "argv survives windows_command_line and the C runtime's split");
-  check(output.find("DESKTOP=" + plan.desktop.name + "\n") != std::string::npos ||
-            output.find("DESKTOP=" + plan.desktop.name + "\r\n") != std::string::npos,
-        "the child runs on the block's own desktop " + plan.desktop.name);
+  // "DESKTOP=<plan's name>-<16 hex digits>": a desktop of its own, not the one made beforehand.
+  const size_t at = output.find("DESKTOP=" + plan.desktop.name + "-");
+  const size_t end = output.find_first_of("\r\n", at);
+  const std::string suffix = at == std::string::npos || end == std::string::npos
+                                 ? std::string()
+                                 : output.substr(at + 9 + plan.desktop.name.size(),
+                                                 end - (at + 9 + plan.desktop.name.size()));
+  check(suffix.size() == 16 && suffix.find_first_not_of("0123456789abcdef") == std::string::npos,
+        "the child runs on a desktop of its own, " + plan.desktop.name +
+            "-<64 random bits>, not the one made beforehand (suffix '" + suffix + "')");
+  if (premade) CloseDesktop(premade);
   check(WaitForSingleObject(stray, 0) == WAIT_TIMEOUT,
         "an inheritable handle outside the stdio list is not inherited");
   check(WaitForSingleObject(exited.event, 10000) == WAIT_OBJECT_0,
@@ -258,6 +278,48 @@ void test_job_limits(stackie::RestrictedTokenPlan plan) {
         "the block ran in the limited job (exit " + std::to_string(exited.code) + ", want 7)");
 }
 
+// Revoking a block's grants (issue 18) takes the block SID's explicit ACEs, allow and deny,
+// out of an ACL, and nothing else: not another SID's, not an inherited one. Wine keeps no DACL
+// on its files, so the edit is checked here on an ACL in memory, the revocation list by the
+// access-check model (TokenIsolation.TheProjectDirectory...).
+void test_acl_without_block_sid(const stackie::RestrictedTokenPlan& plan) {
+  PSID block = nullptr, users = nullptr;
+  check(ConvertStringSidToSidA(plan.block_sid.c_str(), &block) &&
+            ConvertStringSidToSidA("S-1-5-32-545", &users),
+        "revoke: the SIDs convert");
+  if (!block || !users) return;
+  std::vector<BYTE> buffer(1024);
+  auto* acl = reinterpret_cast<PACL>(buffer.data());
+  InitializeAcl(acl, static_cast<DWORD>(buffer.size()), ACL_REVISION);
+  const DWORD inherit = OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE;
+  AddAccessDeniedAceEx(acl, ACL_REVISION, inherit, FILE_WRITE_DATA, block);
+  AddAccessAllowedAceEx(acl, ACL_REVISION, inherit, FILE_GENERIC_READ, users);
+  AddAccessAllowedAceEx(acl, ACL_REVISION, inherit, FILE_GENERIC_READ, block);
+  AddAccessAllowedAceEx(acl, ACL_REVISION, INHERITED_ACE, FILE_GENERIC_READ, block);
+  auto edit = stackie::acl_without_sid(acl, plan.block_sid);
+  check(edit.ok(), "revoke: acl_without_sid" + (edit.ok() ? "" : ": " + edit.error().message));
+  if (edit.ok()) {
+    auto* out = reinterpret_cast<PACL>(edit->acl.data());
+    check(edit->removed == 2 && out->AceCount == 2,
+          "revoke: the block's two explicit ACEs went, two ACEs stay (removed " +
+              std::to_string(edit->removed) + ", left " + std::to_string(out->AceCount) + ")");
+    void* first = nullptr;
+    void* second = nullptr;
+    if (out->AceCount == 2 && GetAce(out, 0, &first) && GetAce(out, 1, &second)) {
+      auto* kept_users = static_cast<ACCESS_ALLOWED_ACE*>(first);
+      auto* kept_inherited = static_cast<ACCESS_ALLOWED_ACE*>(second);
+      check(EqualSid(&kept_users->SidStart, users) && kept_users->Mask == FILE_GENERIC_READ &&
+                EqualSid(&kept_inherited->SidStart, block) &&
+                (kept_inherited->Header.AceFlags & INHERITED_ACE),
+            "revoke: Users' ACE and the inherited one stay, in order");
+    }
+  }
+  auto other = stackie::acl_without_sid(acl, "S-1-5-32-544");
+  check(other.ok() && other->removed == 0, "revoke: a SID with no ACE removes nothing");
+  LocalFree(block);
+  LocalFree(users);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +339,7 @@ int main(int argc, char** argv) {
   test_env_and_exit_code(plan, tmp);
   test_job_kills_grandchild(plan, tmp);
   test_job_limits(plan);
+  test_acl_without_block_sid(plan);
   std::printf("%s: %d failed\n", failures ? "FAILED" : "PASSED", failures);
   return failures ? 1 : 0;
 }

@@ -255,8 +255,11 @@ int main(int argc, char** argv) {
     request.argv = {self_path(), "block-tree", pid_file};
     request.policy = policy_for("kill", tmp);
     bool exited = false;
-    auto spawned =
-        spawner->spawn(&loop, request, [&](const stackie::ExitStatus&) { exited = true; });
+    int64_t killed_status = -1;
+    auto spawned = spawner->spawn(&loop, request, [&](const stackie::ExitStatus& status) {
+      exited = true;
+      killed_status = status.exit_status;
+    });
     check(spawned.ok(), "kill: spawn");
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
@@ -277,6 +280,9 @@ int main(int argc, char** argv) {
       while (!exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
       }
       check(exited, "kill: the exit callback ran");
+      check(killed_status == 137,
+            "kill: the monitor ended the block's job on the daemon's 'k' and relayed 137 (got " +
+                std::to_string(killed_status) + ")");
       if (handle) {
         check(WaitForSingleObject(handle, 30000) == WAIT_OBJECT_0,
               "kill_all killed the block's own child");
@@ -284,6 +290,63 @@ int main(int argc, char** argv) {
       }
       process.reset();
     }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+  // 3b. A stop (any signal but SIGKILL): the monitor sends the block CTRL_BREAK. Wine 8.0's
+  // console cannot deliver it, so there the monitor ends the block at once, says why on the
+  // block's stderr and relays 143; on Windows the block's own exit comes back
+  // (STATUS_CONTROL_C_EXIT for a program that does not handle it). Either way its child dies.
+  {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    std::string tmp = temp_dir("stop");
+    std::string pid_file = tmp + "/child.pid";
+    DeleteFileA(pid_file.c_str());
+    auto* err = new uv_pipe_t;
+    uv_pipe_init(&loop, err, 0);
+    std::string err_text;
+    stackie::SpawnRequest request;
+    request.argv = {self_path(), "block-tree", pid_file};
+    request.policy = policy_for("stop", tmp);
+    request.stderr_pipe = err;
+    bool exited = false;
+    int64_t status = -1;
+    auto spawned = spawner->spawn(&loop, request, [&](const stackie::ExitStatus& got) {
+      exited = true;
+      status = got.exit_status;
+    });
+    check(spawned.ok(), "stop: spawn");
+    if (spawned.ok()) {
+      std::unique_ptr<stackie::Process> process = std::move(*spawned);
+      read_into(err, &err_text);
+      DWORD child = 0;
+      for (int i = 0; i < 1200 && child == 0; ++i) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
+          unsigned long pid = 0;
+          if (std::fscanf(in, "%lu", &pid) == 1) child = pid;
+          std::fclose(in);
+        }
+        if (child == 0) Sleep(50);
+      }
+      HANDLE handle = child ? OpenProcess(SYNCHRONIZE, FALSE, child) : nullptr;
+      check(process->signal(SIGTERM).ok(), "stop: the request is written");
+      while (!exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
+      }
+      const bool undeliverable =
+          status == 143 && err_text.find("could not ask the block to stop") != std::string::npos;
+      const bool delivered = status == static_cast<int64_t>(0xC000013AL);
+      check(exited && (undeliverable || delivered),
+            "stop: CTRL_BREAK, or the block ended with the reason on its stderr (exit " +
+                std::to_string(status) + ", stderr '" + err_text + "')");
+      if (handle) {
+        check(WaitForSingleObject(handle, 30000) == WAIT_OBJECT_0, "stop: the block's child died");
+        CloseHandle(handle);
+      }
+      process.reset();
+    }
+    uv_close(reinterpret_cast<uv_handle_t*>(err), [](uv_handle_t* h) { delete (uv_pipe_t*)h; });
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
   }
