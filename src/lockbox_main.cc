@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
     return stackie::lockbox::fail(input.sink, "options", 0,
                                   "--exit-with is for the Windows lockbox (on Linux a command run "
                                   "in a block is in its pid namespace and dies with it)");
+  if (options.cpus_given)
+    return stackie::lockbox::fail(input.sink, "options", 0,
+                                  "--cpus is for the Windows lockbox (on Linux the block's cgroup "
+                                  "carries its CPU limit; no rlimit can stand in)");
   if (options.stop_fd >= 0)
     return stackie::lockbox::fail(input.sink, "options", 0,
                                   "--stop-fd is for the Windows lockbox (on Linux the daemon "

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
     return fail(input.sink, "options", 0, "--cgroup-fd needs Linux cgroups v2");
   if (options.exit_with_pid != 0)
     return fail(input.sink, "options", 0, "--exit-with is for the Windows lockbox");
+  if (options.cpus_given)
+    return fail(input.sink, "options", 0, "--cpus is for the Windows lockbox");
   if (options.stop_fd >= 0)
     return fail(input.sink, "options", 0, "--stop-fd is for the Windows lockbox");
   stackie::seatbelt::LaunchRequest request{std::move(options.policy), std::move(options.command),

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/fs_path.h"
+#include "policy/resource_limits.h"
 
 namespace stackie::lockbox {
 
@@ -37,6 +38,7 @@ const char kUsage[] =
     "  --pids N                 at most N processes in the sandbox (RLIMIT_NPROC, counted\n"
     "                           in the sandbox's own user namespace)\n"
     "  --shm SIZE               size of /dev/shm (default: --memory, at most 64MiB)\n"
+    "  --cpus N                 Windows: a hard cap of N CPUs (1.5, 0.25...) on COMMAND's job\n"
     "  --allow-bind PORT        the landlock backend and macOS: the block may bind TCP PORT of\n"
     "                           the host (with --net localhost; every other port stays closed)\n"
     "  --allow-connect PORT     the landlock backend and macOS: the block may connect to TCP\n"
@@ -206,6 +208,13 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       if (!bytes.ok()) return usage_error(std::string(arg) + ": " + bytes.error().message);
       (arg == "--memory" ? policy.limits.memory_bytes : policy.limits.shm_bytes) = *bytes;
       if (arg == "--memory") policy.limits.memory_given = true;
+      options.policy_flags_used = true;
+    } else if (arg == "--cpus") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      auto millis = parse_cpu_millis(text);
+      if (!millis.ok()) return usage_error(std::string(arg) + ": " + millis.error().message);
+      policy.limits.cpu_millis = *millis;
+      options.cpus_given = true;
       options.policy_flags_used = true;
     } else if (arg == "--pids") {
       STACKIE_TRY_ASSIGN(text, value(arg));

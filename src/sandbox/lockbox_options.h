@@ -29,6 +29,9 @@ struct Options {
   // Windows: the daemon's stop requests, one byte each: 's' asks COMMAND to stop (CTRL_BREAK to
   // its process group), 'k' ends its job at once. EOF asks nothing (the daemon's job kills us).
   int stop_fd = -1;
+  // Windows (`exec`): the block's CPU limit for COMMAND's job (--cpus). Linux and macOS refuse
+  // the flag: there the cgroup the command joins carries it, and no rlimit can stand in.
+  bool cpus_given = false;
   std::string backend = "auto";  // --backend: auto, namespaces or landlock
   bool print_backend = false;    // --print-backend
   bool print_policy = false;

@@ -29,6 +29,7 @@
 
 #include "base/fs_path.h"
 #include "base/uv_handle.h"
+#include "policy/resource_limits.h"
 #include "spawn/setup_failure.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
@@ -235,6 +236,8 @@ class WindowsLockboxProcess final : public Process {
       argv.insert(argv.end(), {"--memory", std::to_string(policy_.limits.memory_bytes)});
     if (policy_.limits.pids > 0)
       argv.insert(argv.end(), {"--pids", std::to_string(policy_.limits.pids)});
+    if (policy_.limits.cpu_millis > 0)
+      argv.insert(argv.end(), {"--cpus", format_cpu_millis(policy_.limits.cpu_millis)});
     for (const auto& name : pass_env) argv.insert(argv.end(), {"--pass-env", name});
     argv.emplace_back("--");
     argv.insert(argv.end(), command.begin(), command.end());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "policy/resource_limits.h"
 #include "sandbox/lockbox_options.h"
 #include "sandbox/setup_error.h"
 
@@ -57,6 +58,25 @@ TEST(LockboxOptions, StopFdIsAnFdOfItsOwn) {
   ASSERT_FALSE(same.ok());
   EXPECT_NE(same.error().message.find("--stop-fd"), std::string::npos) << same.error().message;
   EXPECT_FALSE(parse({"--join", "7", "--stop-fd", "5", "--", "prog"}).ok());
+}
+
+// --cpus (the Windows `exec`): the block's CPU limit in CPUs, kept as millis.
+TEST(LockboxOptions, CpusTakesADecimalNumberOfCpus) {
+  auto options = parse({"--cpus", "1.5", "--", "prog"});
+  ASSERT_TRUE(options.ok()) << options.error().message;
+  EXPECT_TRUE(options->cpus_given);
+  EXPECT_EQ(options->policy.limits.cpu_millis, 1500);
+  auto bad = parse({"--cpus", "lots", "--", "prog"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("--cpus"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(parse({"--", "prog"})->cpus_given);
+  // The daemon writes the block's limit with format_cpu_millis (join_argv on Windows).
+  for (int millis : {250, 1000, 1500, 3000}) {
+    const std::string text = format_cpu_millis(millis);
+    auto round_trip = parse({"--cpus", text.c_str(), "--", "prog"});
+    ASSERT_TRUE(round_trip.ok()) << text << ": " << round_trip.error().message;
+    EXPECT_EQ(round_trip->policy.limits.cpu_millis, millis) << text;
+  }
 }
 
 TEST(LockboxOptions, CommandArgumentsAfterSeparatorAreNotOptions) {
