@@ -18,7 +18,7 @@
 //   attach to the block's windowless console and send CTRL_BREAK to the block's process group
 //   (only a process on that console can); 'k' makes it end the block's job. Either way the
 //   monitor then revokes what it granted on the user's paths and exits. Terminating the monitor
-//   itself is the backstop, when it has not exited kKillBackstop after a 'k'.
+//   itself is the backstop, when it has not exited kKillBackstopMs (10 s) after a 'k'.
 #include <uv.h>
 #include <windows.h>
 
