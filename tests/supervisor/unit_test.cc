@@ -412,6 +412,26 @@ TEST(LineRing, BoundedByLinesWhenTheyAreShort) {
   EXPECT_EQ(tail.back().text, "x25");
 }
 
+// An entry keeps its stream and level in a byte each (issue 25): every value comes back, also
+// after the index grew and wrapped.
+TEST(LineRing, KeepsEachLinesTimeStreamAndLevel) {
+  LineRing ring(7, 1 << 20);
+  const LogStream streams[] = {LogStream::out, LogStream::err, LogStream::daemon};
+  const LogLevel levels[] = {LogLevel::unknown, LogLevel::debug, LogLevel::info,
+                             LogLevel::warn,    LogLevel::error, LogLevel::fatal};
+  for (uint64_t seq = 1; seq <= 20; ++seq)
+    ring.push(seq, int64_t(seq) * 1000 - 5, streams[seq % 3], levels[seq % 6],
+              "line " + std::to_string(seq));
+  auto tail = ring.tail(7);
+  ASSERT_EQ(tail.size(), 7u);
+  for (const LogLine& line : tail) {
+    EXPECT_EQ(line.time_ms, int64_t(line.seq) * 1000 - 5);
+    EXPECT_EQ(line.stream, streams[line.seq % 3]) << line.seq;
+    EXPECT_EQ(line.level, levels[line.seq % 6]) << line.seq;
+    EXPECT_EQ(line.text, "line " + std::to_string(line.seq));
+  }
+}
+
 TEST(LineRing, ALineLargerThanTheBudgetEmptiesIt) {
   LineRing ring(10, 100);
   ring.push(1, 0, LogStream::out, LogLevel::unknown, "kept");
