@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -525,6 +526,43 @@ TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
   EXPECT_EQ(sink.batches[1], (Lines{"three", "01234567", "89"}));
   EXPECT_EQ(sink.batches[2], (Lines{"no end"}));
   EXPECT_TRUE(sink.singles.empty());
+}
+
+// Lines whole within a read reach a follower as views of that read, not copies (issue 25: the
+// copy per line was most of what a follower, even a stuck one, cost); lines put together across
+// reads or cut from an overlong one are copied, and both kinds keep their order in the batch.
+TEST_F(BlockLogsTest, AFollowerSeesTheReadsOwnBytesAndCopiesOnlyAssembledLines) {
+  LogSettings settings;
+  settings.max_line = 4;
+  auto logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  struct ViewSink : LogSink {
+    std::string_view read;
+    std::vector<std::pair<std::string, bool>> lines;  // text, a view of `read`
+    bool offer(const LogLine&) override { return true; }
+    size_t offer_batch(const LogBatch& batch) override {
+      for (const auto& line : batch.lines) {
+        const std::less<const char*> before;
+        bool inside = !line.text.empty() && !before(line.text.data(), read.data()) &&
+                      !before(read.data() + read.size(), line.text.data() + line.text.size());
+        lines.emplace_back(std::string(line.text), inside);
+      }
+      return 0;
+    }
+  } sink;
+  (*logs)->follow(&sink);
+  const std::string first = "ab\nlonger\ncd\nxyz", second = "w\nok\n";
+  sink.read = first;
+  (*logs)->feed(LogStream::out, first);
+  sink.read = second;
+  (*logs)->feed(LogStream::out, second);
+  using Seen = std::vector<std::pair<std::string, bool>>;
+  EXPECT_EQ(sink.lines, (Seen{{"ab", true},
+                              {"long", false},
+                              {"er", false},
+                              {"cd", true},
+                              {"xyzw", false},
+                              {"ok", true}}));
 }
 
 // A flood's reads grow the per-read buffers; the first quiet read gives them back, and the
