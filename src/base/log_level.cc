@@ -3,9 +3,14 @@
 #include "base/byte_words.h"
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace stackie {
 namespace {
@@ -51,15 +56,91 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-// is_alpha of eight bytes at once (the usual exact tests for a byte below or above N, on the
-// bytes with 0x20 set): long words (identifiers, hashes, encoded data) are crossed a word at a
-// time instead of a byte at a time.
-bool all_alpha(uint64_t word) {
+// The letters of a line's head, one bit per byte (bit i for byte i), 128 bits wide: words are
+// then found with shifts and bit counts over the whole window at once, instead of a test per
+// byte and a branch per word (issue 25: this runs on every line a block writes, and the scan was
+// a quarter of the daemon's time per line under a flood).
+struct WindowBits {
+  uint64_t lo = 0, hi = 0;  // bytes 0-63, 64-127
+
+  // Sets the bits of `bits` from position `at` on.
+  void add(uint64_t bits, std::size_t at) {
+    if (at >= 64) {
+      hi |= bits << (at - 64);
+      return;
+    }
+    lo |= bits << at;
+    if (at > 0) hi |= bits >> (64 - at);
+  }
+  WindowBits down(int n) const { return {(lo >> n) | (hi << (64 - n)), hi >> n}; }  // 0 < n < 64
+  WindowBits up(int n) const { return {lo << n, (hi << n) | (lo >> (64 - n))}; }    // 0 < n < 64
+  WindowBits operator&(WindowBits o) const { return {lo & o.lo, hi & o.hi}; }
+  WindowBits operator~() const { return {~lo, ~hi}; }
+  bool empty() const { return (lo | hi) == 0; }
+  // The lowest set bit's position, which it clears; the window must not be empty.
+  std::size_t take_lowest() {
+    if (lo != 0) {
+      std::size_t at = static_cast<std::size_t>(std::countr_zero(lo));
+      lo &= lo - 1;
+      return at;
+    }
+    std::size_t at = 64 + static_cast<std::size_t>(std::countr_zero(hi));
+    hi &= hi - 1;
+    return at;
+  }
+};
+static_assert(kLevelWindow <= 128, "WindowBits holds the level window");
+
+#if defined(__SSE2__)
+// The letters among the 16 bytes at `at`: (byte | 0x20) - 'a' below 26, compared as signed bytes
+// after moving the range to the bottom of the signed scale.
+uint64_t letter_bits16(const char* at) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  const __m128i lower = _mm_or_si128(bytes, _mm_set1_epi8(0x20));
+  const __m128i moved = _mm_sub_epi8(lower, _mm_set1_epi8(static_cast<char>('a' - 128)));
+  const __m128i letters = _mm_cmplt_epi8(moved, _mm_set1_epi8(static_cast<char>(-128 + 26)));
+  return static_cast<uint16_t>(_mm_movemask_epi8(letters));
+}
+#endif
+
+// The usual exact per-byte range tests on the low seven bits of the bytes with 0x20 set (a byte
+// with its top bit set is no letter), then the eight top bits gathered by one multiplication:
+// its partial products land on distinct bits, so nothing carries.
+uint64_t letter_bits8(const char* at) {
   using namespace byte_words;
-  const uint64_t lower = word | (kOnes * 0x20);
-  const bool below_a = has_byte_below(lower, 'a');
-  const bool above_z = (((lower + kOnes * (127 - 'z')) | lower) & kHigh) != 0;
-  return !below_a && !above_z;
+  static_assert(std::endian::native == std::endian::little, "bit i is the byte at offset i");
+  const uint64_t word = load8(at);
+  const uint64_t low7 = (word | (kOnes * 0x20)) & ~kHigh;
+  const uint64_t at_least_a = low7 + kOnes * (0x80 - 'a');
+  const uint64_t above_z = low7 + kOnes * (0x7f - 'z');
+  const uint64_t letters = at_least_a & ~above_z & ~word & kHigh;
+  return ((letters >> 7) * 0x0102040810204080ull) >> 56;
+}
+
+WindowBits letters_of(std::string_view head) {
+  WindowBits letters;
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  static_assert(kLevelWindow == 96, "the whole window below is six chunks of 16 bytes");
+  if (head.size() == kLevelWindow) {  // most lines of a flood: no branch per chunk
+    const char* at = head.data();
+    letters.lo = letter_bits16(at) | letter_bits16(at + 16) << 16 | letter_bits16(at + 32) << 32 |
+                 letter_bits16(at + 48) << 48;
+    letters.hi = letter_bits16(at + 64) | letter_bits16(at + 80) << 16;
+    return letters;
+  }
+  for (; i + 16 <= head.size(); i += 16) letters.add(letter_bits16(head.data() + i), i);
+  // The last bytes as the 16 that end the head: the bits they share with the chunk before are
+  // the same.
+  if (i < head.size() && head.size() >= 16) {
+    letters.add(letter_bits16(head.data() + head.size() - 16), head.size() - 16);
+    i = head.size();
+  }
+#endif
+  for (; i + 8 <= head.size(); i += 8) letters.add(letter_bits8(head.data() + i), i);
+  for (; i < head.size(); ++i)
+    if (is_alpha(head[i])) letters.add(1, i);
+  return letters;
 }
 
 bool same_word(std::string_view text, std::string_view lower_word) {
@@ -97,20 +178,26 @@ bool plausible(std::string_view word, char next) {
   return true;
 }
 
+// The first level word among the words of the head. Only words of kShortestWord to
+// kLongestWord letters can be one; they are picked out of the letter bits at once (a word of
+// at least N letters has N bits set from its first), so the many other words cost nothing each.
 LogLevel first_level_word(std::string_view text) {
   std::string_view head = text.substr(0, kLevelWindow);
-  for (std::size_t i = 0; i < head.size();) {
-    if (!is_alpha(head[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i;
-    while (end + 8 <= head.size() && all_alpha(byte_words::load8(head.data() + end))) end += 8;
+  const WindowBits letters = letters_of(head);
+  static_assert(kShortestWord == 3 && kLongestWord == 9, "the runs below");
+  const WindowBits two = letters & letters.down(1);
+  const WindowBits three = two & letters.down(2);
+  const WindowBits eight = two & two.down(2) & (two & two.down(2)).down(4);
+  const WindowBits ten = eight & two.down(8);
+  const WindowBits first_letters = letters & ~letters.up(1);
+  WindowBits candidates = first_letters & three & ~ten;
+  while (!candidates.empty()) {
+    const std::size_t start = candidates.take_lowest();
+    std::size_t end = start + kShortestWord;
     while (end < head.size() && is_alpha(head[end])) ++end;
-    std::string_view word = head.substr(i, end - i);
+    std::string_view word = head.substr(start, end - start);
     char next = end < head.size() ? head[end] : '\0';
     if (auto level = level_of_word(word); level && plausible(word, next)) return *level;
-    i = end;
   }
   return LogLevel::unknown;
 }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 
 namespace stackie {
 
@@ -206,8 +207,10 @@ Status BlockLogs::reopen_directory_if_gone() {
 void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
+  read_ = data;
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, time_ms); });
   deliver_batch(stream, time_ms);
+  read_ = {};
   flush_files();
 }
 
@@ -301,9 +304,19 @@ void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t 
     out[text.size()] = '\n';
   }
   if (!followers_.empty()) {
-    // The view is made in deliver_batch: batch_text_ may move as it grows.
-    batch_lines_.push_back({seq, level, std::string_view(nullptr, text.size())});
-    batch_text_.append(text);
+    // A line within the read is offered as a view of it: the read outlives the offer, and a
+    // copy per line was most of what a follower, even a stuck one, cost the block (issue 25).
+    // A line the splitter put together (across reads, or a piece of an overlong one) lives only
+    // during this call: it is copied, and its view made in deliver_batch, as batch_text_ may
+    // move while it grows.
+    const std::less<const char*> before;
+    if (!before(text.data(), read_.data()) &&
+        !before(read_.data() + read_.size(), text.data() + text.size())) {
+      batch_lines_.push_back({seq, level, text});
+    } else {
+      batch_lines_.push_back({seq, level, std::string_view(nullptr, text.size())});
+      batch_text_.append(text);
+    }
   }
   ring_.push(seq, time_ms, stream, level, text);
 }
@@ -328,6 +341,7 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   if (batch_lines_.empty()) return;
   size_t at = 0;
   for (auto& line : batch_lines_) {
+    if (line.text.data() != nullptr) continue;  // a view of the read
     line.text = std::string_view(batch_text_.data() + at, line.text.size());
     at += line.text.size();
   }

@@ -246,8 +246,10 @@ class BlockLogs {
   uint64_t next_seq_ = 1;
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
-  // The lines of the read being split, kept only while someone follows: their texts one after
-  // the other in batch_text_, so that a batch costs no allocation per line.
+  // The lines of the read being split, kept only while someone follows: views of the read
+  // (read_, set during feed) or, for lines the splitter put together, copies one after the
+  // other in batch_text_, so that a batch costs no allocation per line.
+  std::string_view read_;
   std::string batch_text_;
   std::vector<LogBatchLine> batch_lines_;
   uint64_t write_errors_ = 0;

@@ -53,15 +53,19 @@ void LineRing::push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel le
   if (!text.empty()) std::memcpy(bytes_.get() + offset, text.data(), text.size());
   end_ = start + text.size();
   end_offset_ = offset + text.size();
-  Entry added{seq, time_ms, start, static_cast<uint32_t>(text.size()), stream, level};
   if (count_ == entries_.size()) {  // every entry in use, below max_lines_: one more
     std::rotate(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(first_),
                 entries_.end());
     first_ = 0;
-    entries_.push_back(added);
-  } else {
-    entries_[slot(count_)] = added;
+    entries_.emplace_back();
   }
+  Entry& added = entries_[slot(count_)];
+  added.seq = seq;
+  added.time_ms = time_ms;
+  added.start = start;
+  added.length = static_cast<uint32_t>(text.size());
+  added.stream = static_cast<uint8_t>(stream);
+  added.level = static_cast<uint8_t>(level);
   ++count_;
 }
 
@@ -91,7 +95,8 @@ std::vector<LogLine> LineRing::tail(size_t lines) const {
   for (size_t i = count_ - n; i < count_; ++i) {
     const Entry& e = entry(i);
     const char* text = e.length == 0 ? "" : bytes_.get() + e.start % capacity_;
-    out.push_back(LogLine{e.seq, e.time_ms, e.stream, e.level, std::string(text, e.length)});
+    out.push_back(LogLine{e.seq, e.time_ms, static_cast<LogStream>(e.stream),
+                          static_cast<LogLevel>(e.level), std::string(text, e.length)});
   }
   return out;
 }

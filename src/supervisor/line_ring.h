@@ -38,14 +38,19 @@ class LineRing {
   std::vector<LogLine> tail(size_t lines) const;
 
  private:
+  // 32 bytes, two to a cache line: the stream and the level take a byte each (as enums they took
+  // four each, 40 bytes in all), and an entry is written field by field in place. Built whole on
+  // the stack and copied in, it was where perf put most of push's time under a flood; this way
+  // a push costs about 12 ns instead of 17 (issue 25).
   struct Entry {
     uint64_t seq;
     int64_t time_ms;
     uint64_t start;  // position in the endless byte stream; start % capacity_ in bytes_
     uint32_t length;
-    LogStream stream;
-    LogLevel level;
+    uint8_t stream;  // LogStream
+    uint8_t level;   // LogLevel
   };
+  static_assert(sizeof(Entry) == 32);
   // Index arithmetic without `%`: a division per use was a tenth of the hot path (issue 25).
   size_t slot(size_t i) const {
     size_t at = first_ + i;

@@ -32,6 +32,31 @@ TEST(LogLevel, AWordEndsAtTheFirstByteThatIsNoLetterWhereverItFalls) {
   }
 }
 
+// Words are picked out of a bit per byte of the line's first 96 bytes (issue 25): a word of 2,
+// 3, 9 or 10 letters anywhere in the window, or cut by its end, is a word exactly as the bytes
+// say. The level word is set after a filler word of the same length, which must not match.
+TEST(LogLevel, WordsOfEveryLengthAtEveryOffsetOfTheWindow) {
+  const std::pair<std::string, LogLevel> levels[] = {
+      {"err", LogLevel::error}, {"WARN", LogLevel::warn}, {"exception", LogLevel::error}};
+  for (const auto& [word, level] : levels) {
+    for (size_t offset = 0; offset + word.size() <= 130; ++offset) {
+      std::string line = std::string(offset, '.') + word + " tail";
+      LogLevel expected = offset + word.size() <= 96 ? level : LogLevel::unknown;
+      EXPECT_EQ(classify_log_line(line), expected) << word << " at " << offset;
+      // Cut by the window's end, a longer word is only its first letters.
+      std::string longer = std::string(offset, '.') + word + "zzzz";
+      EXPECT_EQ(classify_log_line(longer), offset + word.size() == 96 ? level : LogLevel::unknown)
+          << word << "zzzz at " << offset;
+      // Ten letters and two are no level word, wherever they are (a cut "errorerror" would be).
+      if (offset + 10 > 96) continue;
+      std::string others = std::string(offset, '-') + "errorerror xy " + word;
+      EXPECT_EQ(classify_log_line(others),
+                offset + 14 + word.size() <= 96 ? level : LogLevel::unknown)
+          << offset;
+    }
+  }
+}
+
 TEST(LogLevel, Postgres) {
   expect_all({
       {"2026-12-02 10:00:00.123 UTC [41] LOG:  database system is ready to accept connections",

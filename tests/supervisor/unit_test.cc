@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -412,6 +413,26 @@ TEST(LineRing, BoundedByLinesWhenTheyAreShort) {
   EXPECT_EQ(tail.back().text, "x25");
 }
 
+// An entry keeps its stream and level in a byte each (issue 25): every value comes back, also
+// after the index grew and wrapped.
+TEST(LineRing, KeepsEachLinesTimeStreamAndLevel) {
+  LineRing ring(7, 1 << 20);
+  const LogStream streams[] = {LogStream::out, LogStream::err, LogStream::daemon};
+  const LogLevel levels[] = {LogLevel::unknown, LogLevel::debug, LogLevel::info,
+                             LogLevel::warn,    LogLevel::error, LogLevel::fatal};
+  for (uint64_t seq = 1; seq <= 20; ++seq)
+    ring.push(seq, int64_t(seq) * 1000 - 5, streams[seq % 3], levels[seq % 6],
+              "line " + std::to_string(seq));
+  auto tail = ring.tail(7);
+  ASSERT_EQ(tail.size(), 7u);
+  for (const LogLine& line : tail) {
+    EXPECT_EQ(line.time_ms, int64_t(line.seq) * 1000 - 5);
+    EXPECT_EQ(line.stream, streams[line.seq % 3]) << line.seq;
+    EXPECT_EQ(line.level, levels[line.seq % 6]) << line.seq;
+    EXPECT_EQ(line.text, "line " + std::to_string(line.seq));
+  }
+}
+
 TEST(LineRing, ALineLargerThanTheBudgetEmptiesIt) {
   LineRing ring(10, 100);
   ring.push(1, 0, LogStream::out, LogLevel::unknown, "kept");
@@ -505,6 +526,43 @@ TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
   EXPECT_EQ(sink.batches[1], (Lines{"three", "01234567", "89"}));
   EXPECT_EQ(sink.batches[2], (Lines{"no end"}));
   EXPECT_TRUE(sink.singles.empty());
+}
+
+// Lines whole within a read reach a follower as views of that read, not copies (issue 25: the
+// copy per line was most of what a follower, even a stuck one, cost); lines put together across
+// reads or cut from an overlong one are copied, and both kinds keep their order in the batch.
+TEST_F(BlockLogsTest, AFollowerSeesTheReadsOwnBytesAndCopiesOnlyAssembledLines) {
+  LogSettings settings;
+  settings.max_line = 4;
+  auto logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  struct ViewSink : LogSink {
+    std::string_view read;
+    std::vector<std::pair<std::string, bool>> lines;  // text, a view of `read`
+    bool offer(const LogLine&) override { return true; }
+    size_t offer_batch(const LogBatch& batch) override {
+      for (const auto& line : batch.lines) {
+        const std::less<const char*> before;
+        bool inside = !line.text.empty() && !before(line.text.data(), read.data()) &&
+                      !before(read.data() + read.size(), line.text.data() + line.text.size());
+        lines.emplace_back(std::string(line.text), inside);
+      }
+      return 0;
+    }
+  } sink;
+  (*logs)->follow(&sink);
+  const std::string first = "ab\nlonger\ncd\nxyz", second = "w\nok\n";
+  sink.read = first;
+  (*logs)->feed(LogStream::out, first);
+  sink.read = second;
+  (*logs)->feed(LogStream::out, second);
+  using Seen = std::vector<std::pair<std::string, bool>>;
+  EXPECT_EQ(sink.lines, (Seen{{"ab", true},
+                              {"long", false},
+                              {"er", false},
+                              {"cd", true},
+                              {"xyzw", false},
+                              {"ok", true}}));
 }
 
 // A flood's reads grow the per-read buffers; the first quiet read gives them back, and the
