@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "base/posix_io.h"
@@ -35,12 +36,12 @@ void NetChannel::request_socket(SocketDone done) {
     done(Error{UV_ECONNREFUSED, "the sandbox's network namespace is gone"});
     return;
   }
-  waiting_.push_back(std::move(done));
+  requests_.push_back(std::move(done));
   send_waiting();
 }
 
 void NetChannel::send_waiting() {
-  while (!broken_ && !waiting_.empty() && in_flight_.size() < kInFlight) {
+  while (!broken_ && head_ + sent_ < requests_.size() && sent_ < kInFlight) {
     char request = net_channel::kSocket;
     ssize_t n = send_nosignal(fd_, &request, 1, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
@@ -49,8 +50,7 @@ void NetChannel::send_waiting() {
       fail_all(UV_ECONNREFUSED);
       return;
     }
-    in_flight_.push_back(std::move(waiting_.front()));
-    waiting_.pop_front();
+    ++sent_;
   }
 }
 
@@ -107,22 +107,36 @@ void NetChannel::receive_one(bool* more) {
 }
 
 void NetChannel::deliver(Result<int> socket) {
-  if (in_flight_.empty()) {  // a reply nobody asked for
+  if (sent_ == 0) {  // a reply nobody asked for
     if (socket.ok()) ::close(*socket);
     return;
   }
-  SocketDone done = std::move(in_flight_.front());
-  in_flight_.pop_front();
-  done(std::move(socket));
+  SocketDone done = std::move(requests_[head_]);
+  ++head_;
+  --sent_;
+  drop_answered();
+  done(std::move(socket));  // may ask for another socket
+}
+
+void NetChannel::drop_answered() {
+  constexpr size_t kKeptRequests = 64;
+  if (head_ == requests_.size()) {
+    if (requests_.capacity() > kKeptRequests) std::vector<SocketDone>().swap(requests_);
+    requests_.clear();
+    head_ = 0;
+  } else if (head_ >= kKeptRequests && head_ * 2 >= requests_.size()) {
+    requests_.erase(requests_.begin(), requests_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+  }
 }
 
 void NetChannel::fail_all(int status) {
   broken_ = true;
   if (poll_) uv_poll_stop(poll_.get());
-  auto failed = std::move(in_flight_);
-  for (auto& done : waiting_) failed.push_back(std::move(done));
-  in_flight_.clear();
-  waiting_.clear();
+  std::vector<SocketDone> failed(std::make_move_iterator(requests_.begin() + ptrdiff_t(head_)),
+                                 std::make_move_iterator(requests_.end()));
+  std::vector<SocketDone>().swap(requests_);
+  head_ = sent_ = 0;
   for (auto& done : failed)
     done(Error{status, status == UV_ECANCELED ? "cancelled: the block is going away"
                                               : "the sandbox's network namespace is gone"});

@@ -6,7 +6,6 @@
 
 #include <uv.h>
 
-#include <deque>
 #include <functional>
 #include <vector>
 
@@ -32,12 +31,19 @@ class NetChannel {
   void send_waiting();
   void fail_all(int status);
   void deliver(Result<int> socket);
+  // Forgets the answered requests at the front (or all of them, with their memory, once none
+  // is left).
+  void drop_answered();
 
   UvHandle<uv_poll_t> poll_;
   int fd_ = -1;
   Listeners on_listeners_;
-  std::deque<SocketDone> in_flight_;  // sent, waiting for the reply
-  std::deque<SocketDone> waiting_;    // not sent yet
+  // The requests in order: [head_, head_ + sent_) are on the wire, the rest wait. A vector,
+  // not a std::deque, which allocates 576 bytes when made: a channel per block, most of them
+  // never asked for a socket (bench/scale, 500 blocks).
+  std::vector<SocketDone> requests_;
+  size_t head_ = 0;
+  size_t sent_ = 0;
   bool broken_ = false;
   bool closed_ = false;
 };

@@ -8,11 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/posix_io.h"
+#include "sandbox/net_channel_protocol.h"
+#include "spawn/net_channel.h"
 #include "supervisor/egress_proxy.h"
 #include "supervisor/host_ports.h"
 #include "supervisor/port_forward.h"
@@ -109,6 +113,58 @@ TEST(HostPorts, PortsOfTheDaemonsBlocksAreNamedOrKept) {
 }
 
 // ---- relays on the loop ----------------------------------------------------------------------
+
+// The daemon's half of the net channel: a burst of requests far past what may be on the wire
+// at once is answered in order, never more than kInFlight (32) outstanding at the monitor, and
+// what is pending when the channel closes is cancelled. The monitor here answers request i
+// (from 1) with the error number i, so the order shows in the codes.
+TEST(NetChannelQueue, ABurstIsAnsweredInOrderAndTheRestCancelledOnClose) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+  constexpr int kBurst = 200;
+  std::atomic<int> most_outstanding{0};
+  std::thread monitor([fd = pair[1], &most_outstanding] {
+    int received = 0, answered = 0;
+    while (answered < kBurst) {
+      char request = 0;
+      // Take what has arrived, then answer one: the daemon must keep within its window.
+      while (recv(fd, &request, 1, received > answered ? MSG_DONTWAIT : 0) == 1) ++received;
+      most_outstanding = std::max(most_outstanding.load(), received - answered);
+      std::string reply = std::string(1, stackie::net_channel::kError) + std::to_string(++answered);
+      if (send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return;
+    }
+  });
+  auto channel = stackie::spawn_detail::NetChannel::open(&loop, pair[0], nullptr);
+  ASSERT_TRUE(channel.ok()) << channel.error().message;
+  std::vector<int> codes;
+  for (int i = 0; i < kBurst; ++i)
+    (*channel)->request_socket(
+        [&codes](stackie::Result<int> got) { codes.push_back(got.ok() ? 0 : -got.error().code); });
+  for (int i = 0; i < 20000 && codes.size() < size_t(kBurst); ++i) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    usleep(500);
+  }
+  monitor.join();
+  std::vector<int> wanted(kBurst);
+  for (int i = 0; i < kBurst; ++i) wanted[size_t(i)] = i + 1;
+  EXPECT_EQ(codes, wanted) << "every request answered, in order";
+  EXPECT_LE(most_outstanding.load(), 32) << "never more than kInFlight on the wire";
+  EXPECT_GT(most_outstanding.load(), 1) << "requests did go out together";
+
+  std::vector<int> cancelled;
+  for (int i = 0; i < 40; ++i)  // 32 sent, 8 waiting: none answered
+    (*channel)->request_socket([&cancelled](stackie::Result<int> got) {
+      cancelled.push_back(got.ok() ? 0 : got.error().code);
+    });
+  uv_run(&loop, UV_RUN_NOWAIT);
+  (*channel)->close();
+  EXPECT_EQ(cancelled, std::vector<int>(40, UV_ECANCELED));
+  uv_run(&loop, UV_RUN_DEFAULT);
+  close(pair[1]);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
 
 // Runs the loop until `done` or 10 s; the client side runs on a thread with blocking sockets.
 void run_until(uv_loop_t* loop, const std::atomic<bool>& done) {
