@@ -34,6 +34,8 @@ class LineRing {
   // text longer than the whole byte budget empties the ring: no room is left for anything older.
   void push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel level, std::string_view text);
   size_t size() const { return count_; }
+  // Bytes held for the texts (not the index).
+  size_t buffer_bytes() const { return capacity_; }
   // The last `lines` lines, oldest first.
   std::vector<LogLine> tail(size_t lines) const;
 
@@ -72,9 +74,10 @@ class LineRing {
   // Starts at kFirstBytes and doubles, up to max_bytes_, only when lines would otherwise leave
   // for want of bytes: 2000 lines of 100 bytes live in 256 KiB, and a flood then writes over
   // that much memory again and again, not over the whole 1 MiB the budget allows (which cost
-  // RSS and cache misses, issue 25). Small at first: most blocks say little, and 500 blocks
-  // with 64 KiB each spread the daemon's heap over 32 MiB (bench/scale).
-  static constexpr size_t kFirstBytes = 4 * 1024;
+  // RSS and cache misses, issue 25). Small at first: most blocks say little beyond the daemon's
+  // own notes about them, and at 500 blocks a 4 KiB start was 2 MiB of the daemon's RSS
+  // (bench/scale). A block that talks doubles its way up in a few lines.
+  static constexpr size_t kFirstBytes = 512;
   std::unique_ptr<char[]> bytes_;
   size_t capacity_ = 0;
   // Where the next text goes in the endless stream. A text never straddles the end of bytes_:

@@ -388,6 +388,19 @@ TEST(LineRing, TailAfterManyWrapsIsTheLastLinesIntact) {
 
 // The byte buffer starts small and grows only when lines would otherwise leave for want of
 // bytes; what it holds survives each growth, in order.
+// A block that says little (the daemon's notes about it, a line or two of its own) holds a
+// small buffer, not the start size of a talkative one: 500 such blocks are in one daemon
+// (bench/scale).
+TEST(LineRing, AQuietBlockHoldsASmallBuffer) {
+  LineRing ring(2000, 1 << 20);
+  EXPECT_EQ(ring.buffer_bytes(), 0u) << "nothing before the first line";
+  for (const char* note :
+       {"[stackie] starting", "[stackie] running (pid 4242)", "listening on 127.0.0.1:30000"})
+    ring.push(ring.size() + 1, 0, LogStream::daemon, LogLevel::unknown, note);
+  EXPECT_LE(ring.buffer_bytes(), 512u);
+  EXPECT_EQ(ring.tail(3).back().text, "listening on 127.0.0.1:30000");
+}
+
 TEST(LineRing, GrowsItsBufferKeepingItsLines) {
   LineRing ring(100000, 1 << 20);
   for (uint64_t seq = 1; seq <= 20000; ++seq)
