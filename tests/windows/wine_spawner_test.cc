@@ -159,6 +159,22 @@ Outcome run_block(stackie::Spawner& spawner, const std::string& name,
   return outcome;
 }
 
+// Runs `loop` (so the policy is written and the monitor starts the block) until the block's
+// child has written its pid to `pid_file`; 0 after 60 s.
+DWORD run_until_child(uv_loop_t* loop, const std::string& pid_file) {
+  for (int i = 0; i < 1200; ++i) {
+    uv_run(loop, UV_RUN_NOWAIT);
+    if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
+      unsigned long pid = 0;
+      const bool got = std::fscanf(in, "%lu", &pid) == 1;
+      std::fclose(in);
+      if (got && pid != 0) return pid;
+    }
+    Sleep(50);
+  }
+  return 0;
+}
+
 // The daemon role: spawn a block-tree block and run the loop until killed.
 int play_daemon(const std::string& lockbox, const std::string& pid_file) {
   auto spawner = stackie::make_lockbox_spawner(lockbox);
@@ -263,17 +279,7 @@ int main(int argc, char** argv) {
     check(spawned.ok(), "kill: spawn");
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
-      // Run the loop so the policy is written, while waiting for the block's child.
-      DWORD child = 0;
-      for (int i = 0; i < 1200 && child == 0; ++i) {
-        uv_run(&loop, UV_RUN_NOWAIT);
-        if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
-          unsigned long pid = 0;
-          if (std::fscanf(in, "%lu", &pid) == 1) child = pid;
-          std::fclose(in);
-        }
-        if (child == 0) Sleep(50);
-      }
+      DWORD child = run_until_child(&loop, pid_file);
       check(child != 0, "kill: the block started a process of its own");
       HANDLE handle = child ? OpenProcess(SYNCHRONIZE, FALSE, child) : nullptr;
       check(process->running() && process->kill_all().ok(), "kill: kill_all");
@@ -320,16 +326,7 @@ int main(int argc, char** argv) {
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
       read_into(err, &err_text);
-      DWORD child = 0;
-      for (int i = 0; i < 1200 && child == 0; ++i) {
-        uv_run(&loop, UV_RUN_NOWAIT);
-        if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
-          unsigned long pid = 0;
-          if (std::fscanf(in, "%lu", &pid) == 1) child = pid;
-          std::fclose(in);
-        }
-        if (child == 0) Sleep(50);
-      }
+      DWORD child = run_until_child(&loop, pid_file);
       HANDLE handle = child ? OpenProcess(SYNCHRONIZE, FALSE, child) : nullptr;
       check(process->signal(SIGTERM).ok(), "stop: the request is written");
       while (!exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
