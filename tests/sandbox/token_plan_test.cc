@@ -98,8 +98,9 @@ TEST(TokenPlan, WritablePathsGetProtectedDaclWithoutUsers) {
     for (const AclEntry& entry : acl.entries) {
       EXPECT_NE(entry.who.sid, kSidBuiltinUsers) << acl.path;
       EXPECT_NE(entry.who.sid, kSidAllApplicationPackages) << acl.path;
-      if (entry.type == AclEntry::Type::deny)
+      if (entry.type == AclEntry::Type::deny) {
         EXPECT_FALSE(acl.writable) << "only read-only grants deny (writing)";
+      }
       EXPECT_EQ(entry.inheritance, kObjectInherit | kContainerInherit);
       const bool reaches_block =
           entry.who == Principal::logon_session() || entry.who == Principal::of(plan->block_sid);
