@@ -156,6 +156,17 @@ int wait_for_block(stackie::RestrictedProcess& process, ExitBox& box, StopReques
   }
 }
 
+// The block's own monitor takes its grants off the user's paths when the block has ended; a
+// command run beside it (`exec`, --exit-with) leaves them to the block's monitor.
+void revoke_own_grants(const stackie::lockbox::Options& options,
+                       const stackie::RestrictedTokenPlan& plan) {
+  if (options.exit_with_pid != 0) return;
+  if (auto revoked = stackie::revoke_path_acls(plan); !revoked.ok())
+    std::fprintf(stderr,
+                 "stackie-lockbox: the block's access to its paths was not all undone: %s\n",
+                 revoked.error().message.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -235,6 +246,8 @@ int main(int argc, char** argv) {
     SetEvent(box.done);
   });
   if (!child.ok()) {
+    // What was granted for a block that never ran goes again at once.
+    revoke_own_grants(options, *plan);
     // ERROR_FILE_NOT_FOUND / ERROR_PATH_NOT_FOUND: the command is not there (127, as on Linux).
     int code = -child.error().code;
     if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND) {
@@ -257,12 +270,6 @@ int main(int argc, char** argv) {
   int code = wait_for_block(*process, box, requests, exit_with.h);
   // The job goes with `process`: whatever the block left running dies with it.
   process.reset();
-  // The block's own monitor takes its grants off the user's paths; a command run beside it
-  // (`exec`, --exit-with) leaves them to the block's monitor.
-  if (options.exit_with_pid == 0)
-    if (auto revoked = stackie::revoke_path_acls(*plan); !revoked.ok())
-      std::fprintf(stderr,
-                   "stackie-lockbox: the block's access to its paths was not all undone: %s\n",
-                   revoked.error().message.c_str());
+  revoke_own_grants(options, *plan);
   return code;
 }
