@@ -259,24 +259,32 @@ Status truncate_if_asked(HANDLE handle, int flags, const std::string& shown) {
   return {};
 }
 
+// TokenUser or TokenOwner of our own token, as GetTokenInformation fills it in; empty when it
+// cannot be read.
+std::vector<unsigned char> own_token_information(TOKEN_INFORMATION_CLASS which) {
+  HANDLE token = nullptr;
+  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return {};
+  DWORD size = 0;
+  GetTokenInformation(token, which, nullptr, 0, &size);
+  std::vector<unsigned char> buffer(size);
+  if (size == 0 || !GetTokenInformation(token, which, buffer.data(), size, &size)) buffer.clear();
+  CloseHandle(token);
+  return buffer;
+}
+
+PSID user_sid_of(std::vector<unsigned char>& token_user) {
+  return reinterpret_cast<TOKEN_USER*>(token_user.data())->User.Sid;
+}
+
 // The SIDs a storage root may be owned by: the user's, and the token's default owner for new
 // objects (BUILTIN\Administrators for an elevated administrator), which is what a directory we
 // created ourselves gets.
 bool owned_by_us(PSID owner) {
-  HANDLE token = nullptr;
-  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return false;
-  bool ours = false;
-  for (TOKEN_INFORMATION_CLASS which : {TokenUser, TokenOwner}) {
-    DWORD size = 0;
-    GetTokenInformation(token, which, nullptr, 0, &size);
-    std::vector<unsigned char> buffer(size);
-    if (size == 0 || !GetTokenInformation(token, which, buffer.data(), size, &size)) continue;
-    PSID sid = which == TokenUser ? reinterpret_cast<TOKEN_USER*>(buffer.data())->User.Sid
-                                  : reinterpret_cast<TOKEN_OWNER*>(buffer.data())->Owner;
-    if (EqualSid(sid, owner)) ours = true;
-  }
-  CloseHandle(token);
-  return ours;
+  std::vector<unsigned char> user = own_token_information(TokenUser);
+  if (!user.empty() && EqualSid(user_sid_of(user), owner)) return true;
+  std::vector<unsigned char> default_owner = own_token_information(TokenOwner);
+  return !default_owner.empty() &&
+         EqualSid(reinterpret_cast<TOKEN_OWNER*>(default_owner.data())->Owner, owner);
 }
 
 }  // namespace
@@ -508,21 +516,14 @@ Status check_private_file(int fd, const std::string& shown) {
 }
 
 Status make_private_file(int fd, const std::string& shown) {
-  HANDLE token = nullptr;
-  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token))
-    return windows_error("OpenProcessToken");
-  DWORD size = 0;
-  GetTokenInformation(token, TokenUser, nullptr, 0, &size);
-  std::vector<unsigned char> user(size ? size : 1);
-  const BOOL read = GetTokenInformation(token, TokenUser, user.data(), size, &size);
-  CloseHandle(token);
-  if (!read) return windows_error("GetTokenInformation(TokenUser)");
+  std::vector<unsigned char> user = own_token_information(TokenUser);
+  if (user.empty()) return windows_error("read our own user SID (GetTokenInformation)");
   unsigned char system_sid[SECURITY_MAX_SID_SIZE];
   DWORD system_size = sizeof system_sid;
   if (!CreateWellKnownSid(WinLocalSystemSid, nullptr, system_sid, &system_size))
     return windows_error("CreateWellKnownSid(SYSTEM)");
   EXPLICIT_ACCESS_W entries[2] = {};
-  PSID sids[2] = {reinterpret_cast<TOKEN_USER*>(user.data())->User.Sid, system_sid};
+  PSID sids[2] = {user_sid_of(user), system_sid};
   for (int i = 0; i < 2; ++i) {
     entries[i].grfAccessPermissions = GENERIC_ALL;
     entries[i].grfAccessMode = SET_ACCESS;
