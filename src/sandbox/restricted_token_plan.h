@@ -79,9 +79,9 @@ struct AclEntry {
   bool operator==(const AclEntry&) const = default;
 };
 
-// A path's new DACL, written with SetNamedSecurityInfoW. `is_protected` blocks inheritance from
-// the parent (PROTECTED_DACL_SECURITY_INFORMATION), so nothing above the path can widen it: the
-// DACL is replaced, which the plan does only on directories Stackie made (under the storage
+// A path's new DACL, set through a handle to the path itself. `is_protected` blocks inheritance
+// from the parent (PROTECTED_DACL_SECURITY_INFORMATION), so nothing above the path can widen it:
+// the DACL is replaced, which the plan does only on directories Stackie made (under the storage
 // root). Otherwise the entries are merged into the path's DACL and undone when the block ends.
 struct PathAcl {
   std::string path;

@@ -23,13 +23,17 @@ struct WindowsStdio {
   void* error = nullptr;
 };
 
-// Writes the plan's ACLs on the granted paths (SetNamedSecurityInfoW): protected DACLs on
-// writable paths, merged ACEs on read-only ones. The daemon does this before the first spawn.
+// Writes the plan's ACLs on the granted paths: protected DACLs on the directories Stackie made,
+// merged ACEs on the user's paths. Each path is opened as itself and its DACL set through the
+// handle; a path that is a junction or link, or reached through one, is refused by name (a block
+// may have planted it in its project to redirect the grant). The monitor does this before the
+// block starts.
 Status apply_path_acls(const RestrictedTokenPlan& plan);
 
 // Undoes them where the plan merged (plan_acl_revocations): the explicit ACEs of the block SID
-// go, and Windows recomputes what the path passes on below. A path that is gone is skipped; the
-// first failure is returned after every path was tried.
+// go, and Windows recomputes what the path passes on below. A path that is gone is skipped, one
+// that is now a link is refused as above; the first failure is returned after every path was
+// tried.
 Status revoke_path_acls(const RestrictedTokenPlan& plan);
 
 // `acl` (a Windows ACL) without the explicit ACEs, allow or deny, of `sid`: the new ACL's bytes

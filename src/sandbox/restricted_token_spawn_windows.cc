@@ -46,6 +46,16 @@ std::wstring widen(std::string_view text) {
   return out;
 }
 
+std::string narrow(const std::wstring& text) {
+  if (text.empty()) return {};
+  int size = WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0,
+                                 nullptr, nullptr);
+  std::string out(static_cast<size_t>(size), '\0');
+  WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), size,
+                      nullptr, nullptr);
+  return out;
+}
+
 struct Handle {
   HANDLE h = nullptr;
   Handle() = default;
@@ -153,24 +163,99 @@ Result<HANDLE> own_token() {
   return token;
 }
 
+// The path's final form as GetFinalPathNameByHandleW gives it ("\\?\C:\dir\x"): absolute, long
+// names, backslashes, no trailing one (but a drive's root keeps its own).
+std::wstring expected_final_path(const std::wstring& path) {
+  DWORD size = GetFullPathNameW(path.c_str(), 0, nullptr, nullptr);
+  std::wstring full(size, L'\0');
+  DWORD n = size ? GetFullPathNameW(path.c_str(), size, full.data(), nullptr) : 0;
+  full.resize(n < size ? n : 0);
+  if (full.empty()) return path;
+  DWORD long_size = GetLongPathNameW(full.c_str(), nullptr, 0);
+  if (long_size != 0) {
+    std::wstring long_name(long_size, L'\0');
+    DWORD m = GetLongPathNameW(full.c_str(), long_name.data(), long_size);
+    if (m != 0 && m < long_size) full = long_name.substr(0, m);
+  }
+  while (full.size() > 3 && (full.back() == L'\\' || full.back() == L'/')) full.pop_back();
+  if (full.rfind(L"\\\\?\\", 0) == 0) return full;
+  if (full.rfind(L"\\\\", 0) == 0) return L"\\\\?\\UNC\\" + full.substr(2);
+  return L"\\\\?\\" + full;
+}
+
+Result<std::wstring> final_path_of(HANDLE handle, const std::string& shown) {
+  std::wstring out(MAX_PATH, L'\0');
+  for (;;) {
+    DWORD n = GetFinalPathNameByHandleW(handle, out.data(), static_cast<DWORD>(out.size()),
+                                        FILE_NAME_NORMALIZED);
+    if (n == 0) return win32_error(shown + ": cannot resolve its path");
+    if (n < out.size()) {
+      out.resize(n);
+      return out;
+    }
+    out.resize(n + 1);
+  }
+}
+
+// A granted path opened as itself, to read and write its DACL through the handle. The grants
+// land on the user's folders too, and a first-party block may write its project directory: it
+// could delete a read-only path in it (or a directory on the way) and put a junction there, so
+// that a grant made by name would land on the junction's target, a folder of the user's. So the
+// last component is opened as the reparse point it may be and refused if it is one, and the
+// handle's final path must be the path asked for: any link on the way (or Wine's Unix symlink,
+// which is no reparse point) makes them differ. Nothing is looked up by name after the check.
+// With `missing` given, a path that does not exist gives a null handle and sets *missing.
+Result<HANDLE> open_granted_path(const std::string& shown, ACCESS_MASK access, bool* missing) {
+  const std::wstring path = widen(shown);
+  HANDLE handle = CreateFileW(
+      path.c_str(), access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+      OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (handle == INVALID_HANDLE_VALUE) {
+    DWORD code = GetLastError();
+    if (missing && (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND)) {
+      *missing = true;
+      return static_cast<HANDLE>(nullptr);
+    }
+    return win32_error("open " + shown + " (to set its access list)", code);
+  }
+  Handle owned(handle);
+  BY_HANDLE_FILE_INFORMATION info{};
+  if (!GetFileInformationByHandle(handle, &info)) return win32_error("stat " + shown);
+  if (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+    return Error{0, shown + ": is a junction or symbolic link; refusing to change its access " +
+                        "list (a block may have planted it to redirect the grant)"};
+  STACKIE_TRY_ASSIGN(final_path, final_path_of(handle, shown));
+  const std::wstring expected = expected_final_path(path);
+  if (CompareStringOrdinal(final_path.data(), static_cast<int>(final_path.size()), expected.data(),
+                           static_cast<int>(expected.size()), TRUE) != CSTR_EQUAL) {
+    return Error{0, shown + ": leads to " + narrow(final_path) +
+                        " (a junction or link on the way); refusing to change its access list " +
+                        "(name the real path, or remove the link)"};
+  }
+  return owned.release();
+}
+
 Status apply_one(Caller& caller, const PathAcl& path_acl) {
-  std::wstring path = widen(path_acl.path);
+  const DWORD access = READ_CONTROL | WRITE_DAC;
+  STACKIE_TRY_ASSIGN(handle, open_granted_path(path_acl.path, access, nullptr));
+  Handle owned(handle);
   PACL old_acl = nullptr;
   PSECURITY_DESCRIPTOR descriptor = nullptr;
   if (!path_acl.is_protected) {
-    DWORD rc = GetNamedSecurityInfoW(path.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION,
-                                     nullptr, nullptr, &old_acl, nullptr, &descriptor);
-    if (rc != ERROR_SUCCESS) return win32_error("GetNamedSecurityInfo " + path_acl.path, rc);
+    DWORD rc = GetSecurityInfo(owned.h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr,
+                               &old_acl, nullptr, &descriptor);
+    if (rc != ERROR_SUCCESS) return win32_error("GetSecurityInfo " + path_acl.path, rc);
   }
   Result<PACL> acl = build_acl(caller, path_acl.entries, old_acl);
   if (descriptor) LocalFree(descriptor);
   if (!acl.ok()) return acl.take_error();
   SECURITY_INFORMATION what = DACL_SECURITY_INFORMATION;
   if (path_acl.is_protected) what |= PROTECTED_DACL_SECURITY_INFORMATION;
-  DWORD rc =
-      SetNamedSecurityInfoW(path.data(), SE_FILE_OBJECT, what, nullptr, nullptr, *acl, nullptr);
+  // SetSecurityInfo propagates inheritable ACEs to what the directory holds, as the named call
+  // does.
+  DWORD rc = SetSecurityInfo(owned.h, SE_FILE_OBJECT, what, nullptr, nullptr, *acl, nullptr);
   LocalFree(*acl);
-  if (rc != ERROR_SUCCESS) return win32_error("SetNamedSecurityInfo " + path_acl.path, rc);
+  if (rc != ERROR_SUCCESS) return win32_error("SetSecurityInfo " + path_acl.path, rc);
   return {};
 }
 
@@ -322,13 +407,16 @@ Result<AclEdit> acl_without_sid(const void* acl_bytes, const std::string& sid_te
 namespace {
 
 Status revoke_one(const AclRevocation& revocation) {
-  std::wstring path = widen(revocation.path);
+  bool missing = false;
+  STACKIE_TRY_ASSIGN(handle,
+                     open_granted_path(revocation.path, READ_CONTROL | WRITE_DAC, &missing));
+  if (missing) return {};
+  Handle owned(handle);
   PACL dacl = nullptr;
   PSECURITY_DESCRIPTOR descriptor = nullptr;
-  DWORD rc = GetNamedSecurityInfoW(path.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr,
-                                   nullptr, &dacl, nullptr, &descriptor);
-  if (rc == ERROR_FILE_NOT_FOUND || rc == ERROR_PATH_NOT_FOUND) return {};
-  if (rc != ERROR_SUCCESS) return win32_error("GetNamedSecurityInfo " + revocation.path, rc);
+  DWORD rc = GetSecurityInfo(owned.h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr,
+                             &dacl, nullptr, &descriptor);
+  if (rc != ERROR_SUCCESS) return win32_error("GetSecurityInfo " + revocation.path, rc);
   std::unique_ptr<void, decltype(&LocalFree)> descriptor_owner(descriptor, &LocalFree);
   if (dacl == nullptr) return {};  // a null DACL has no ACE of ours
   SECURITY_DESCRIPTOR_CONTROL control = 0;
@@ -342,9 +430,9 @@ Status revoke_one(const AclRevocation& revocation) {
       DACL_SECURITY_INFORMATION |
       ((control & SE_DACL_PROTECTED) ? PROTECTED_DACL_SECURITY_INFORMATION
                                      : UNPROTECTED_DACL_SECURITY_INFORMATION);
-  rc = SetNamedSecurityInfoW(path.data(), SE_FILE_OBJECT, what, nullptr, nullptr,
-                             reinterpret_cast<PACL>(edit.acl.data()), nullptr);
-  if (rc != ERROR_SUCCESS) return win32_error("SetNamedSecurityInfo " + revocation.path, rc);
+  rc = SetSecurityInfo(owned.h, SE_FILE_OBJECT, what, nullptr, nullptr,
+                       reinterpret_cast<PACL>(edit.acl.data()), nullptr);
+  if (rc != ERROR_SUCCESS) return win32_error("SetSecurityInfo " + revocation.path, rc);
   return {};
 }
 

@@ -320,6 +320,44 @@ void test_acl_without_block_sid(const stackie::RestrictedTokenPlan& plan) {
   LocalFree(users);
 }
 
+// Grants on paths a first-party block may have replaced (issue 18): its project directory is
+// writable, so a read-only path in it, or a directory on the way to one, may now be a link to a
+// folder of the user's. The grant must be refused, naming the path, and never land on the
+// link's target; so must the revocation. A plain path in the same project is granted. Wine keeps
+// no DACL on files, so what is checked is that the link is refused.
+void test_grants_refuse_links(const stackie::RestrictedTokenPlan& base, const std::string& dir) {
+  auto grant_on = [&](const std::string& path) {
+    stackie::RestrictedTokenPlan plan = base;
+    stackie::PathAcl read_only;
+    read_only.path = path;
+    read_only.is_protected = false;
+    read_only.entries = {{stackie::AclEntry::Type::allow, stackie::Principal::of(base.block_sid),
+                          stackie::access::kReadExecute,
+                          stackie::kObjectInherit | stackie::kContainerInherit}};
+    plan.path_acls = {read_only};
+    return plan;
+  };
+  const std::string project = dir + "\\project";
+  stackie::Status plain = stackie::apply_path_acls(grant_on(project + "\\docs"));
+  check(plain.ok(), "grant: a plain directory of the project is granted" +
+                        (plain.ok() ? "" : ": " + plain.error().message));
+  for (const char* planted : {"planted", "via\\secrets"}) {
+    const std::string path = project + "\\" + planted;
+    stackie::Status granted = stackie::apply_path_acls(grant_on(path));
+    check(!granted.ok() && granted.error().message.find(path) != std::string::npos &&
+              granted.error().message.find("link") != std::string::npos,
+          std::string("grant: refused on ") + planted + " (a link to the user's folder): " +
+              (granted.ok() ? "granted" : granted.error().message));
+    stackie::Status revoked = stackie::revoke_path_acls(grant_on(path));
+    check(!revoked.ok() && revoked.error().message.find("link") != std::string::npos,
+          std::string("revoke: refused on ") + planted + ": " +
+              (revoked.ok() ? "revoked" : revoked.error().message));
+  }
+  stackie::Status gone = stackie::revoke_path_acls(grant_on(project + "\\no-such-dir"));
+  check(gone.ok(),
+        "revoke: a path that is gone is skipped" + (gone.ok() ? "" : ": " + gone.error().message));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -340,6 +378,7 @@ int main(int argc, char** argv) {
   test_job_kills_grandchild(plan, tmp);
   test_job_limits(plan);
   test_acl_without_block_sid(plan);
+  if (argc >= 3 && std::string(argv[1]) == "--plants") test_grants_refuse_links(plan, argv[2]);
   std::printf("%s: %d failed\n", failures ? "FAILED" : "PASSED", failures);
   return failures ? 1 : 0;
 }
