@@ -257,9 +257,11 @@ int main(int argc, char** argv) {
     return fail(sink, "spawn", 0, child.error().message);
   }
   std::unique_ptr<stackie::RestrictedProcess> process = std::move(*child);
-  // The block runs: closing the error fd is the daemon's sign (the end of file a Linux lockbox
-  // gives with a close-on-exec fd). Nothing is reported on it after this point.
+  // The block runs: the started line and the close are the daemon's sign (the end of file a
+  // Linux lockbox gives with a close-on-exec fd). Nothing is reported on it after this point.
   if (sink.error_fd >= 0) {
+    _write(sink.error_fd, stackie::kBlockStartedLine.data(),
+           static_cast<unsigned>(stackie::kBlockStartedLine.size()));
     _close(sink.error_fd);
     sink.error_fd = -1;
   }

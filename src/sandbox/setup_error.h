@@ -29,6 +29,12 @@ struct ErrorSink {
 
 void report(const ErrorSink& sink, const SetupError& error);
 
+// What the Windows monitor writes on its error fd once the block runs, before closing it. The
+// end of file alone is not enough there: a monitor with a console of its own (CREATE_NO_WINDOW)
+// may have a console host that inherited the fd (Wine's does), so the end of file can come
+// only when the monitor exits. A report never starts with this line: it is JSON.
+inline constexpr std::string_view kBlockStartedLine = "started\n";
+
 // Exit codes of stackie-lockbox (DESIGN.md §5).
 inline constexpr int kExitSetupFailed = 125;
 inline constexpr int kExitNotExecutable = 126;

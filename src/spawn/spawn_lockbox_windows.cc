@@ -30,6 +30,7 @@
 #include "base/fs_path.h"
 #include "base/uv_handle.h"
 #include "policy/resource_limits.h"
+#include "sandbox/setup_error.h"
 #include "spawn/setup_failure.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
@@ -48,8 +49,8 @@ constexpr uint64_t kKillBackstopMs = 10000;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 
-// The error pipe (stdio 4), read on the loop. The monitor closes its end once the block runs
-// (on_exec) or exits; a report is one JSON line followed by exit 125.
+// The error pipe (stdio 4), read on the loop. Once the block runs the monitor writes
+// kBlockStartedLine and closes its end (on_exec); a failed start is one JSON line, then exit 125.
 class ErrorPipe {
  public:
   static Result<ErrorPipe*> make(uv_loop_t* loop, std::function<void()> on_exec) {
@@ -76,27 +77,34 @@ class ErrorPipe {
           if (n < 0) {
             uv_read_stop(stream);
             self->eof_ = true;
-            if (self->report_.empty() && self->on_exec_) {
-              auto exec_done = std::move(self->on_exec_);
-              self->on_exec_ = nullptr;
-              exec_done();
-            }
-            if (self->on_eof_) {
-              auto eof_done = std::move(self->on_eof_);
-              self->on_eof_ = nullptr;
-              eof_done();  // may close this pipe
-            }
+          }
+          if (!self->complete()) return;
+          if (self->started() && self->on_exec_) {
+            auto exec_done = std::move(self->on_exec_);
+            self->on_exec_ = nullptr;
+            exec_done();
+          }
+          if (self->on_eof_) {
+            auto eof_done = std::move(self->on_eof_);
+            self->on_eof_ = nullptr;
+            eof_done();  // may close this pipe
           }
         });
   }
-  bool eof() const { return eof_; }
-  // Runs `done` once the monitor's end is closed (at once if it is): its exit may be seen
+  // Everything the monitor will say is in: the started line, a whole report line, or the end of
+  // file. Not the end of file alone: a console host of the monitor's may hold the pipe's other
+  // end open until the monitor exits (setup_error.h kBlockStartedLine).
+  bool complete() const { return eof_ || (!report_.empty() && report_.back() == '\n'); }
+  // The block runs: the monitor said so, or closed the pipe without a report.
+  bool started() const { return report_ == kBlockStartedLine || (eof_ && report_.empty()); }
+  // Runs `done` once the whole report is in (at once if it is): the monitor's exit may be seen
   // before the last of its report is read, and the report must not be lost.
   void when_done(std::function<void()> done) {
-    if (eof_) return done();
+    if (complete()) return done();
     on_eof_ = std::move(done);
   }
-  const std::string& report() const { return report_; }
+  // The monitor's setup-failure report; empty once the block started.
+  std::string report() const { return started() ? std::string() : report_; }
   // Frees this object once libuv is done with the handle: call it once, then forget the pointer.
   void close() {
     on_exec_ = nullptr;
@@ -323,6 +331,9 @@ class WindowsLockboxSpawner final : public Spawner {
                  std::to_string(kStopFd),
                  "--"};
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
+    // The daemon usually has no console (started detached, or at logon): each monitor would get
+    // a console window of its own on the user's desktop.
+    plan.no_console_window = true;
     plan.extra_pipes = {
         {policy->pipe(), true}, {error_pipe->pipe(), false}, {(*stop_pipe)->pipe(), true}};
     static_assert(kPolicyFd == 3 && kErrorFd == 4 && kStopFd == 5, "extra pipes start at 3");

@@ -65,6 +65,7 @@ Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, 
   options.stdio = stdio.data();
   options.exit_cb = &ProcessCore::on_process_exit;
   if (plan.new_session) options.flags |= UV_PROCESS_DETACHED;
+  if (plan.no_console_window) options.flags |= UV_PROCESS_WINDOWS_HIDE_CONSOLE;
 
   auto core = std::unique_ptr<ProcessCore>(new ProcessCore());
   core->on_exit_ = std::move(on_exit);

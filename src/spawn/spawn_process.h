@@ -29,6 +29,9 @@ struct SpawnPlan {
   std::vector<int> extra_fds;
   std::vector<ExtraPipe> extra_pipes;
   bool new_session = false;  // setsid(): own session and process group (pgid == pid)
+  // Windows: a console of its own with no window (CREATE_NO_WINDOW). Without it, a console
+  // program started by a daemon that has no console gets a new console window on the desktop.
+  bool no_console_window = false;
 };
 
 // The uv_process_t and its lifetime. It owns itself once its facade is gone: a process handle

@@ -14,8 +14,9 @@
 namespace stackie {
 
 // uv_process_options_t flags for a helper command. POSIX: UV_PROCESS_DETACHED, its own process
-// group, killed as one. Windows: none, so the helper stays in libuv's kill-on-close job and dies
-// with the daemon (a detached process would leave it); its tree is its monitor's job.
+// group, killed as one. Windows: not detached, so the helper stays in libuv's kill-on-close job
+// and dies with the daemon (a detached process would leave it); its tree is its monitor's job.
+// Its console has no window.
 unsigned helper_process_flags();
 
 // Sends `signum` to the helper started with helper_process_flags() and everything it started.

@@ -7,7 +7,10 @@
 namespace stackie {
 
 unsigned helper_process_flags() {
-  return 0;  // in libuv's kill-on-close job: the helper dies with the daemon
+  // Not detached: in libuv's kill-on-close job, the helper dies with the daemon. A console of
+  // its own with no window: the daemon usually has no console, and every exec health check
+  // would otherwise open a window on the user's desktop.
+  return UV_PROCESS_WINDOWS_HIDE_CONSOLE;
 }
 
 void signal_helper(int pid, int) {

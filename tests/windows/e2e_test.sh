@@ -83,12 +83,16 @@ win:
     writer:
       path: app
       command: [./e2e-log-block.exe]
+      health: {exec: [./e2e-log-block.exe, health], interval: 300ms}
 YML
 
 out=$(stackie up); rc=$?
 check "up starts the daemon on demand and the stack" 0 $rc
 [ $rc -eq 0 ] || note "$out"
 check "both blocks run" "running running" "$(ps_field web state) $(ps_field writer state)"
+healthy() { [ "$(ps_field web health) $(ps_field writer health)" = "healthy healthy" ]; }
+if wait_for 10 healthy; then ok "both health checks pass (http; exec, through a monitor)"
+else bad "health: $(ps_field web health) $(ps_field writer health), wanted healthy healthy"; fi
 check "the blocks run under the restricted token" "restricted-token restricted-token" \
   "$(ps_field web sandbox) $(ps_field writer sandbox)"
 note "web serves on host port $(web_port)"
