@@ -116,6 +116,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   UvHandle<uv_idle_t> next_turn;
   bool requested = false;  // sent at least one request
   PeerCredentials peer;
+  bool first_read_checked = false;  // first_read_refusal asked (Windows: the client's token)
   std::map<std::uint64_t, std::shared_ptr<detail::Call>> pending;  // unanswered
   std::size_t queued_bytes = 0;  // handed to uv_write, not yet called back (the drain waits)
   bool reading = false;
@@ -210,6 +211,16 @@ void Connection::on_read(ssize_t nread, const uv_buf_t* buffer) {
     return;
   }
   if (closing) return;
+  if (!first_read_checked) {
+    first_read_checked = true;
+    if (std::string refusal = first_read_refusal(pipe.get()); !refusal.empty()) {
+      if (server)
+        server->log(LogLevel::warning, "ipc: refused a client at its first request (" +
+                                           describe(peer) + "): " + refusal);
+      refuse(errc::kPermissionDenied, refusal);
+      return;
+    }
+  }
   const Status fed = splitter.feed(std::string_view(buffer->base, static_cast<std::size_t>(nread)),
                                    [this](std::string_view line) {
                                      if (!closing) on_line(line);

@@ -40,6 +40,12 @@ Status adopt_listening_fd(uv_pipe_t* listener, int fd, uv_connection_cb on_conne
 Result<PeerCredentials> accepted_peer(uv_pipe_t* connection);
 // The refusal to send `peer` (and log), or empty when this daemon serves it.
 std::string refusal_for(const PeerCredentials& peer, const ServerOptions& options);
+// Asked again once the client's first bytes were read, where the OS can say more than at the
+// connection: on Windows the client's own token (ImpersonateNamedPipeClient needs a message
+// read first). accepted_peer read a pid there, and a pid can be reused once its process is
+// gone; a token cannot. POSIX: nothing more (SO_PEERCRED is the socket's own, taken at
+// connect). Empty when the client passes.
+std::string first_read_refusal(uv_pipe_t* connection);
 // "uid 1000, pid 42" / "S-1-5-21-..., pid 42": the peer, for the log.
 std::string describe(const PeerCredentials& peer);
 // The client closed its end (not only its writing half).

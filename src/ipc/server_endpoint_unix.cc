@@ -136,6 +136,10 @@ std::string refusal_for(const PeerCredentials& peer, const ServerOptions& option
   return "this daemon serves uid " + std::to_string(allowed) + " only";
 }
 
+std::string first_read_refusal(uv_pipe_t*) {
+  return "";
+}
+
 std::string describe(const PeerCredentials& peer) {
   std::string text = "uid " + std::to_string(peer.uid);
   if (peer.pid > 0) text += ", pid " + std::to_string(peer.pid);

@@ -132,6 +132,19 @@ std::string refusal_for(const PeerCredentials& peer, const ServerOptions& /*opti
   return "this daemon serves " + own->user_sid + " only";
 }
 
+std::string first_read_refusal(uv_pipe_t* connection) {
+  auto client = pipe_client_identity(connection->handle);
+  if (!client) return "cannot read the client's token: " + client.error().message;
+  if (client->restricted)
+    return "the client runs with a restricted token (a block?): it may not use the daemon";
+  auto own = own_identity();
+  if (!own) return "cannot read our own user SID: " + own.error().message;
+  if (client->user_sid != own->user_sid)
+    return "the client's token is " + client->user_sid + "'s; this daemon serves " + own->user_sid +
+           " only";
+  return "";
+}
+
 std::string describe(const PeerCredentials& peer) {
   std::string text = peer.user_sid.empty() ? "unknown user" : peer.user_sid;
   if (peer.pid > 0) text += ", pid " + std::to_string(peer.pid);

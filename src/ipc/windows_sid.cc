@@ -4,6 +4,7 @@
 // after windows.h
 #include <sddl.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "base/windows_text.h"
@@ -12,20 +13,15 @@ namespace stackie::ipc {
 
 namespace {
 
-Result<ProcessIdentity> token_identity(HANDLE process) {
-  HANDLE token = nullptr;
-  if (!OpenProcessToken(process, TOKEN_QUERY, &token)) return windows_error("OpenProcessToken");
+Result<ProcessIdentity> identity_of_token(HANDLE token) {
   DWORD size = 0;
   GetTokenInformation(token, TokenUser, nullptr, 0, &size);
   std::vector<BYTE> buffer(size ? size : 1);
   if (!GetTokenInformation(token, TokenUser, buffer.data(), size, &size)) {
-    Error error = windows_error("GetTokenInformation(TokenUser)");
-    CloseHandle(token);
-    return error;
+    return windows_error("GetTokenInformation(TokenUser)");
   }
   ProcessIdentity identity;
   identity.restricted = IsTokenRestricted(token) != FALSE;
-  CloseHandle(token);
   wchar_t* text = nullptr;
   if (!ConvertSidToStringSidW(reinterpret_cast<TOKEN_USER*>(buffer.data())->User.Sid, &text))
     return windows_error("ConvertSidToStringSid");
@@ -34,7 +30,31 @@ Result<ProcessIdentity> token_identity(HANDLE process) {
   return identity;
 }
 
+Result<ProcessIdentity> token_identity(HANDLE process) {
+  HANDLE token = nullptr;
+  if (!OpenProcessToken(process, TOKEN_QUERY, &token)) return windows_error("OpenProcessToken");
+  Result<ProcessIdentity> identity = identity_of_token(token);
+  CloseHandle(token);
+  return identity;
+}
+
 }  // namespace
+
+Result<ProcessIdentity> pipe_client_identity(void* pipe) {
+  if (!ImpersonateNamedPipeClient(static_cast<HANDLE>(pipe)))
+    return windows_error("ImpersonateNamedPipeClient");
+  HANDLE token = nullptr;
+  // OpenAsSelf: the token is opened with the server's own rights, not the client's.
+  const BOOL opened = OpenThreadToken(GetCurrentThread(), TOKEN_QUERY, TRUE, &token);
+  const DWORD error = GetLastError();
+  // The loop thread must never go on as the client: if it cannot be itself again, nothing this
+  // process does after could be trusted.
+  if (!RevertToSelf()) std::abort();
+  if (!opened) return windows_error("OpenThreadToken (the pipe client's)", error);
+  Result<ProcessIdentity> identity = identity_of_token(token);
+  CloseHandle(token);
+  return identity;
+}
 
 Result<ProcessIdentity> process_identity(std::uint32_t pid) {
   HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);

@@ -18,6 +18,10 @@ struct ProcessIdentity {
 Result<ProcessIdentity> process_identity(std::uint32_t pid);
 // Ours.
 Result<ProcessIdentity> own_identity();
+// The client of the named pipe `pipe` (a HANDLE), from its own token: the server impersonates
+// it for the moment of reading the token, then reverts. Unlike a pid, a token cannot be reused
+// by another process. Windows allows it only after a message was read from the pipe.
+Result<ProcessIdentity> pipe_client_identity(void* pipe);
 // "\\.\pipe\..." (either slash form): the only daemon addresses on Windows.
 bool is_pipe_name(const std::string& name);
 

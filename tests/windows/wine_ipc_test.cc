@@ -2,7 +2,9 @@
 // pipe and the CLI's ipc::Client, in two processes (this .exe is both: `serve PIPE` runs the
 // server). Checks: no daemon = "not running" (the CLI's exit 3 path); a call with an event and a
 // reply goes through; the server knows the client's user SID and pid; a second server on the
-// same pipe is refused ("another daemon is running"); a name that is not a pipe is refused.
+// same pipe is refused ("another daemon is running"); a name that is not a pipe is refused; the
+// server reads the client's identity from its token after the first message, and is itself
+// again afterwards.
 // What Wine cannot show: the pipe's DACL denying other users and restricted tokens (Wine does
 // not check access), stated in docs/platforms.md.
 #include <uv.h>
@@ -14,6 +16,7 @@
 
 #include "ipc/client.h"
 #include "ipc/server.h"
+#include "ipc/windows_sid.h"
 
 namespace {
 
@@ -104,6 +107,41 @@ std::string read_line(HANDLE from) {
 
 }  // namespace
 
+namespace {
+
+// pipe_client_identity, what the daemon asks at a client's first request: the SID of the
+// client's own token (here: ours), and the loop thread back to its own token afterwards (no
+// thread token left, so OpenThreadToken fails with ERROR_NO_TOKEN).
+void test_pipe_client_identity(const std::string& name) {
+  std::wstring wide(name.begin(), name.end());
+  HANDLE server =
+      CreateNamedPipeW(wide.c_str(), PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE, 1, 4096, 4096, 0, nullptr);
+  HANDLE client = CreateFileW(wide.c_str(), GENERIC_READ | GENERIC_WRITE, 0, nullptr, OPEN_EXISTING,
+                              SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION, nullptr);
+  check(server != INVALID_HANDLE_VALUE && client != INVALID_HANDLE_VALUE,
+        "token check: a pipe and its client");
+  if (server == INVALID_HANDLE_VALUE || client == INVALID_HANDLE_VALUE) return;
+  DWORD moved = 0;
+  char data = 'x';
+  WriteFile(client, &data, 1, &moved, nullptr);
+  ReadFile(server, &data, 1, &moved, nullptr);
+  auto seen = stackie::ipc::pipe_client_identity(server);
+  auto own = stackie::ipc::own_identity();
+  check(seen.ok() && own.ok() && seen->user_sid == own->user_sid && !seen->restricted,
+        "token check: the client's token is ours (" +
+            (seen.ok() ? seen->user_sid : seen.error().message) + ")");
+  HANDLE token = nullptr;
+  const bool impersonating = OpenThreadToken(GetCurrentThread(), TOKEN_QUERY, TRUE, &token);
+  const DWORD error = GetLastError();
+  if (token) CloseHandle(token);
+  check(!impersonating && error == ERROR_NO_TOKEN,
+        "token check: the server is itself again (no thread token)");
+  CloseHandle(client);
+  CloseHandle(server);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "serve") return serve(argv[2]);
   const std::string pipe =
@@ -158,6 +196,7 @@ int main(int argc, char** argv) {
     check(stopped.ok(), "the server stops on request");
   }
   check(WaitForSingleObject(server, 30000) == WAIT_OBJECT_0, "and exits");
+  test_pipe_client_identity(pipe + "-token");
   std::printf("%s: %d failed\n", failures ? "FAILED" : "PASSED", failures);
   return failures ? 1 : 0;
 }
