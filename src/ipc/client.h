@@ -32,6 +32,11 @@ struct ClientOptions {
   // Refuse a socket served by another uid (root excepted): a stale path in a shared directory
   // must not let someone else impersonate the daemon.
   bool check_server_uid = true;
+  // Windows, with check_server_uid: the server's program must have this file name (compared
+  // ignoring case); empty = any. The server is found by a pid (GetNamedPipeServerProcessId),
+  // and a pid can be reused: a block that made a pipe of the daemon's name and is gone could
+  // have its pid pass to another process of the user's. That process is not stackied.exe.
+  std::string server_program = "stackied.exe";
 };
 
 // connect()'s error when nothing serves the path (no socket file: UV_ENOENT; a socket file

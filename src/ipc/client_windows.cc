@@ -8,6 +8,7 @@
 #include <windows.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -136,6 +137,11 @@ Result<Client> Client::connect(const std::string& socket_path, ClientOptions opt
       return Error{UV_EACCES, socket_path +
                                   " is served by a process with a restricted token (a "
                                   "block?), not by the daemon; refusing to talk to it"};
+    if (!options.server_program.empty() &&
+        _stricmp(server.program.c_str(), options.server_program.c_str()) != 0)
+      return Error{UV_EACCES, socket_path + " is served by " + server.program + " (pid " +
+                                  std::to_string(pid) + "), not by " + options.server_program +
+                                  "; refusing to talk to it"};
   }
   return client;
 }

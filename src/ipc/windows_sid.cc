@@ -60,7 +60,15 @@ Result<ProcessIdentity> process_identity(std::uint32_t pid) {
   HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
   if (!process) return windows_error("OpenProcess " + std::to_string(pid));
   Result<ProcessIdentity> identity = token_identity(process);
+  std::wstring image(MAX_PATH, L'\0');
+  DWORD size = static_cast<DWORD>(image.size());
+  const bool named = QueryFullProcessImageNameW(process, 0, image.data(), &size) != FALSE;
+  const DWORD error = GetLastError();
   CloseHandle(process);
+  if (!identity) return identity;
+  if (!named) return windows_error("QueryFullProcessImageName " + std::to_string(pid), error);
+  image.resize(size);
+  identity->program = narrow(image.substr(image.find_last_of(L"\\/") + 1));
   return identity;
 }
 

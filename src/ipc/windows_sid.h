@@ -12,9 +12,10 @@ namespace stackie::ipc {
 struct ProcessIdentity {
   std::string user_sid;     // "S-1-5-21-..."
   bool restricted = false;  // a restricted token (a Stackie block, or any sandboxed process)
+  std::string program;      // process_identity only: its image's file name ("stackied.exe")
 };
 
-// The identity of process `pid` (its primary token).
+// The identity of process `pid` (its primary token, its image), read through one handle.
 Result<ProcessIdentity> process_identity(std::uint32_t pid);
 // Ours.
 Result<ProcessIdentity> own_identity();

@@ -4,7 +4,7 @@
 // reply goes through; the server knows the client's user SID and pid; a second server on the
 // same pipe is refused ("another daemon is running"); a name that is not a pipe is refused; the
 // server reads the client's identity from its token after the first message, and is itself
-// again afterwards.
+// again afterwards; the client refuses a server whose program is not stackied.exe.
 // What Wine cannot show: the pipe's DACL denying other users and restricted tokens (Wine does
 // not check access), stated in docs/platforms.md.
 #include <uv.h>
@@ -164,7 +164,16 @@ int main(int argc, char** argv) {
   std::string first = read_line(output);
   check(first.rfind("serving", 0) == 0, "it serves " + pipe + " (" + first + ")");
 
-  auto client = stackie::ipc::Client::connect(pipe);
+  // The CLI talks only to stackied.exe: this server is this test's own program.
+  auto impostor = stackie::ipc::Client::connect(pipe);
+  check(!impostor.ok() &&
+            impostor.error().message.find("stackie-wine-ipc-test.exe") != std::string::npos &&
+            impostor.error().message.find("not by stackied.exe") != std::string::npos,
+        "a server that is not stackied.exe is refused, by name (" +
+            (impostor.ok() ? std::string("connected") : impostor.error().message) + ")");
+  stackie::ipc::ClientOptions this_program;
+  this_program.server_program = "STACKIE-wine-ipc-test.exe";  // compared ignoring case
+  auto client = stackie::ipc::Client::connect(pipe, this_program);
   check(client.ok(), "the client connects" + (client.ok() ? "" : ": " + client.error().message));
   if (client.ok()) {
     std::string echoed;
