@@ -224,8 +224,16 @@ int main(int argc, char** argv) {
 
   auto plan = stackie::plan_restricted_token(options.policy);
   if (!plan.ok()) return fail(sink, "plan", 0, plan.error().message);
-  if (auto acls = stackie::apply_path_acls(*plan); !acls.ok())
-    return fail(sink, "acl", 0, acls.error().message);
+  // The block's own monitor grants; an `exec` beside it (--exit-with) runs only while that
+  // monitor does, with the same paths, so its grants are in place already. Granting again
+  // would walk the whole project tree once per exec health check.
+  if (options.exit_with_pid == 0) {
+    if (auto acls = stackie::apply_path_acls(*plan); !acls.ok()) {
+      // What was granted before the failing path (the project, say) goes again.
+      revoke_own_grants(options, *plan);
+      return fail(sink, "acl", 0, acls.error().message);
+    }
+  }
 
   StopRequests requests;
   if (options.stop_fd >= 0) {

@@ -1,9 +1,11 @@
 // The server's endpoint on Windows: a named pipe (libuv's pipe server), made private to the
-// user: its DACL is replaced by one protected ACE for the user's own SID, so neither other
-// users nor the user's restricted-token blocks (their user SID is deny-only) can open it. Each
-// accepted client is checked as SO_PEERCRED would be on Linux: its process's token must carry
-// our user SID and must not be restricted. Nothing is left on disk: the pipe goes with the
-// daemon, and a second daemon's bind fails (FILE_FLAG_FIRST_PIPE_INSTANCE, libuv's).
+// user: its DACL is replaced by a protected one that allows the user's own SID and denies
+// NETWORK, so neither other users, nor the user over the network, nor the user's restricted-
+// token blocks (their user SID is deny-only) can open it. Each accepted client is checked as
+// SO_PEERCRED would be on Linux: its process's token must carry our user SID and must not be
+// restricted; at its first message the token it connected with is read again through the pipe
+// (first_read_refusal), which no reused pid can stand in for. Nothing is left on disk: the
+// pipe goes with the daemon, and a second daemon's bind fails (FILE_FLAG_FIRST_PIPE_INSTANCE).
 #include <uv.h>
 #include <windows.h>
 // after windows.h
@@ -52,7 +54,9 @@ Result<HANDLE> claim_pipe_name(const std::string& path) {
   return mutex;
 }
 
-// The DACL: GENERIC_ALL for our user SID, protected (nothing inherited, no default ACEs).
+// The DACL: GENERIC_ALL for our user SID, protected (nothing inherited, no default ACEs), and
+// nothing for a network logon (NETWORK, S-1-5-2, denied first): libuv makes the pipe without
+// PIPE_REJECT_REMOTE_CLIENTS, and the user's own SID over SMB would pass the allow.
 Status make_private(HANDLE pipe) {
   HANDLE token = nullptr;
   if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token))
@@ -71,9 +75,22 @@ Status make_private(HANDLE pipe) {
   entry.Trustee.TrusteeType = TRUSTEE_IS_USER;
   entry.Trustee.ptstrName =
       static_cast<LPWSTR>(reinterpret_cast<TOKEN_USER*>(buffer.data())->User.Sid);
+  SID_IDENTIFIER_AUTHORITY nt_authority = SECURITY_NT_AUTHORITY;
+  PSID network = nullptr;
+  if (!AllocateAndInitializeSid(&nt_authority, 1, SECURITY_NETWORK_RID, 0, 0, 0, 0, 0, 0, 0,
+                                &network))
+    return windows_error("AllocateAndInitializeSid(NETWORK)");
+  EXPLICIT_ACCESS_W entries[2] = {entry, {}};
+  entries[1].grfAccessPermissions = GENERIC_ALL;
+  entries[1].grfAccessMode = DENY_ACCESS;
+  entries[1].grfInheritance = NO_INHERITANCE;
+  entries[1].Trustee.TrusteeForm = TRUSTEE_IS_SID;
+  entries[1].Trustee.TrusteeType = TRUSTEE_IS_WELL_KNOWN_GROUP;
+  entries[1].Trustee.ptstrName = static_cast<LPWSTR>(network);
   PACL acl = nullptr;
-  if (DWORD rc = SetEntriesInAclW(1, &entry, nullptr, &acl); rc != ERROR_SUCCESS)
-    return windows_error("SetEntriesInAcl", rc);
+  DWORD made = SetEntriesInAclW(2, entries, nullptr, &acl);
+  FreeSid(network);
+  if (made != ERROR_SUCCESS) return windows_error("SetEntriesInAcl", made);
   DWORD rc = SetSecurityInfo(pipe, SE_KERNEL_OBJECT,
                              DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
                              nullptr, nullptr, acl, nullptr);

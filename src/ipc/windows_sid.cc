@@ -60,7 +60,7 @@ Result<ProcessIdentity> process_identity(std::uint32_t pid) {
   HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
   if (!process) return windows_error("OpenProcess " + std::to_string(pid));
   Result<ProcessIdentity> identity = token_identity(process);
-  std::wstring image(MAX_PATH, L'\0');
+  std::wstring image(32768, L'\0');  // the longest path Windows has
   DWORD size = static_cast<DWORD>(image.size());
   const bool named = QueryFullProcessImageNameW(process, 0, image.data(), &size) != FALSE;
   const DWORD error = GetLastError();

@@ -177,7 +177,10 @@ std::wstring expected_final_path(const std::wstring& path) {
     DWORD m = GetLongPathNameW(full.c_str(), long_name.data(), long_size);
     if (m != 0 && m < long_size) full = long_name.substr(0, m);
   }
-  while (full.size() > 3 && (full.back() == L'\\' || full.back() == L'/')) full.pop_back();
+  // A drive's root keeps its backslash ("C:\\", "\\\\?\\C:\\"): only what follows a name goes.
+  while (full.size() > 3 && (full.back() == L'\\' || full.back() == L'/') &&
+         full[full.size() - 2] != L':')
+    full.pop_back();
   if (full.rfind(L"\\\\?\\", 0) == 0) return full;
   if (full.rfind(L"\\\\", 0) == 0) return L"\\\\?\\UNC\\" + full.substr(2);
   return L"\\\\?\\" + full;
@@ -195,6 +198,16 @@ Result<std::wstring> final_path_of(HANDLE handle, const std::string& shown) {
     }
     out.resize(n + 1);
   }
+}
+
+// A reparse point that stands for another name (a junction, a symbolic link): what a block
+// could plant. Others (OneDrive's placeholders, deduplicated or compressed files) are the file
+// itself, and are granted like any file; the final-path check still catches any redirection.
+// Where the tag cannot be read (Wine implements no FileAttributeTagInfo), refused.
+bool names_another_file(HANDLE handle) {
+  FILE_ATTRIBUTE_TAG_INFO tag{};
+  if (!GetFileInformationByHandleEx(handle, FileAttributeTagInfo, &tag, sizeof tag)) return true;
+  return IsReparseTagNameSurrogate(tag.ReparseTag);
 }
 
 // A granted path opened as itself, to read and write its DACL through the handle. The grants
@@ -221,9 +234,15 @@ Result<HANDLE> open_granted_path(const std::string& shown, ACCESS_MASK access, b
   Handle owned(handle);
   BY_HANDLE_FILE_INFORMATION info{};
   if (!GetFileInformationByHandle(handle, &info)) return win32_error("stat " + shown);
-  if (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+  if ((info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) && names_another_file(handle))
     return Error{0, shown + ": is a junction or symbolic link; refusing to change its access " +
                         "list (a block may have planted it to redirect the grant)"};
+  // A DACL belongs to the file, not to the name: a hard link the block put in place of a
+  // read-only file would carry the grant to the file it links, a file of the user's.
+  if (!(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && info.nNumberOfLinks > 1)
+    return Error{0, shown + ": has " + std::to_string(info.nNumberOfLinks) +
+                        " names (hard links); refusing to change its access list (a block may "
+                        "have linked a file of the user's here)"};
   STACKIE_TRY_ASSIGN(final_path, final_path_of(handle, shown));
   const std::wstring expected = expected_final_path(path);
   if (CompareStringOrdinal(final_path.data(), static_cast<int>(final_path.size()), expected.data(),

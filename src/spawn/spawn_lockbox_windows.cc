@@ -95,8 +95,9 @@ class ErrorPipe {
   // file. Not the end of file alone: a console host of the monitor's may hold the pipe's other
   // end open until the monitor exits (setup_error.h kBlockStartedLine).
   bool complete() const { return eof_ || (!report_.empty() && report_.back() == '\n'); }
-  // The block runs: the monitor said so, or closed the pipe without a report.
-  bool started() const { return report_ == kBlockStartedLine || (eof_ && report_.empty()); }
+  // The block runs: the monitor said so. An end of file without the line is a monitor that
+  // died before the block ran (killed, crashed): its exit tells the rest.
+  bool started() const { return report_ == kBlockStartedLine; }
   // Runs `done` once the whole report is in (at once if it is): the monitor's exit may be seen
   // before the last of its report is read, and the report must not be lost.
   void when_done(std::function<void()> done) {
@@ -332,7 +333,8 @@ class WindowsLockboxSpawner final : public Spawner {
                  "--"};
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
     // The daemon usually has no console (started detached, or at logon): each monitor would get
-    // a console window of its own on the user's desktop.
+    // a console window of its own on the user's desktop. libuv sets CREATE_NO_WINDOW only when
+    // no stdio slot is UV_INHERIT_FD: this plan has pipes only (no extra_fds).
     plan.no_console_window = true;
     plan.extra_pipes = {
         {policy->pipe(), true}, {error_pipe->pipe(), false}, {(*stop_pipe)->pipe(), true}};

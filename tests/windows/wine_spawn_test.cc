@@ -353,6 +353,14 @@ void test_grants_refuse_links(const stackie::RestrictedTokenPlan& base, const st
           std::string("revoke: refused on ") + planted + ": " +
               (revoked.ok() ? "revoked" : revoked.error().message));
   }
+  stackie::Status plain_file = stackie::apply_path_acls(grant_on(project + "\\notes.txt"));
+  check(plain_file.ok(), "grant: a plain file of the project is granted" +
+                             (plain_file.ok() ? "" : ": " + plain_file.error().message));
+  const std::string linked = project + "\\stack.yml";
+  stackie::Status hard = stackie::apply_path_acls(grant_on(linked));
+  check(!hard.ok() && hard.error().message.find("hard links") != std::string::npos,
+        "grant: refused on a hard link to a file of the user's: " +
+            (hard.ok() ? "granted" : hard.error().message));
   stackie::Status gone = stackie::revoke_path_acls(grant_on(project + "\\no-such-dir"));
   check(gone.ok(),
         "revoke: a path that is gone is skipped" + (gone.ok() ? "" : ": " + gone.error().message));
