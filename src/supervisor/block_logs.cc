@@ -208,6 +208,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
+  start_batch();
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, time_ms); });
   deliver_batch(stream, time_ms);
   read_ = {};
@@ -217,6 +218,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
+  start_batch();
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, time_ms); });
   deliver_batch(stream, time_ms);
   flush_files();
@@ -303,7 +305,7 @@ void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t 
     if (!text.empty()) std::memcpy(out, text.data(), text.size());
     out[text.size()] = '\n';
   }
-  if (!followers_.empty()) {
+  if (gathering_) {
     // A line within the read is offered as a view of it: the read outlives the offer, and a
     // copy per line was most of what a follower, even a stuck one, cost the block (issue 25).
     // A line the splitter put together (across reads, or a piece of an overlong one) lives only
@@ -337,8 +339,24 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ring_.push(seq, time_ms, stream, level, text);
 }
 
+void BlockLogs::start_batch() {
+  gathering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
+    return follower.second.sink->taking_lines();
+  });
+  batch_first_seq_ = next_seq_;
+  counts_before_batch_ = level_counts_;
+}
+
 void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
-  if (batch_lines_.empty()) return;
+  if (followers_.empty()) return;
+  // Every line of the read was counted by its level, gathered or not.
+  LevelCounts per_level{};
+  uint64_t lines = 0;
+  for (size_t i = 0; i < per_level.size(); ++i) {
+    per_level[i] = level_counts_[i] - counts_before_batch_[i];
+    lines += per_level[i];
+  }
+  if (lines == 0) return;
   size_t at = 0;
   for (auto& line : batch_lines_) {
     if (line.text.data() != nullptr) continue;  // a view of the read
@@ -348,15 +366,18 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   LogBatch batch{time_ms, stream, batch_lines_};
   for (auto& [id, follower] : followers_) {
     if (follower.skipped > 0) {
-      LogLine marker{batch_lines_.front().seq, time_ms, LogStream::daemon, LogLevel::unknown,
+      LogLine marker{batch_first_seq_, time_ms, LogStream::daemon, LogLevel::unknown,
                      skipped_marker(follower.skipped)};
       if (!follower.sink->offer(marker)) {
-        follower.skipped += batch_lines_.size();
+        follower.skipped += lines;
         continue;
       }
       follower.skipped = 0;
     }
-    follower.skipped += follower.sink->offer_batch(batch);
+    if (gathering_ && follower.sink->taking_lines())
+      follower.skipped += follower.sink->offer_batch(batch);
+    else
+      follower.skipped += follower.sink->missed(stream, per_level);
   }
   release_after_flood(batch_text_);
   release_after_flood(batch_lines_);
@@ -368,6 +389,12 @@ size_t LogSink::offer_batch(const LogBatch& batch) {
     if (!offer(LogLine{line.seq, batch.time_ms, batch.stream, line.level, std::string(line.text)}))
       ++skipped;
   return skipped;
+}
+
+size_t LogSink::missed(LogStream, const LevelCounts& per_level) {
+  uint64_t lines = 0;
+  for (uint64_t count : per_level) lines += count;
+  return static_cast<size_t>(lines);
 }
 
 void BlockLogs::deliver(const LogLine& line) {
