@@ -245,7 +245,7 @@ namespace {
 // buffers (bench/scale).
 constexpr size_t kKeptBatchBytes = 64 * 1024;
 
-// A std::string or std::vector of the batch.
+// A std::string, std::vector or AppendBuffer of the batch.
 template <typename Buffer>
 void release_after_flood(Buffer& batch) {
   constexpr size_t kItem = sizeof(typename Buffer::value_type);
@@ -271,7 +271,7 @@ void BlockLogs::flush_files() {
   for (auto [file, batch] :
        {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
     if (file == nullptr || batch->empty()) continue;
-    Status written = file->append(*batch);
+    Status written = file->append(batch->view());
     release_after_flood(*batch);
     if (written.ok()) {
       write_error_.clear();
@@ -293,12 +293,10 @@ void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t 
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   if (out_file_) {
-    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     const std::string& stamp = stamps_.of(time_ms);
-    // One resize and three copies instead of four appends that each check the capacity.
-    size_t at = batch.size();
-    batch.resize(at + stamp.size() + 1 + text.size() + 1);
-    char* out = batch.data() + at;
+    // One extension and three copies instead of four appends that each check the capacity.
+    char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
     std::memcpy(out, stamp.data(), stamp.size());
     out += stamp.size();
     *out++ = ' ';
@@ -329,11 +327,11 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
-    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch += stamps_.of(time_ms);
-    batch += ' ';
-    batch += text;
-    batch += '\n';
+    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    batch.append(stamps_.of(time_ms));
+    batch.append(' ');
+    batch.append(text);
+    batch.append('\n');
   }
   if (!followers_.empty()) deliver(LogLine{seq, time_ms, stream, level, std::string(text)});
   ring_.push(seq, time_ms, stream, level, text);

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/log_level.h"
 #include "base/safe_open.h"
+#include "supervisor/append_buffer.h"
 #include "supervisor/line_ring.h"
 
 namespace stackie {
@@ -256,7 +257,7 @@ class BlockLogs {
   LineSplitter out_splitter_, err_splitter_;
   UniqueFd directory_fd_;  // before the files: they use it until they are gone
   std::unique_ptr<RotatingFile> out_file_, err_file_;
-  std::string out_batch_, err_batch_;  // records not yet written
+  AppendBuffer out_batch_, err_batch_;  // records not yet written
   TimestampText stamps_;
   LineRing ring_;
   uint64_t next_seq_ = 1;

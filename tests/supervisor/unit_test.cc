@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <span>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "supervisor/append_buffer.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
@@ -358,6 +360,37 @@ TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
 // buffer at every offset.
 std::string ring_text(uint64_t seq) {
   return std::string(seq * 7 % 97, static_cast<char>('a' + seq % 26));
+}
+
+// Records written in place across many growths come out whole and in order; clear() keeps
+// the memory, a swap with an empty buffer gives it back.
+TEST(AppendBuffer, KeepsEveryByteAcrossGrowth) {
+  AppendBuffer buffer;
+  std::string expected;
+  for (int i = 0; i < 5000; ++i) {
+    std::string record = "record " + std::to_string(i) + (i % 7 == 0 ? "" : " with more") + "\n";
+    if (i % 2 == 0) {
+      char* at = buffer.extend(record.size());
+      std::memcpy(at, record.data(), record.size());
+    } else {
+      buffer.append(std::string_view(record).substr(0, record.size() - 1));
+      buffer.append('\n');
+    }
+    buffer.append(std::string_view());
+    expected += record;
+  }
+  EXPECT_EQ(buffer.view(), expected);
+  EXPECT_EQ(buffer.size(), expected.size());
+  EXPECT_GE(buffer.capacity(), expected.size());
+  const size_t capacity = buffer.capacity();
+  buffer.clear();
+  EXPECT_TRUE(buffer.empty());
+  EXPECT_EQ(buffer.capacity(), capacity);
+  buffer.append("again");
+  EXPECT_EQ(buffer.view(), "again");
+  AppendBuffer().swap(buffer);
+  EXPECT_EQ(buffer.capacity(), 0u);
+  EXPECT_EQ(buffer.view(), "");
 }
 
 TEST(LineRing, TailAfterManyWrapsIsTheLastLinesIntact) {
