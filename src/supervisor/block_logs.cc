@@ -101,7 +101,8 @@ Status RotatingFile::rotate() {
   // names within the directory and follows nothing.
   for (int i = count_ - 2; i >= 0; --i) {
     std::string from = i == 0 ? name_ : name_ + "." + std::to_string(i);
-    Status renamed = rename_in(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
+    Status renamed =
+        rename_in_removing_target(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
     if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
   }
   return open();
