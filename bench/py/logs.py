@@ -32,7 +32,8 @@ def dir_bytes(path):
 
 def measure(root, n, pids_fn):
     """Lets the blocks go, waits for every writer to finish and the supervisor to go quiet;
-    returns (MB/s the blocks saw, CPU seconds of pids_fn(), RSS samples)."""
+    returns (MB/s the blocks saw, CPU seconds of pids_fn(), RSS samples, MB/s until the
+    supervisor had read every byte)."""
     results = os.path.join(root, "results")
     pids = pids_fn()
     cpu0 = sum(cpu_seconds(p) for p in pids)
@@ -49,8 +50,9 @@ def measure(root, n, pids_fn):
         with open(os.path.join(results, str(i))) as f:
             spans.append([int(x) for x in f.read().split()])
     elapsed = (max(s[1] for s in spans) - min(s[0] for s in spans)) / 1e9
+    drained = (max(s[3] if len(s) > 3 else s[1] for s in spans) - min(s[0] for s in spans)) / 1e9
     written = sum(s[2] for s in spans)
-    return written / elapsed / 1e6, cpu1 - cpu0, rss.samples
+    return written / elapsed / 1e6, cpu1 - cpu0, rss.samples, written / drained / 1e6
 
 
 def stackie_round(n, follower):
@@ -141,9 +143,10 @@ CONFIGS = [
 samples = {c[:3]: [] for c in CONFIGS}
 for r in range(runs):
     for system, n, follower, fn in CONFIGS:
-        mbps, cpu, rss, files = fn(n, follower)
-        samples[(system, n, follower)].append((mbps, cpu, rss))
-        log(f"# logs run {r + 1} {system} x{n} {follower or ''}: {mbps:.1f} MB/s, "
+        mbps, cpu, rss, drained, files = fn(n, follower)
+        samples[(system, n, follower)].append((mbps, cpu, rss, drained))
+        log(f"# logs run {r + 1} {system} x{n} {follower or ''}: {mbps:.1f} MB/s "
+            f"({drained:.1f} drained), "
             f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB), RSS KiB over the run "
             f"{[rss[min(len(rss) - 1, len(rss) * q // 4)] for q in range(5)]} "
             f"(max {max(rss)}, {len(rss)} samples), {files} bytes in log files")
@@ -151,7 +154,8 @@ for r in range(runs):
 print()
 print(f"logs: {size // 2**20} MiB of 100-byte lines in total per run, medians of {runs} runs "
       f"(configurations in turn); MB = 10^6 bytes; CPU of the supervising processes only "
-      f"(stackied; supervisord; s6-svscan + s6-supervise + s6-log)")
+      f"(stackied; supervisord; s6-svscan + s6-supervise + s6-log); \"drained\": MB/s until the "
+      f"supervisor had read the last byte (a bigger pipe lets a writer finish earlier)")
 rows = []
 for system, n, follower, _ in CONFIGS:
     s = samples[(system, n, follower)]
@@ -162,8 +166,12 @@ for system, n, follower, _ in CONFIGS:
     peer_cpu = median([x[1] for x in peer]) / (size / GIB)
     rss_first = median([x[2][0] for x in s]) / 1024
     rss_max = median([max(x[2]) for x in s]) / 1024
-    rows.append([system, str(n), follower or "-", f"{mbps:.1f}", f"{cpu_gib:.2f}",
-                 f"{rss_first:.1f}", f"{rss_max:.1f}",
-                 f"{ratio(mbps, peer_mbps):.2f}x", f"{ratio(cpu_gib, peer_cpu):.2f}x"])
-table(["system", "blocks", "follower", "MB/s", "CPU s/GiB", "RSS MiB before", "RSS MiB max",
-       "MB/s vs supervisord", "CPU/GiB vs supervisord"], rows)
+    drained = median([x[3] for x in s])
+    peer_drained = median([x[3] for x in peer])
+    rows.append([system, str(n), follower or "-", f"{mbps:.1f}", f"{drained:.1f}",
+                 f"{cpu_gib:.2f}", f"{rss_first:.1f}", f"{rss_max:.1f}",
+                 f"{ratio(mbps, peer_mbps):.2f}x", f"{ratio(drained, peer_drained):.2f}x",
+                 f"{ratio(cpu_gib, peer_cpu):.2f}x"])
+table(["system", "blocks", "follower", "MB/s", "drained", "CPU s/GiB", "RSS MiB before",
+       "RSS MiB max", "MB/s vs supervisord", "drained vs supervisord", "CPU/GiB vs supervisord"],
+      rows)

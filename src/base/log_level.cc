@@ -77,6 +77,13 @@ struct WindowBits {
   WindowBits operator&(WindowBits o) const { return {lo & o.lo, hi & o.hi}; }
   WindowBits operator~() const { return {~lo, ~hi}; }
   bool empty() const { return (lo | hi) == 0; }
+  // How many bits are set in a row from position `at` (below 128) on: the length of the word
+  // starting there, read from the bits rather than byte by byte (issue 25).
+  std::size_t run_from(std::size_t at) const {
+    if (at >= 64) return static_cast<std::size_t>(std::countr_one(hi >> (at - 64)));
+    const auto low = static_cast<std::size_t>(std::countr_one(lo >> at));
+    return at + low < 64 ? low : low + static_cast<std::size_t>(std::countr_one(hi));
+  }
   // The lowest set bit's position, which it clears; the window must not be empty.
   std::size_t take_lowest() {
     if (lo != 0) {
@@ -193,8 +200,7 @@ LogLevel first_level_word(std::string_view text) {
   WindowBits candidates = first_letters & three & ~ten;
   while (!candidates.empty()) {
     const std::size_t start = candidates.take_lowest();
-    std::size_t end = start + kShortestWord;
-    while (end < head.size() && is_alpha(head[end])) ++end;
+    const std::size_t end = start + letters.run_from(start);  // the letters end within the head
     std::string_view word = head.substr(start, end - start);
     char next = end < head.size() ? head[end] : '\0';
     if (auto level = level_of_word(word); level && plausible(word, next)) return *level;

@@ -94,6 +94,14 @@ Result<UniqueFd> open_directory(const std::string& path);
 Status rename_in(int dir, const std::string& from, const std::string& to,
                  const std::string& dir_shown);
 
+// As rename_in, but a `to` that exists is removed just before, so that the rename replaces
+// nothing: ext4 writes a file's data out at once when a rename replaces another file (its
+// auto_da_alloc, for programs that save a file by renaming a new one over it), which log
+// rotation does not need; for the daemon it was 10 MiB of writeback in its loop's thread per
+// rotation (issue 25). Where the system cannot rename without replacing, exactly rename_in.
+Status rename_in_removing_target(int dir, const std::string& from, const std::string& to,
+                                 const std::string& dir_shown);
+
 // Removes the file (or link, as itself) `name` directly in `dir`; missing is not an error.
 Status remove_file_in(int dir, const std::string& name, const std::string& dir_shown);
 

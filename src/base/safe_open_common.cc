@@ -4,6 +4,9 @@
 
 #include <fcntl.h>
 
+#include <cerrno>
+#include <cstdio>  // renameat2
+
 #ifdef _WIN32
 #include <io.h>  // a UniqueFd there is a CRT descriptor over a HANDLE
 #else
@@ -23,6 +26,17 @@ void close_fd(int fd) {
 }
 
 }  // namespace
+
+Status rename_in_removing_target(int dir, const std::string& from, const std::string& to,
+                                 const std::string& dir_shown) {
+#if defined(__linux__)
+  if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return {};
+  // Only a `to` in the way is removed, never one whose `from` is missing. A removal that fails
+  // leaves the rename below to replace it, or to fail, as rename_in always did.
+  if (errno == EEXIST) (void)remove_file_in(dir, to, dir_shown);
+#endif
+  return rename_in(dir, from, to, dir_shown);
+}
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {

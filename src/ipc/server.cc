@@ -436,6 +436,22 @@ bool Session::alive() const {
   return connection && !connection->closing;
 }
 
+bool Session::takes_events() const {
+  if (!call_ || call_->answered) return false;
+  if (call_->sink) return call_->sink->open();
+  auto connection = call_->connection.lock();
+  return connection && !connection->closing &&
+         connection->backlog() < connection->limits.max_write_queue;
+}
+
+void Session::skip_events(std::uint64_t count) {
+  if (!call_ || call_->answered || call_->sink) return;
+  auto connection = call_->connection.lock();
+  if (connection && !connection->closing &&
+      connection->backlog() >= connection->limits.max_write_queue)
+    call_->skipped += count;
+}
+
 RequestId Session::id() const {
   return call_ ? call_->id : 0;
 }

@@ -97,6 +97,16 @@ class Session {
   // what make_data() returns (the same text), and a client gets that; a sink still gets a Json.
   EventOutcome event_lazily(std::string_view name, const std::function<Json()>& make_data,
                             const std::function<void(std::string&)>& write_data);
+  // Whether an event offered now would go out: false while the client has a full write queue
+  // (events are being skipped) or is gone. A session answered into a sink says true: its sink
+  // decides event by event. Within one turn of the loop a false stays false (the queue only
+  // drains between turns), so a stream may ask once and skip a whole batch of work.
+  bool takes_events() const;
+  // Counts `count` events as skipped, as event() does for each event it skips because the client
+  // does not keep up (the client is told how many with the next event that goes out); a no-op
+  // unless the client is connected with a full write queue. For a stream that asked
+  // takes_events() and did not build the events at all (logs -f, issue 25).
+  void skip_events(std::uint64_t count);
   // The final reply; the first of reply/fail wins, later calls are ignored.
   void reply(const Json& result);
   void fail(std::string_view code, std::string_view message, const Json& data = Json());

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <memory>
+
+#if !defined(_WIN32)
+#include "base/posix_io.h"
+#endif
 
 namespace stackie::spawn_detail {
 
@@ -35,16 +40,42 @@ Result<ProcessCore*> ProcessCore::start(uv_loop_t* loop, const SpawnPlan& plan, 
 
   std::vector<uv_stdio_container_t> stdio(3 + plan.extra_fds.size() + plan.extra_pipes.size());
   stdio[0].flags = UV_IGNORE;
-  auto wire = [](uv_stdio_container_t& slot, uv_pipe_t* pipe) {
+  // The child's ends of its output pipes: ours to close once it has them (or failed to start).
+  std::vector<int> child_ends;
+  struct CloseChildEnds {
+    std::vector<int>& fds;
+    ~CloseChildEnds() {
+      for (int fd : fds) ::close(fd);
+    }
+  } close_child_ends{child_ends};
+  auto wire = [&child_ends](uv_stdio_container_t& slot, uv_pipe_t* pipe) -> Status {
     if (pipe == nullptr) {
       slot.flags = UV_IGNORE;
-      return;
+      return {};
     }
+#if defined(_WIN32)
+    (void)child_ends;  // libuv's named pipe: its ends are libuv's
     slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
     slot.data.stream = reinterpret_cast<uv_stream_t*>(pipe);
+#else
+    // A pipe(2), where libuv's UV_CREATE_PIPE would make a socketpair: a pipe can grow
+    // (F_SETPIPE_SZ, output_pipe.cc) so that a flooding block writes on while the daemon is
+    // busy, and a write to it costs the block less than a socket's (issue 25: bench/logs).
+    int fds[2];
+    if (pipe_cloexec(fds) != 0) return system_error(errno, "cannot make an output pipe");
+    if (int rc = uv_pipe_open(pipe, fds[0]); rc != 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return Error{rc, std::string("cannot open an output pipe: ") + uv_strerror(rc)};
+    }
+    child_ends.push_back(fds[1]);
+    slot.flags = UV_INHERIT_FD;
+    slot.data.fd = fds[1];
+#endif
+    return {};
   };
-  wire(stdio[1], out);
-  wire(stdio[2], err);
+  STACKIE_TRY(wire(stdio[1], out));
+  STACKIE_TRY(wire(stdio[2], err));
   for (size_t i = 0; i < plan.extra_fds.size(); ++i) {
     stdio[3 + i].flags = UV_INHERIT_FD;
     stdio[3 + i].data.fd = plan.extra_fds[i];

@@ -101,7 +101,8 @@ Status RotatingFile::rotate() {
   // names within the directory and follows nothing.
   for (int i = count_ - 2; i >= 0; --i) {
     std::string from = i == 0 ? name_ : name_ + "." + std::to_string(i);
-    Status renamed = rename_in(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
+    Status renamed =
+        rename_in_removing_target(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
     if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
   }
   return open();
@@ -208,6 +209,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
+  start_batch();
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, time_ms); });
   deliver_batch(stream, time_ms);
   read_ = {};
@@ -217,6 +219,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
+  start_batch();
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, time_ms); });
   deliver_batch(stream, time_ms);
   flush_files();
@@ -243,7 +246,7 @@ namespace {
 // buffers (bench/scale).
 constexpr size_t kKeptBatchBytes = 64 * 1024;
 
-// A std::string or std::vector of the batch.
+// A std::string, std::vector or AppendBuffer of the batch.
 template <typename Buffer>
 void release_after_flood(Buffer& batch) {
   constexpr size_t kItem = sizeof(typename Buffer::value_type);
@@ -269,7 +272,7 @@ void BlockLogs::flush_files() {
   for (auto [file, batch] :
        {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
     if (file == nullptr || batch->empty()) continue;
-    Status written = file->append(*batch);
+    Status written = file->append(batch->view());
     release_after_flood(*batch);
     if (written.ok()) {
       write_error_.clear();
@@ -291,19 +294,17 @@ void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t 
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   if (out_file_) {
-    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     const std::string& stamp = stamps_.of(time_ms);
-    // One resize and three copies instead of four appends that each check the capacity.
-    size_t at = batch.size();
-    batch.resize(at + stamp.size() + 1 + text.size() + 1);
-    char* out = batch.data() + at;
+    // One extension and three copies instead of four appends that each check the capacity.
+    char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
     std::memcpy(out, stamp.data(), stamp.size());
     out += stamp.size();
     *out++ = ' ';
     if (!text.empty()) std::memcpy(out, text.data(), text.size());
     out[text.size()] = '\n';
   }
-  if (!followers_.empty()) {
+  if (gathering_) {
     // A line within the read is offered as a view of it: the read outlives the offer, and a
     // copy per line was most of what a follower, even a stuck one, cost the block (issue 25).
     // A line the splitter put together (across reads, or a piece of an overlong one) lives only
@@ -327,18 +328,34 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (out_file_) {
-    std::string& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch += stamps_.of(time_ms);
-    batch += ' ';
-    batch += text;
-    batch += '\n';
+    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
+    batch.append(stamps_.of(time_ms));
+    batch.append(' ');
+    batch.append(text);
+    batch.append('\n');
   }
   if (!followers_.empty()) deliver(LogLine{seq, time_ms, stream, level, std::string(text)});
   ring_.push(seq, time_ms, stream, level, text);
 }
 
+void BlockLogs::start_batch() {
+  gathering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
+    return follower.second.sink->taking_lines();
+  });
+  batch_first_seq_ = next_seq_;
+  counts_before_batch_ = level_counts_;
+}
+
 void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
-  if (batch_lines_.empty()) return;
+  if (followers_.empty()) return;
+  // Every line of the read was counted by its level, gathered or not.
+  LevelCounts per_level{};
+  uint64_t lines = 0;
+  for (size_t i = 0; i < per_level.size(); ++i) {
+    per_level[i] = level_counts_[i] - counts_before_batch_[i];
+    lines += per_level[i];
+  }
+  if (lines == 0) return;
   size_t at = 0;
   for (auto& line : batch_lines_) {
     if (line.text.data() != nullptr) continue;  // a view of the read
@@ -348,15 +365,18 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   LogBatch batch{time_ms, stream, batch_lines_};
   for (auto& [id, follower] : followers_) {
     if (follower.skipped > 0) {
-      LogLine marker{batch_lines_.front().seq, time_ms, LogStream::daemon, LogLevel::unknown,
+      LogLine marker{batch_first_seq_, time_ms, LogStream::daemon, LogLevel::unknown,
                      skipped_marker(follower.skipped)};
       if (!follower.sink->offer(marker)) {
-        follower.skipped += batch_lines_.size();
+        follower.skipped += lines;
         continue;
       }
       follower.skipped = 0;
     }
-    follower.skipped += follower.sink->offer_batch(batch);
+    if (gathering_ && follower.sink->taking_lines())
+      follower.skipped += follower.sink->offer_batch(batch);
+    else
+      follower.skipped += follower.sink->missed(stream, per_level);
   }
   release_after_flood(batch_text_);
   release_after_flood(batch_lines_);
@@ -368,6 +388,12 @@ size_t LogSink::offer_batch(const LogBatch& batch) {
     if (!offer(LogLine{line.seq, batch.time_ms, batch.stream, line.level, std::string(line.text)}))
       ++skipped;
   return skipped;
+}
+
+size_t LogSink::missed(LogStream, const LevelCounts& per_level) {
+  uint64_t lines = 0;
+  for (uint64_t count : per_level) lines += count;
+  return static_cast<size_t>(lines);
 }
 
 void BlockLogs::deliver(const LogLine& line) {

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/log_level.h"
 #include "base/safe_open.h"
+#include "supervisor/append_buffer.h"
 #include "supervisor/line_ring.h"
 
 namespace stackie {
@@ -163,6 +164,9 @@ struct LogBatch {
   std::span<const LogBatchLine> lines;
 };
 
+// How many lines of one read announce each level, indexed by LogLevel.
+using LevelCounts = std::array<uint64_t, 6>;
+
 // Receives lines as they come. offer() must not block: false means "not now" (its buffer is
 // full), and the line is skipped for this follower.
 class LogSink {
@@ -173,6 +177,15 @@ class LogSink {
   // stuck one skips them with one test instead of one per line (issue 25). Returns how many
   // lines were skipped. By default, each line through offer().
   virtual size_t offer_batch(const LogBatch& batch);
+  // Whether offer_batch() could take lines now. A sink that cannot is never shown the lines of
+  // a read: it is told what it missed instead, and while no follower can take lines the block's
+  // lines are not even gathered for them (issue 25: a stuck follower cost the block a view and
+  // a filter test per line). Once false within a read, it must stay false until the read ends.
+  virtual bool taking_lines() const { return true; }
+  // The lines of one read of `stream` that this sink was not offered, `per_level` of each
+  // level; returns how many of them it would have taken: they count as skipped, exactly as if
+  // offer_batch() had refused them. By default, all of them.
+  virtual size_t missed(LogStream stream, const LevelCounts& per_level);
 };
 
 class BlockLogs {
@@ -222,7 +235,11 @@ class BlockLogs {
   void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
   void add_block_line(LogStream stream, std::string_view text, int64_t time_ms);
   void deliver(const LogLine& line);
-  // Offers the lines the last read collected to every follower, then forgets them.
+  // Before the lines of a read are split: whether any follower takes lines now (then they are
+  // gathered for the followers) and what the counts stood at.
+  void start_batch();
+  // Offers the lines the last read collected to every follower that takes lines, tells the
+  // others what they missed, then forgets the lines.
   void deliver_batch(LogStream stream, int64_t time_ms);
   void flush_files();
   // The log directory was deleted (with the files in it): make it again, as open() did.
@@ -240,7 +257,7 @@ class BlockLogs {
   LineSplitter out_splitter_, err_splitter_;
   UniqueFd directory_fd_;  // before the files: they use it until they are gone
   std::unique_ptr<RotatingFile> out_file_, err_file_;
-  std::string out_batch_, err_batch_;  // records not yet written
+  AppendBuffer out_batch_, err_batch_;  // records not yet written
   TimestampText stamps_;
   LineRing ring_;
   uint64_t next_seq_ = 1;
@@ -252,8 +269,13 @@ class BlockLogs {
   std::string_view read_;
   std::string batch_text_;
   std::vector<LogBatchLine> batch_lines_;
+  bool gathering_ = false;  // some follower takes lines: the read's lines go to batch_lines_
+  // The read's first line and, for followers that were not offered its lines, how many of each
+  // level it had: level_counts_ now less level_counts_ then.
+  uint64_t batch_first_seq_ = 0;
+  LevelCounts counts_before_batch_{};
   uint64_t write_errors_ = 0;
-  std::array<uint64_t, 6> level_counts_{};  // by LogLevel
+  LevelCounts level_counts_{};  // by LogLevel, since the logs were opened
   std::string write_error_;
 };
 

@@ -311,6 +311,19 @@ struct DaemonHandlers::Follower final : LogSink {
         });
     return outcome == ipc::EventOutcome::sent ? 0 : wanted.size();
   }
+  // A client that does not keep up: its events would be skipped, so BlockLogs does not gather
+  // lines for it (issue 25: a stuck `logs -f` must cost the block nothing per line).
+  bool taking_lines() const override { return session.takes_events(); }
+  // What offer_batch() would have wanted and had skipped, counted from the read's levels: as
+  // many lines, and the events they would have been (one `lines` event, or one per line).
+  size_t missed(LogStream stream, const LevelCounts& per_level) override {
+    if (!filter.wants_stream(stream)) return 0;
+    uint64_t wanted_lines = 0;
+    for (size_t level = 0; level < per_level.size(); ++level)
+      if (filter.wants_level(static_cast<LogLevel>(level))) wanted_lines += per_level[level];
+    if (wanted_lines > 0) session.skip_events(batch ? 1 : wanted_lines);
+    return static_cast<size_t>(wanted_lines);
+  }
 };
 
 DaemonHandlers::DaemonHandlers(Daemon& daemon, std::string lockbox, uint64_t started_ms)

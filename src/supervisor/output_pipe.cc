@@ -27,7 +27,7 @@ void OutputPipe::start_reading() {
         auto* self = static_cast<OutputPipe*>(s->data);
         if (n > 0) {
           self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
-          if (size_t(n) == self->read_size_) self->grow_for_flood();
+          if (self->filled_the_buffer(size_t(n))) self->grow_for_flood();
           self->yield_turn();
         }
         if (n < 0) self->close();  // EOF or error: the last writer is gone
@@ -46,6 +46,16 @@ void OutputPipe::yield_turn() {
     uv_idle_stop(idle);
     if (!self->closed_) self->start_reading();
   });
+}
+
+// A full pipe of the kernel's 16 pages holds less than 64 KiB when the block's writes do not
+// end on page boundaries: a write that does not fit in the last page's room starts a page of its
+// own (bench-spew's 65500-byte writes leave reads of 63-64 KB). So a read within a page of the
+// buffer counts as a full one; with nothing but `== read_size_`, a flooding block's pipe never
+// grew (once the daemon used pipes rather than libuv's socketpairs, whose buffer is larger).
+bool OutputPipe::filled_the_buffer(size_t bytes) const {
+  constexpr size_t kPage = 4096;
+  return bytes + kPage > read_size_;
 }
 
 // Once per pipe: a refused F_SETPIPE_SZ (the user's pipe pages, /proc/sys/fs/pipe-user-pages-soft,

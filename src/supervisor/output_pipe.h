@@ -31,7 +31,8 @@ class OutputPipe {
   OutputPipe(std::shared_ptr<BlockLogs> logs, LogStream stream, std::vector<OutputPipe*>* registry)
       : logs_(std::move(logs)), stream_(stream), registry_(registry) {}
   void yield_turn();
-  // The last read filled the whole buffer: the block writes faster than one buffer a turn.
+  // A read of `bytes` took about all the buffer: the block writes faster than one buffer a turn.
+  bool filled_the_buffer(size_t bytes) const;
   void grow_for_flood();
 
   UvHandle<uv_pipe_t> pipe_;

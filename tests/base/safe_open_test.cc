@@ -131,6 +131,37 @@ TEST_P(SafeOpen, FilesAreNeverOpenedThroughALink) {
   EXPECT_EQ(read(outside_ + "/secret"), "key\n");
 }
 
+// A rotation step: the renamed file takes the place of one in the way (removed first, so that
+// the rename replaces nothing), a missing source leaves the target alone and says ENOENT, and
+// a link in either place is moved or removed as itself, never followed.
+TEST_P(SafeOpen, RenamingOverAFileRemovesItFirstAndFollowsNothing) {
+  UniqueFd fd = root();
+  auto logs = make_directories_beneath(fd.get(), "logs/s-b", root_);
+  ASSERT_TRUE(logs.ok());
+  const std::string at = root_ + "/logs/s-b";
+  std::ofstream(at + "/out.log") << "new\n";
+  std::ofstream(at + "/out.log.1") << "old\n";
+  ASSERT_TRUE(rename_in_removing_target(logs->get(), "out.log", "out.log.1", at).ok());
+  EXPECT_EQ(read(at + "/out.log.1"), "new\n");
+  EXPECT_NE(::access((at + "/out.log").c_str(), F_OK), 0);
+
+  auto missing = rename_in_removing_target(logs->get(), "out.log", "out.log.1", at);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, -ENOENT);
+  EXPECT_EQ(read(at + "/out.log.1"), "new\n") << "no source: the target stays";
+
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (at + "/out.log.2").c_str()), 0);
+  ASSERT_TRUE(rename_in_removing_target(logs->get(), "out.log.1", "out.log.2", at).ok());
+  EXPECT_EQ(read(at + "/out.log.2"), "new\n");
+  EXPECT_EQ(read(outside_ + "/secret"), "key\n");
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), (at + "/out.log.3").c_str()), 0);
+  ASSERT_TRUE(rename_in_removing_target(logs->get(), "out.log.3", "out.log.2", at).ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat((at + "/out.log.2").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link moved as itself";
+  EXPECT_EQ(read(outside_ + "/secret"), "key\n");
+}
+
 TEST_P(SafeOpen, AStorageRootOpenToOthersIsRefused) {
   ASSERT_EQ(::mkdir(root_.c_str(), 0777), 0);
   ASSERT_EQ(::chmod(root_.c_str(), 0777), 0);

@@ -44,6 +44,27 @@ void TestHandler::on_request(Session session, const Request& request) {
       }
     }
     session.reply(Json::object({{"sent", sent}, {"skipped", skipped}, {"gone", gone}}));
+  } else if (request.method == "flood_while_taken") {
+    // As "flood", but the way `logs -f` skips a whole batch: asked once, and what the client
+    // cannot take now is counted as skipped without being built.
+    const std::int64_t count = params["count"].int_or(0);
+    const std::string text(static_cast<std::size_t>(params["size"].int_or(100)), 'x');
+    std::int64_t sent = 0, skipped = 0;
+    bool refused = false;
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (!session.takes_events()) {
+        refused = true;
+        session.skip_events(static_cast<std::uint64_t>(count - i));
+        skipped += count - i;
+        break;
+      }
+      if (session.event("line", Json::object({{"i", i}, {"text", text}})) == EventOutcome::sent)
+        ++sent;
+      else
+        ++skipped;
+    }
+    session.reply(Json::object({{"sent", sent}, {"skipped", skipped}, {"refused", refused}}));
+    session.skip_events(5);  // answered: nothing more is counted nor told
   } else if (request.method == "big") {
     session.reply(Json::object(
         {{"blob", std::string(static_cast<std::size_t>(params["size"].int_or(0)), 'b')}}));

@@ -262,6 +262,38 @@ TEST_F(ServerTest, ASlowStreamReaderIsToldWhatItSkipped) {
               static_cast<long long>(lines), static_cast<long long>(skipped_reported));
 }
 
+// A stream that asks takes_events() and skips what the client cannot take without building it
+// tells the client the same count as event() would have.
+TEST_F(ServerTest, EventsSkippedUnbuiltAreToldLikeSkippedOnes) {
+  ServerOptions options;
+  options.limits.max_write_queue = 64 * 1024;
+  ASSERT_TRUE(start(options).ok());
+  Client client = connect();
+  ASSERT_TRUE(
+      client.send("flood_while_taken", Json::object({{"count", 20000}, {"size", 1024}})).ok());
+  std::int64_t lines = 0, skipped_reported = 0;
+  for (;;) {
+    auto message = client.read_message(5000ms);
+    ASSERT_TRUE(message.ok()) << message.error().message;
+    if (auto* event = std::get_if<Event>(&*message)) {
+      if (event->name == "skipped")
+        skipped_reported += event->data["count"].as_int();
+      else
+        ++lines;
+      continue;
+    }
+    const Reply& reply = std::get<Reply>(*message);
+    ASSERT_TRUE(reply.ok());
+    EXPECT_TRUE(reply.result()["refused"].as_bool());
+    EXPECT_EQ(reply.result()["sent"].as_int(), lines);
+    EXPECT_EQ(reply.result()["skipped"].as_int(), skipped_reported);
+    break;
+  }
+  EXPECT_GT(skipped_reported, 0);
+  EXPECT_EQ(lines + skipped_reported, 20000);
+  EXPECT_FALSE(client.read_message(200ms).ok()) << "nothing follows the reply";
+}
+
 TEST_F(ServerTest, AClientThatDoesNotReadItsRepliesIsDropped) {
   ServerOptions options;
   options.limits.max_write_queue = 256 * 1024;

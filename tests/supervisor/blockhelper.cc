@@ -25,6 +25,9 @@
 //   name TEXT                    set this process's name (comm; /proc/PID/stat) to TEXT, which
 //                                may hold ") " and numbers (a hostile block)
 //   write-file FILE MIB          write MIB MiB to FILE and fsync it
+//   await FILE                   wait until FILE exists (checked every 10 ms)
+//   stdio                        one stdout line: "stdout fifo|socket|other SIZE", SIZE the
+//                                pipe's capacity in bytes (F_GETPIPE_SZ; -1 for no pipe)
 //   wait                         sleep forever
 // Without `exit`, it exits 0 after the last action.
 #include <arpa/inet.h>
@@ -36,6 +39,7 @@
 #include <sys/prctl.h>
 #endif
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -189,6 +193,22 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 100; ++k) chunk += line;
       for (long k = 0; k < n / 100; ++k) write_all(1, chunk);
       for (long k = 0; k < n % 100; ++k) write_all(1, line);
+    } else if (action == "await") {
+      const char* file = arg();
+      while (access(file, F_OK) != 0) usleep(10000);
+    } else if (action == "stdio") {
+      struct stat out {};
+      fstat(1, &out);
+      const char* kind = S_ISFIFO(out.st_mode)   ? "fifo"
+                         : S_ISSOCK(out.st_mode) ? "socket"
+                                                 : "other";
+#ifdef F_GETPIPE_SZ
+      const int size = fcntl(1, F_GETPIPE_SZ);
+#else
+      const int size = -1;
+#endif
+      std::printf("stdout %s %d\n", kind, size);
+      std::fflush(stdout);
     } else if (action == "longline") {
       write_all(1, std::string(size_t(std::atol(arg())), 'x') + "\n");
     } else if (action == "serve") {

@@ -43,9 +43,11 @@ struct EncodingSink : LogSink {
   }
 };
 
+// As the daemon's follower of a client that stopped reading: it says so before each read.
 struct StuckSink : LogSink {
   bool offer(const LogLine&) override { return false; }
   size_t offer_batch(const LogBatch& batch) override { return batch.lines.size(); }
+  bool taking_lines() const override { return false; }
 };
 
 }  // namespace

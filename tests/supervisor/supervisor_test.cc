@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "loop_fixture.h"
 #include "spawn/spawner.h"
@@ -421,6 +424,33 @@ TEST_F(SupervisorTest, StuckFollowerDoesNotStallAFloodingBlock) {
   EXPECT_EQ(stuck.lines[0].stream, LogStream::daemon);
   EXPECT_NE(stuck.lines[0].text.find("lines skipped"), std::string::npos) << stuck.lines[0].text;
   supervisor_->unfollow("s", "flood", *id);
+  ASSERT_TRUE(down("s").ok());
+}
+
+// A block writes its output into a pipe, not a socket, and a flood grows that pipe to 1 MiB
+// (issue 25: the block writes on while the daemon is busy). libuv's UV_CREATE_PIPE made a
+// socketpair, on which the daemon's F_SETPIPE_SZ silently did nothing.
+TEST_F(SupervisorTest, ABlocksOutputIsAPipeThatAFloodGrows) {
+  const std::string go = dir_ + "/go";
+  auto quiet = block("quiet", {"stdio", "wait"});
+  auto flood = block("flood", {"await", go, "flood", "300000", "stdio", "wait"});
+  ASSERT_TRUE(up(stack("s", {quiet, flood})).ok());
+  // The flood starts while the loop does not run: it fills the pipe, so that the daemon's first
+  // read of it takes a whole buffer, which is what makes the daemon grow a pipe.
+  std::ofstream(go).close();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  auto report_of = [&](const std::string& name) {
+    auto tail = supervisor_->tail("s", name, 1);
+    return tail.ok() && !tail->empty() ? tail->back().text : std::string();
+  };
+  ASSERT_TRUE(run_until([&] { return report_of("quiet").rfind("stdout ", 0) == 0; }, 5000));
+  ASSERT_TRUE(run_until([&] { return report_of("flood").rfind("stdout ", 0) == 0; }, 20000));
+#ifdef __linux__
+  EXPECT_EQ(report_of("quiet"), "stdout fifo 65536");
+  EXPECT_EQ(report_of("flood"), "stdout fifo 1048576") << "the flood grew the pipe";
+#else
+  EXPECT_EQ(report_of("quiet").rfind("stdout fifo", 0), 0u) << report_of("quiet");
+#endif
   ASSERT_TRUE(down("s").ok());
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <span>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "supervisor/append_buffer.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/block_state.h"
 #include "supervisor/block_storage.h"
@@ -360,6 +362,37 @@ std::string ring_text(uint64_t seq) {
   return std::string(seq * 7 % 97, static_cast<char>('a' + seq % 26));
 }
 
+// Records written in place across many growths come out whole and in order; clear() keeps
+// the memory, a swap with an empty buffer gives it back.
+TEST(AppendBuffer, KeepsEveryByteAcrossGrowth) {
+  AppendBuffer buffer;
+  std::string expected;
+  for (int i = 0; i < 5000; ++i) {
+    std::string record = "record " + std::to_string(i) + (i % 7 == 0 ? "" : " with more") + "\n";
+    if (i % 2 == 0) {
+      char* at = buffer.extend(record.size());
+      std::memcpy(at, record.data(), record.size());
+    } else {
+      buffer.append(std::string_view(record).substr(0, record.size() - 1));
+      buffer.append('\n');
+    }
+    buffer.append(std::string_view());
+    expected += record;
+  }
+  EXPECT_EQ(buffer.view(), expected);
+  EXPECT_EQ(buffer.size(), expected.size());
+  EXPECT_GE(buffer.capacity(), expected.size());
+  const size_t capacity = buffer.capacity();
+  buffer.clear();
+  EXPECT_TRUE(buffer.empty());
+  EXPECT_EQ(buffer.capacity(), capacity);
+  buffer.append("again");
+  EXPECT_EQ(buffer.view(), "again");
+  AppendBuffer().swap(buffer);
+  EXPECT_EQ(buffer.capacity(), 0u);
+  EXPECT_EQ(buffer.view(), "");
+}
+
 TEST(LineRing, TailAfterManyWrapsIsTheLastLinesIntact) {
   LineRing ring(100, 4096);
   for (uint64_t seq = 1; seq <= 5000; ++seq)
@@ -628,6 +661,77 @@ TEST_F(BlockLogsTest, AStuckBatchFollowerMissesLinesButNeverHoldsTheBlock) {
   size_t records = 0;
   for (std::string record; std::getline(out, record);) ++records;
   EXPECT_EQ(records, 50001u);
+}
+
+// A follower that cannot take lines now (the daemon's, when its client's queue is full) is
+// never offered them: it is told per read how many of each level it missed, and counts those
+// it wanted as skipped; the marker it gets later says as many as if it had refused the lines.
+// While no follower takes lines, none are gathered for followers, and the others' batches and
+// the ring are what they were.
+TEST_F(BlockLogsTest, AFollowerNotTakingLinesIsToldWhatItMissedLevelByLevel) {
+  auto logs = BlockLogs::open("api", "", LogSettings{});
+  ASSERT_TRUE(logs.ok());
+  // Takes batches, or not at all; wants only warn and worse, as `logs -f --level warn` does.
+  struct WarnSink : BatchSink {
+    bool taking = true;
+    size_t offered = 0;
+    std::vector<LevelCounts> missed_reads;
+    bool taking_lines() const override { return taking; }
+    size_t offer_batch(const LogBatch& batch) override {
+      ++offered;
+      return BatchSink::offer_batch(batch);
+    }
+    size_t missed(LogStream stream, const LevelCounts& per_level) override {
+      EXPECT_EQ(stream, LogStream::out);
+      missed_reads.push_back(per_level);
+      return per_level[size_t(LogLevel::warn)] + per_level[size_t(LogLevel::error)] +
+             per_level[size_t(LogLevel::fatal)];
+    }
+  } stuck;
+  BatchSink fast;
+  (*logs)->follow(&stuck);
+  (*logs)->follow(&fast);
+  stuck.taking = stuck.accept = false;  // as the daemon's: its marker would be refused too
+  const std::string read = "INFO up\nWARNING: disk\nplain\nERROR boom\nWARN again\n";
+  (*logs)->feed(LogStream::out, read);
+  (*logs)->feed(LogStream::out, "no line yet");  // no whole line: nothing to tell
+  (*logs)->feed(LogStream::out, "\n");
+  EXPECT_EQ(stuck.offered, 0u);
+  // The third read's one line went with the refused marker (below), not through missed().
+  ASSERT_EQ(stuck.missed_reads.size(), 1u);
+  LevelCounts first{};
+  first[size_t(LogLevel::unknown)] = 1;
+  first[size_t(LogLevel::info)] = 1;
+  first[size_t(LogLevel::warn)] = 2;
+  first[size_t(LogLevel::error)] = 1;
+  EXPECT_EQ(stuck.missed_reads[0], first);
+  ASSERT_EQ(fast.batches.size(), 2u);
+  EXPECT_EQ(fast.batches[0], (std::vector<std::string>{"INFO up", "WARNING: disk", "plain",
+                                                       "ERROR boom", "WARN again"}));
+  stuck.taking = stuck.accept = true;
+  (*logs)->feed(LogStream::out, "back\n");
+  ASSERT_EQ(stuck.singles.size(), 1u);
+  // The 3 lines of warn and worse; then, as for any follower whose marker was refused, every
+  // line of that read (1).
+  EXPECT_NE(stuck.singles[0].text.find("4 lines skipped"), std::string::npos)
+      << stuck.singles[0].text;
+  EXPECT_EQ(stuck.singles[0].seq, 7u);  // the first line of the read it precedes
+  ASSERT_EQ(stuck.batches.size(), 1u);
+  EXPECT_EQ(stuck.batches[0], (std::vector<std::string>{"back"}));
+
+  // Alone and not taking lines: the lines still reach the ring, and the follower its counts.
+  (*logs)->unfollow(2);
+  stuck.taking = stuck.accept = false;
+  stuck.missed_reads.clear();
+  const size_t held = (*logs)->batch_buffer_bytes();
+  std::string flood;
+  for (int i = 0; i < 5000; ++i) flood += "line " + std::to_string(i) + "\n";
+  (*logs)->feed(LogStream::out, flood + "fatal: gone\n");
+  ASSERT_EQ(stuck.missed_reads.size(), 1u);
+  EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::unknown)], 5000u);
+  EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::fatal)], 1u);
+  EXPECT_EQ((*logs)->batch_buffer_bytes(), held) << "lines were gathered for no one";
+  EXPECT_EQ((*logs)->tail(1).at(0).text, "fatal: gone");
 }
 
 TEST(InitScript, GuardsRunAndAppendAreQuoted) {
