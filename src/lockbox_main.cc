@@ -2,14 +2,19 @@
 // policy fd) is lockbox_input.h, shared with the macOS main; then the Linux backend takes over
 // and reports its own setup failures on the error fd.
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "base/sandbox_probe.h"
 #include "sandbox/linux_landlock.h"
 #include "sandbox/linux_launch.h"
+#include "sandbox/linux_zygote.h"
 #include "sandbox/lockbox_input.h"
+#include "sandbox/zygote_protocol.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_lockbox(int argc, char** argv) {
   stackie::lockbox::Input input;
   if (auto done = stackie::lockbox::read_input(argc, argv, input)) return *done;
   stackie::lockbox::Options& options = input.options;
@@ -49,4 +54,14 @@ int main(int argc, char** argv) {
                    stackie::choose_linux_backend().backend == stackie::LinuxBackend::landlock);
   if (landlock) return stackie::linux_sandbox::run_landlocked(request);
   return stackie::linux_sandbox::run_sandboxed(request);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The clone point (sandbox/zygote_protocol.h): the daemon's spawn requests on fd 3, each
+  // forked into a monitor that runs run_lockbox as an exec'd lockbox would.
+  if (argc == 2 && std::strcmp(argv[1], "--zygote") == 0)
+    return stackie::linux_sandbox::serve_zygote(stackie::zygote::kSocketFd, run_lockbox);
+  return run_lockbox(argc, argv);
 }

@@ -39,6 +39,10 @@ Result<std::pair<int, int>> cloexec_pipe();
 // The net channel of a `network: localhost` block with a namespace of its own (Linux only).
 Result<std::pair<int, int>> net_channel_pair();
 
+// True when the lockbox can be a zygote (`--zygote`, zygote_client.h): Linux. macOS execs a
+// lockbox per block.
+bool lockbox_has_zygote();
+
 // The running executable's path, or "" when unknown.
 std::string running_executable();
 

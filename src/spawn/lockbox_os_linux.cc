@@ -17,6 +17,10 @@ std::vector<std::string> backend_args(const std::string& lockbox, bool landlock)
   return {lockbox, "--backend", landlock ? "landlock" : "namespaces"};
 }
 
+bool lockbox_has_zygote() {
+  return true;
+}
+
 bool lockbox_uses_lifeline() {
   return false;
 }

@@ -39,6 +39,10 @@ std::vector<std::string> backend_args(const std::string& lockbox, bool) {
   return {lockbox};
 }
 
+bool lockbox_has_zygote() {
+  return false;
+}
+
 bool lockbox_uses_lifeline() {
   return true;
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "base/fs_path.h"
@@ -18,12 +19,15 @@
 #include "spawn/setup_failure.h"
 #include "spawn/spawn_process.h"
 #include "spawn/spawner.h"
+#include "spawn/zygote_client.h"
 
 namespace stackie {
 
 namespace {
 
+using spawn_detail::ChildProcess;
 using spawn_detail::ProcessCore;
+using spawn_detail::Zygote;
 
 constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
@@ -127,7 +131,7 @@ class ErrorPipe {
 
 class LockboxProcess final : public Process {
  public:
-  LockboxProcess(std::string lockbox, ProcessCore* core, ErrorPipe* error_pipe,
+  LockboxProcess(std::string lockbox, ChildProcess* core, ErrorPipe* error_pipe,
                  spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup,
                  int kill_signal, Fd lifeline, SandboxPolicy policy)
       : lockbox_(std::move(lockbox)),
@@ -141,12 +145,11 @@ class LockboxProcess final : public Process {
   ~LockboxProcess() override {
     if (error_pipe_ != nullptr) error_pipe_->close();
     if (net_ != nullptr) net_->close();
-    int pid = core_->pid();
     // macOS: closing the lifeline is the monitor's order to kill the block's processes.
     lifeline_.reset();
-    core_->orphan([pid, cgroup = cgroup_, signum = kill_signal_] {
+    core_->orphan([core = core_, cgroup = cgroup_, signum = kill_signal_] {
       if (cgroup) (void)cgroup->kill_all();
-      ::kill(pid, signum);
+      (void)core->send_signal(signum);
     });
   }
   std::optional<CgroupUsage> usage() const override {
@@ -223,14 +226,13 @@ class LockboxProcess final : public Process {
 
  private:
   Status send(int signum) {
-    if (!core_->running()) return {};
-    if (::kill(core_->pid(), signum) != 0 && errno != ESRCH)
-      return system_error(errno, "kill " + std::to_string(core_->pid()));
+    const int sent = core_->send_signal(signum);
+    if (sent < 0 && sent != -ESRCH) return system_error(-sent, "kill " + std::to_string(pid()));
     return {};
   }
   std::string lockbox_;
   std::string sandbox_id_;
-  ProcessCore* core_;
+  ChildProcess* core_;
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
   std::shared_ptr<BlockCgroup> cgroup_;
@@ -336,22 +338,22 @@ class LockboxSpawner final : public Spawner {
     ErrorPipe* error_pipe = *error_pipe_opened;
     // The facade is created after the core, but the exit callback needs it: share a slot.
     auto slot = std::make_shared<LockboxProcess*>(nullptr);
-    auto core = ProcessCore::start(loop, plan, request.stdout_pipe, request.stderr_pipe,
-                                   [slot, on_exit, cgroup](int64_t status, int signum) {
-                                     // Whatever the block left (nothing, once pid 1 died with
-                                     // its namespace) dies, and the directory goes when empty.
-                                     if (cgroup) {
-                                       (void)cgroup->kill_all();
-                                       cgroup->remove();
-                                     }
-                                     ExitStatus exit;
-                                     exit.exit_status = status;
-                                     exit.term_signal = signum;
-                                     std::string report = (*slot)->take_report();
-                                     if (status == kSetupFailureStatus && signum == 0)
-                                       exit.setup_error = describe_setup_failure(report);
-                                     on_exit(exit);
-                                   });
+    auto core = start_monitor(loop, plan, request.stdout_pipe, request.stderr_pipe,
+                              [slot, on_exit, cgroup](int64_t status, int signum) {
+                                // Whatever the block left (nothing, once pid 1 died with
+                                // its namespace) dies, and the directory goes when empty.
+                                if (cgroup) {
+                                  (void)cgroup->kill_all();
+                                  cgroup->remove();
+                                }
+                                ExitStatus exit;
+                                exit.exit_status = status;
+                                exit.term_signal = signum;
+                                std::string report = (*slot)->take_report();
+                                if (status == kSetupFailureStatus && signum == 0)
+                                  exit.setup_error = describe_setup_failure(report);
+                                on_exit(exit);
+                              });
     if (!core.ok()) {
       error_pipe->close();
       if (net != nullptr) net->close();
@@ -366,10 +368,42 @@ class LockboxSpawner final : public Spawner {
   }
 
  private:
+  // The monitor, forked by the lockbox's zygote where there is one (the clone point:
+  // zygote_client.h), else exec'd by uv_spawn. Both run the same lockbox code from its start.
+  Result<ChildProcess*> start_monitor(uv_loop_t* loop, const spawn_detail::SpawnPlan& plan,
+                                      uv_pipe_t* out, uv_pipe_t* err,
+                                      const ChildProcess::OnExit& on_exit) {
+    if (Zygote* zygote = zygote_for(loop)) {
+      auto forked = zygote->start_child(plan, out, err, on_exit);
+      if (forked.ok()) return *forked;
+    }
+    STACKIE_TRY_ASSIGN(core, ProcessCore::start(loop, plan, out, err, on_exit));
+    return static_cast<ChildProcess*>(core);
+  }
+  // The zygote, started at the first spawn and again after it died, until it failed
+  // kMaxZygoteStarts times: then every monitor is exec'd. STACKIE_LOCKBOX_ZYGOTE=off execs
+  // them all (the exec path's tests; a kernel without pidfd_open needs nothing: the zygote
+  // then fails every fork and the spawner falls back).
+  Zygote* zygote_for(uv_loop_t* loop) {
+    if (zygote_ && zygote_->alive()) return zygote_.get();
+    zygote_.reset();
+    if (!spawn_detail::lockbox_has_zygote() || zygote_starts_ >= kMaxZygoteStarts) return nullptr;
+    if (const char* off = std::getenv("STACKIE_LOCKBOX_ZYGOTE"); off && std::string(off) == "off")
+      return nullptr;
+    ++zygote_starts_;
+    auto started = Zygote::start(loop, lockbox_);
+    if (!started.ok()) return nullptr;
+    zygote_ = std::move(*started);
+    return zygote_.get();
+  }
+
+  static constexpr int kMaxZygoteStarts = 3;
   std::string lockbox_;
   std::unique_ptr<CgroupTree> cgroups_;
   std::string no_cgroup_reason_;
   bool landlock_;
+  std::unique_ptr<Zygote> zygote_;
+  int zygote_starts_ = 0;
 };
 
 }  // namespace

@@ -34,20 +34,37 @@ struct SpawnPlan {
   bool no_console_window = false;
 };
 
+// A started child as the spawners' facades see it: one uv_spawn made (ProcessCore) or one the
+// lockbox's zygote forked (zygote_client.h). Each owns itself once its facade is gone.
+class ChildProcess {
+ public:
+  using OnExit = std::function<void(int64_t exit_status, int term_signal)>;
+  virtual int pid() const = 0;
+  virtual bool running() const = 0;
+  // Sends `signum` to this very process, never to another that got its pid later; nothing
+  // once it has exited. 0 or a negative errno.
+  virtual int send_signal(int signum) = 0;
+  // The facade goes away: stop reporting, SIGKILL via `kill_all` if still running, free later.
+  virtual void orphan(const std::function<void()>& kill_all) = 0;
+
+ protected:
+  ~ChildProcess() = default;
+};
+
 // The uv_process_t and its lifetime. It owns itself once its facade is gone: a process handle
 // closed before its exit is never reaped (a zombie), so the core waits for the exit, then
 // closes the handle and frees itself in the close callback.
-class ProcessCore {
+class ProcessCore final : public ChildProcess {
  public:
-  using OnExit = std::function<void(int64_t exit_status, int term_signal)>;
   static Result<ProcessCore*> start(uv_loop_t* loop, const SpawnPlan& plan, uv_pipe_t* out,
                                     uv_pipe_t* err, OnExit on_exit);
-  int pid() const { return pid_; }
-  bool running() const { return running_; }
+  int pid() const override { return pid_; }
+  bool running() const override { return running_; }
+  // libuv reaps on the loop and reports at once, so a running core's pid is still its own.
+  int send_signal(int signum) override { return running_ ? uv_kill(pid_, signum) : 0; }
   // The libuv handle (Windows: its process_handle goes into the daemon's job).
   uv_process_t* process() const { return handle_.get(); }
-  // The facade goes away: stop reporting, SIGKILL via `kill_all` if still running, free later.
-  void orphan(const std::function<void()>& kill_all);
+  void orphan(const std::function<void()>& kill_all) override;
 
  private:
   static void on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal);

@@ -165,5 +165,50 @@ TEST_F(LockboxTest, KillDashNineOfTheDaemonLeavesNothing) {
       << processes_mentioning(token).size() << " block processes outlived the daemon";
 }
 
+// The clone point (spawn/zygote_client.h): the monitor is a fork of the lockbox's zygote, not
+// an exec of ours; it is the same lockbox code either way (the tests above run through it).
+std::string status_field(int pid, const std::string& field) {
+  for (const std::string& line : read_lines("/proc/" + std::to_string(pid) + "/status"))
+    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+  return "";
+}
+
+TEST_F(LockboxTest, ZygoteForksTheMonitor) {
+  auto b = boxed("forked", {"wait"});
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  const int monitor = row("forked").pid;
+  ASSERT_GT(monitor, 0);
+  const int parent = std::stoi(status_field(monitor, "PPid"));
+  EXPECT_NE(parent, ::getpid()) << "the monitor was exec'd by the daemon";
+  std::string cmdline =
+      testing_support::read_proc_file("/proc/" + std::to_string(parent) + "/cmdline");
+  for (char& c : cmdline)
+    if (c == '\0') c = ' ';
+  EXPECT_NE(cmdline.find("--zygote"), std::string::npos) << cmdline;
+  ASSERT_TRUE(down("s").ok());
+}
+
+// The zygote is one process every monitor depends on: when it dies, its blocks die with it and
+// are reported as exited (the restart policy takes over), and the next spawn still works.
+TEST_F(LockboxTest, ZygoteDeathEndsItsBlocksAndTheNextSpawnWorks) {
+  std::string token = dir_ + "/orphan";
+  auto a = boxed("a", {"daemonize", token, "wait"});
+  ASSERT_TRUE(up(stack("s", {a})).ok());
+  ASSERT_TRUE(run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000));
+  const int monitor = row("a").pid;
+  const int zygote = std::stoi(status_field(monitor, "PPid"));
+  ASSERT_NE(zygote, ::getpid());
+  ASSERT_EQ(::kill(zygote, SIGKILL), 0);
+  EXPECT_TRUE(run_until([&] { return processes_mentioning(token).empty(); }, 5000))
+      << processes_mentioning(token).size() << " block processes outlived the zygote";
+  EXPECT_TRUE(run_until([&] { return row("a").state != BlockState::running; }, 5000))
+      << "the block is still reported running";
+  auto b = boxed("b", {"stamp", dir_ + "/b-ran", "wait"});
+  ASSERT_TRUE(up(stack("t", {b})).ok());
+  EXPECT_TRUE(run_until([&] { return read_lines(dir_ + "/b-ran").size() == 1; }));
+  ASSERT_TRUE(down("t").ok());
+  ASSERT_TRUE(down("s").ok());
+}
+
 }  // namespace
 }  // namespace stackie

@@ -1,0 +1,205 @@
+#include "sandbox/linux_zygote.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "sandbox/zygote_protocol.h"
+
+namespace stackie::linux_sandbox {
+namespace {
+
+using zygote::ReplyKind;
+using zygote::ZygoteReply;
+using zygote::ZygoteRequest;
+
+struct Received {
+  std::vector<char> bytes;
+  std::vector<int> fds;
+  bool eof = false;
+  bool truncated = false;
+};
+
+void close_all(const std::vector<int>& fds) {
+  for (int fd : fds) close(fd);
+}
+
+// One datagram and the descriptors that came with it (close-on-exec, so that no other monitor
+// forked meanwhile holds them past its exec).
+Received receive(int sock) {
+  Received out;
+  out.bytes.resize(zygote::kMaxRequest);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * zygote::kMaxFds)];
+  iovec io{out.bytes.data(), out.bytes.size()};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t n;
+  do n = recvmsg(sock, &message, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    out.eof = true;
+    return out;
+  }
+  out.bytes.resize(static_cast<size_t>(n));
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      out.fds.push_back(fd);
+    }
+  }
+  out.truncated = (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+  return out;
+}
+
+void send_reply(int sock, const ZygoteReply& reply, int fd = -1) {
+  iovec io{const_cast<ZygoteReply*>(&reply), sizeof reply};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  // A blocking send: the daemon reads every reply, and a full socket only delays the zygote.
+  while (sendmsg(sock, &message, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+}
+
+// The argv of a request, or empty when the datagram is not a well-formed one.
+std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
+  if (bytes.size() < sizeof(ZygoteRequest)) return {};
+  ZygoteRequest header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (header.magic != zygote::kMagic || header.argc == 0 || header.argc > zygote::kMaxArgs ||
+      header.fd_count != fd_count || fd_count < 3)
+    return {};
+  std::vector<char*> argv;
+  size_t at = sizeof header;
+  while (argv.size() < header.argc && at < bytes.size()) {
+    char* start = bytes.data() + at;
+    auto* end = static_cast<char*>(std::memchr(start, '\0', bytes.size() - at));
+    if (end == nullptr) return {};
+    argv.push_back(start);
+    at = static_cast<size_t>(end - bytes.data()) + 1;
+  }
+  if (argv.size() != header.argc || at != bytes.size()) return {};
+  argv.push_back(nullptr);
+  return argv;
+}
+
+// In the forked child: become what an exec'd lockbox would be at its first instruction, as far
+// as it can tell: the request's fds as 0, 1, 2, ..., nothing else open, no signal blocked.
+[[noreturn]] void become_monitor(int sock, int signal_fd, const sigset_t& original_mask,
+                                 const std::vector<int>& fds, std::vector<char*>& argv,
+                                 LockboxMain run) {
+  close(sock);
+  close(signal_fd);
+  sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+  const int count = static_cast<int>(fds.size());
+  // Out of the way of 0..count-1 first, so that no dup2 below overwrites a later source.
+  std::vector<int> moved;
+  for (int fd : fds) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, count + 3);
+    if (high < 0) _exit(125);
+    moved.push_back(high);
+  }
+  for (int i = 0; i < count; ++i)
+    if (dup2(moved[static_cast<size_t>(i)], i) < 0) _exit(125);  // dup2 clears close-on-exec
+  if (syscall(SYS_close_range, static_cast<unsigned>(count), ~0U, 0) != 0) {
+    for (int fd = count; fd < 1024; ++fd) close(fd);
+  }
+  _exit(run(static_cast<int>(argv.size()) - 1, argv.data()));
+}
+
+void handle_request(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
+                    Received& request) {
+  std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());
+  if (request.truncated || argv.empty()) {
+    close_all(request.fds);
+    send_reply(sock, ZygoteReply{ReplyKind::failed, 0, EPROTO});
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) become_monitor(sock, signal_fd, original_mask, request.fds, argv, run);
+  const int fork_errno = errno;
+  close_all(request.fds);  // the monitor's own now; the daemon waits for their ends of file
+  if (pid < 0) {
+    send_reply(sock, ZygoteReply{ReplyKind::failed, 0, fork_errno});
+    return;
+  }
+  // Not reaped before the reply is sent (SIGCHLD is only read in the loop), so the pidfd is
+  // this child's even when it has already exited.
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    const int pidfd_errno = errno;
+    kill(pid, SIGKILL);  // the daemon could not signal it safely; it gets its exit as usual
+    send_reply(sock, ZygoteReply{ReplyKind::failed, pid, pidfd_errno});
+    return;
+  }
+  send_reply(sock, ZygoteReply{ReplyKind::spawned, pid, 0}, pidfd);
+  close(pidfd);
+}
+
+void reap(int sock, int signal_fd) {
+  signalfd_siginfo info;
+  while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+  }
+  int status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+    send_reply(sock, ZygoteReply{ReplyKind::exited, pid, status});
+}
+
+}  // namespace
+
+int serve_zygote(int sock, LockboxMain run) {
+  // Dies with the daemon; the monitors die with it (their own PDEATHSIG, run_sandboxed).
+  pid_t caller = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != caller) return 1;
+  sigset_t child_signal, original_mask;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child_signal, &original_mask);
+  int signal_fd = signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) return 1;
+  for (;;) {
+    pollfd ready[2] = {{sock, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    if (poll(ready, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return 1;
+    }
+    if (ready[1].revents & POLLIN) reap(sock, signal_fd);
+    if (ready[0].revents & POLLIN) {
+      Received request = receive(sock);
+      if (request.eof) return 0;
+      handle_request(sock, signal_fd, original_mask, run, request);
+    } else if (ready[0].revents & (POLLHUP | POLLERR)) {
+      return 0;
+    }
+  }
+}
+
+}  // namespace stackie::linux_sandbox

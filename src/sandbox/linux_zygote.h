@@ -1,0 +1,14 @@
+// The zygote side of the lockbox's clone point (zygote_protocol.h): `stackie-lockbox --zygote`.
+#pragma once
+
+namespace stackie::linux_sandbox {
+
+// What a forked monitor runs: the lockbox's main, given the argv an exec would have given it.
+using LockboxMain = int (*)(int argc, char** argv);
+
+// Serves spawn requests on `socket_fd` until the daemon closes it (returns 0) or dies (the
+// zygote is killed with it). Each request forks a process that takes the request's fds as its
+// 0, 1, 2, ... and exits with run(argc, argv).
+int serve_zygote(int socket_fd, LockboxMain run);
+
+}  // namespace stackie::linux_sandbox

@@ -1,0 +1,45 @@
+// The lockbox's clone point (issue 25): `stackie-lockbox --zygote` runs once per daemon and
+// forks a monitor for each block, where the daemon would otherwise exec a new lockbox. The
+// monitor is the same code after the fork as after an exec (lockbox_main.cc), without the
+// exec's cost: on this project's VMs a glibc program's start alone, its x86 cache-info CPUID
+// loop, takes about a millisecond. Shared by the zygote (linux_zygote.cc) and the daemon's
+// client (spawn/zygote_client.cc); Linux only.
+//
+// One SOCK_SEQPACKET socket, fd 3 of the zygote. Each datagram is one message:
+// - daemon -> zygote, a spawn: ZygoteRequest, then `argc` NUL-terminated strings (the argv an
+//   exec'd lockbox would get), with `fd_count` descriptors in SCM_RIGHTS that become the
+//   monitor's fds 0, 1, 2, 3, ... in that order;
+// - zygote -> daemon, the answer to each spawn, in order: ZygoteReply kind `spawned` (pid, with
+//   the monitor's pidfd in SCM_RIGHTS, so the daemon signals this process and no other even
+//   once its pid is reused) or `failed` (errno);
+// - zygote -> daemon, whenever a monitor ends: kind `exited` (pid, the wait status). The zygote
+//   reaps its monitors itself, so this is the only way the daemon learns the status.
+// The zygote exits when the daemon closes its end, and dies with the daemon (PDEATHSIG); every
+// monitor dies with the zygote (the monitor's own PDEATHSIG), and every block with its monitor.
+#pragma once
+
+#include <cstdint>
+
+namespace stackie::zygote {
+
+inline constexpr uint32_t kMagic = 0x5a59474f;  // "ZYGO"
+inline constexpr int kSocketFd = 3;
+inline constexpr uint32_t kMaxArgs = 4096;
+inline constexpr uint32_t kMaxFds = 16;
+inline constexpr size_t kMaxRequest = 64 * 1024;
+
+struct ZygoteRequest {
+  uint32_t magic = kMagic;
+  uint32_t argc = 0;
+  uint32_t fd_count = 0;
+};
+
+enum class ReplyKind : uint32_t { spawned = 1, failed = 2, exited = 3 };
+
+struct ZygoteReply {
+  ReplyKind kind = ReplyKind::failed;
+  int32_t pid = 0;
+  int32_t value = 0;  // failed: errno; exited: the wait status
+};
+
+}  // namespace stackie::zygote
