@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/posix_io.h"
 #include "sandbox/zygote_protocol.h"
 
 namespace stackie::spawn_detail {
@@ -267,9 +268,8 @@ Result<ChildProcess*> Zygote::start_child(const SpawnPlan& plan, uv_pipe_t* out,
       theirs.fds.push_back(copy);
       continue;
     }
-    int pair[2];  // a socket pair, as uv_spawn's UV_CREATE_PIPE makes
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-      return system_error(errno, "socketpair");
+    int pair[2];  // a pipe, as ProcessCore::start makes: a flood can grow it (output_pipe.cc)
+    if (pipe_cloexec(pair) != 0) return system_error(errno, "cannot make an output pipe");
     ours.fds.push_back(pair[0]);
     our_ends[i] = pair[0];
     theirs.fds.push_back(pair[1]);

@@ -37,7 +37,7 @@ class Zygote {
                               ChildProcess::OnExit on_exit);
   // `plan` as ProcessCore::start would run it (argv, extra fds; no env, cwd or pipes of its
   // own: the lockbox's plan has none), its stdout and stderr wired to `out` and `err` as
-  // uv_spawn would (a socket pair each; nullptr = /dev/null).
+  // ProcessCore::start does (a pipe each; nullptr = /dev/null).
   Result<ChildProcess*> start_child(const SpawnPlan& plan, uv_pipe_t* out, uv_pipe_t* err,
                                     const ChildProcess::OnExit& on_exit);
 
