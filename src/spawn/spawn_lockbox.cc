@@ -380,30 +380,35 @@ class LockboxSpawner final : public Spawner {
     STACKIE_TRY_ASSIGN(core, ProcessCore::start(loop, plan, out, err, on_exit));
     return static_cast<ChildProcess*>(core);
   }
-  // The zygote, started at the first spawn and again after it died, until it failed
-  // kMaxZygoteStarts times: then every monitor is exec'd. STACKIE_LOCKBOX_ZYGOTE=off execs
+  // The zygote, started at a spawn when none runs (it retires when its last monitor ends) and
+  // again after it died, until it failed kMaxZygoteFailures times: then every monitor is
+  // exec'd. STACKIE_LOCKBOX_ZYGOTE=off execs
   // them all (the exec path's tests; a kernel without pidfd_open needs nothing: the zygote
   // then fails every fork and the spawner falls back).
   Zygote* zygote_for(uv_loop_t* loop) {
     if (zygote_ && zygote_->alive()) return zygote_.get();
+    if (zygote_ && !zygote_->retired()) ++zygote_failures_;
     zygote_.reset();
-    if (!spawn_detail::lockbox_has_zygote() || zygote_starts_ >= kMaxZygoteStarts) return nullptr;
+    if (!spawn_detail::lockbox_has_zygote() || zygote_failures_ >= kMaxZygoteFailures)
+      return nullptr;
     if (const char* off = std::getenv("STACKIE_LOCKBOX_ZYGOTE"); off && std::string(off) == "off")
       return nullptr;
-    ++zygote_starts_;
     auto started = Zygote::start(loop, lockbox_);
-    if (!started.ok()) return nullptr;
+    if (!started.ok()) {
+      ++zygote_failures_;
+      return nullptr;
+    }
     zygote_ = std::move(*started);
     return zygote_.get();
   }
 
-  static constexpr int kMaxZygoteStarts = 3;
+  static constexpr int kMaxZygoteFailures = 3;
   std::string lockbox_;
   std::unique_ptr<CgroupTree> cgroups_;
   std::string no_cgroup_reason_;
   bool landlock_;
   std::unique_ptr<Zygote> zygote_;
-  int zygote_starts_ = 0;
+  int zygote_failures_ = 0;
 };
 
 }  // namespace

@@ -136,16 +136,19 @@ Result<std::unique_ptr<Zygote>> Zygote::start(uv_loop_t* loop, const std::string
   options.env = env;
   options.stdio = stdio;
   options.stdio_count = 4;
-  options.exit_cb = [](uv_process_t* handle, int64_t, int) {
-    if (auto* zygote = static_cast<Zygote*>(handle->data)) zygote->on_gone();
-  };
-  const int spawned = self->process_.spawn(loop, options, self.get());
+  options.exit_cb = &Zygote::on_process_exit;
+  auto* process = new uv_process_t{};
+  process->data = self.get();
+  const int spawned = uv_spawn(loop, process, &options);
   close(pair[1]);
   if (spawned != 0) {
     close(pair[0]);
+    uv_close(reinterpret_cast<uv_handle_t*>(process),
+             [](uv_handle_t* closed) { delete reinterpret_cast<uv_process_t*>(closed); });
     return Error{spawned, "cannot start the lockbox zygote: " + std::string(uv_strerror(spawned))};
   }
-  self->zygote_pid_ = self->process_.get()->pid;
+  self->process_ = process;
+  self->zygote_pid_ = process->pid;
   self->socket_ = pair[0];
   const int polled = self->poll_.init(
       [&](uv_poll_t* handle) { return uv_poll_init(loop, handle, self->socket_); }, self.get());
@@ -156,11 +159,28 @@ Result<std::unique_ptr<Zygote>> Zygote::start(uv_loop_t* loop, const std::string
   return self;
 }
 
+void Zygote::on_process_exit(uv_process_t* handle, int64_t, int) {
+  auto* zygote = static_cast<Zygote*>(handle->data);
+  if (zygote == nullptr) {  // its Zygote is gone: only the handle is left to close
+    uv_close(reinterpret_cast<uv_handle_t*>(handle),
+             [](uv_handle_t* closed) { delete reinterpret_cast<uv_process_t*>(closed); });
+    return;
+  }
+  zygote->process_exited_ = true;
+  zygote->on_gone();
+}
+
 Zygote::~Zygote() {
   poll_.close();
   if (socket_ >= 0) close(socket_);  // the zygote's end of file: it exits, and its monitors
   socket_ = -1;
-  process_.close();
+  if (process_ != nullptr) {
+    if (process_exited_)
+      uv_close(reinterpret_cast<uv_handle_t*>(process_),
+               [](uv_handle_t* closed) { delete reinterpret_cast<uv_process_t*>(closed); });
+    else
+      process_->data = nullptr;  // on_process_exit closes it once the zygote is reaped
+  }
   // Whatever still runs dies with the zygote; nothing reports back from a destroyed spawner.
   for (auto& [pid, child] : children_) child->abandon();
   children_.clear();
@@ -169,6 +189,11 @@ Zygote::~Zygote() {
 Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
                                     const std::vector<int>& fds, ChildProcess::OnExit on_exit) {
   if (!alive_) return Error{UV_ESRCH, "the lockbox zygote is gone"};
+  spawning_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{spawning_};
   if (argv.empty() || fds.size() < 3 || fds.size() > zygote::kMaxFds)
     return Error{UV_EINVAL, "zygote: bad spawn request"};
   std::string payload(sizeof(ZygoteRequest), '\0');
@@ -314,6 +339,17 @@ void Zygote::dispatch(int pid, int wait_status) {
     child->exited(0, WTERMSIG(wait_status));
   else
     child->exited(WEXITSTATUS(wait_status), 0);
+  if (children_.empty() && !spawning_ && alive_) retire();
+}
+
+// No monitor left: the zygote is told to exit (its end of file), so that nothing of the
+// daemon's but the daemon runs while no block does. A spawn starts a new one (an exec).
+void Zygote::retire() {
+  alive_ = false;
+  retired_ = true;
+  poll_.close();
+  if (socket_ >= 0) close(socket_);
+  socket_ = -1;
 }
 
 // The zygote died or broke its protocol. Its monitors died with it (PDEATHSIG): each reports
@@ -322,7 +358,7 @@ void Zygote::on_gone() {
   if (!alive_) return;
   alive_ = false;
   poll_.close();
-  if (process_) uv_process_kill(process_.get(), SIGKILL);
+  if (process_ != nullptr && !process_exited_) uv_process_kill(process_, SIGKILL);
   auto children = std::move(children_);
   children_.clear();
   for (auto& [pid, child] : children) child->exited(0, SIGKILL);

@@ -28,7 +28,11 @@ class Zygote {
   Zygote(const Zygote&) = delete;
   Zygote& operator=(const Zygote&) = delete;
 
+  // False once it died, broke its protocol, or retired.
   bool alive() const { return alive_; }
+  // It retired: its last monitor ended, and it was told to exit (no process of the daemon's
+  // stays behind while no block runs). Not a failure: the next spawn starts a new one.
+  bool retired() const { return retired_; }
   int pid() const { return zygote_pid_; }
   // Forks a monitor that runs as `argv` would exec'd, with `fds` as its 0, 1, 2, 3, ... (the
   // caller keeps and closes its own copies). Waits for the zygote's answer (a fork: about a
@@ -46,12 +50,20 @@ class Zygote {
   void on_readable();
   void dispatch(int pid, int wait_status);
   void on_gone();
+  void retire();
+  static void on_process_exit(uv_process_t* handle, int64_t, int);
 
   uv_loop_t* loop_;
   int socket_ = -1;
   int zygote_pid_ = 0;
   bool alive_ = true;
-  UvHandle<uv_process_t> process_;
+  bool retired_ = false;
+  bool spawning_ = false;  // inside spawn(): exits dispatched meanwhile must not retire it
+  // Not a UvHandle: closing a process handle before its exit would leave the zygote unreaped
+  // (libuv reaps only the processes it still tracks). The handle is closed once it exited:
+  // here, or by on_process_exit when this object went first.
+  uv_process_t* process_ = nullptr;
+  bool process_exited_ = false;
   UvHandle<uv_poll_t> poll_;
   std::map<int, ZygoteChild*> children_;  // running monitors, by pid
 };

@@ -188,6 +188,33 @@ TEST_F(LockboxTest, ZygoteForksTheMonitor) {
   ASSERT_TRUE(down("s").ok());
 }
 
+// Nothing of the daemon's but the daemon runs while no block does: the zygote exits with its
+// last monitor, and the next spawn starts a new one.
+TEST_F(LockboxTest, ZygoteRetiresWithItsLastBlockAndComesBack) {
+  auto our_zygotes = [] {
+    std::vector<int> ours;
+    for (int pid : processes_mentioning("--zygote"))
+      if (status_field(pid, "PPid").find(std::to_string(::getpid())) != std::string::npos)
+        ours.push_back(pid);
+    return ours;
+  };
+  auto b = boxed("once", {"wait"});
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  const int monitor = row("once").pid;
+  const int zygote = std::stoi(status_field(monitor, "PPid"));
+  EXPECT_EQ(our_zygotes(), std::vector<int>{zygote});
+  ASSERT_TRUE(down("s").ok());
+  EXPECT_TRUE(run_until([&] { return our_zygotes().empty(); }, 5000))
+      << our_zygotes().size() << " zygote(s) still running with no block";
+  auto again = boxed("again", {"stamp", dir_ + "/again", "wait"});
+  ASSERT_TRUE(up(stack("t", {again})).ok());
+  EXPECT_TRUE(run_until([&] { return read_lines(dir_ + "/again").size() == 1; }));
+  const int second = std::stoi(status_field(row("again").pid, "PPid"));
+  EXPECT_NE(second, zygote);
+  EXPECT_EQ(our_zygotes(), std::vector<int>{second}) << "the next spawn has a zygote again";
+  ASSERT_TRUE(down("t").ok());
+}
+
 // The zygote is one process every monitor depends on: when it dies, its blocks die with it and
 // are reported as exited (the restart policy takes over), and the next spawn still works.
 TEST_F(LockboxTest, ZygoteDeathEndsItsBlocksAndTheNextSpawnWorks) {
