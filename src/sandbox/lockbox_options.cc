@@ -51,6 +51,8 @@ const char kUsage[] =
     "                           that deny user namespaces; weaker, see BACKENDS), or auto\n"
     "                           (default: namespaces when this host allows them)\n"
     "  --print-backend          print the backend auto would choose, and why, then exit\n"
+    "  --zygote                 Linux, the daemon's: fork a lockbox per spawn request on\n"
+    "                           the socket at fd 3, until it closes (stackie-lockbox(1))\n"
     "  --error-fd N             report a setup failure as one JSON line on fd N\n"
     "  --cgroup-fd N            join the cgroup v2 directory N (limited by the caller)\n"
     "                           before creating the namespaces; no rlimits then\n"

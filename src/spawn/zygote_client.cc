@@ -70,8 +70,8 @@ int read_message(int sock, Message* out) {
 // One monitor the zygote forked. Owns itself once its facade is gone, until its exit arrives.
 class ZygoteChild final : public ChildProcess {
  public:
-  ZygoteChild(int pid, int pidfd, OnExit on_exit)
-      : pid_(pid), pidfd_(pidfd), on_exit_(std::move(on_exit)) {}
+  ZygoteChild(uv_loop_t* loop, int pid, int pidfd, OnExit on_exit)
+      : loop_(loop), pid_(pid), pidfd_(pidfd), on_exit_(std::move(on_exit)) {}
   ~ZygoteChild() {
     if (pidfd_ >= 0) close(pidfd_);
   }
@@ -85,32 +85,55 @@ class ZygoteChild final : public ChildProcess {
       kill_all();  // the exit, when it comes, frees us
       return;
     }
-    delete this;
+    delete this;  // an exit not yet delivered goes with us (its idle handle is closed)
   }
-  // The zygote reaped it (or is gone, and the monitor died with it).
+  // The zygote reaped it (or is gone, and the monitor died with it). The callback runs from
+  // the loop, on its own turn, never from here: this may be called inside Zygote::spawn (an
+  // exit read while waiting for a spawn's answer), and the callback may well spawn again
+  // (a restart), or let the spawner drop the zygote.
   void exited(int64_t status, int term_signal) {
     running_ = false;
     if (orphaned_) {
       delete this;
       return;
     }
-    if (on_exit_) {
-      auto callback = on_exit_;
-      callback(status, term_signal);  // may orphan (and free) us
+    status_ = status;
+    term_signal_ = term_signal;
+    const int ready =
+        deliver_.init([this](uv_idle_t* idle) { return uv_idle_init(loop_, idle); }, this);
+    if (ready != 0) {
+      deliver();  // no handle to be had: better now than never
+      return;
     }
+    uv_idle_start(deliver_.get(), [](uv_idle_t* idle) {
+      auto* self = static_cast<ZygoteChild*>(idle->data);
+      self->deliver_.close();
+      self->deliver();
+    });
   }
   // The spawner is going away: no callback any more; freed now or when its facade lets go.
   void abandon() {
     running_ = false;
     on_exit_ = nullptr;
+    deliver_.close();
     if (orphaned_) delete this;
   }
 
  private:
+  void deliver() {
+    if (!on_exit_) return;
+    auto callback = on_exit_;
+    callback(status_, term_signal_);  // may orphan (and free) us
+  }
+
+  uv_loop_t* loop_;
   int pid_;
   int pidfd_;
   bool running_ = true;
   bool orphaned_ = false;
+  int64_t status_ = 0;
+  int term_signal_ = 0;
+  UvHandle<uv_idle_t> deliver_;
   OnExit on_exit_;
 };
 
@@ -122,11 +145,13 @@ Result<std::unique_ptr<Zygote>> Zygote::start(uv_loop_t* loop, const std::string
   std::string program = lockbox, flag = "--zygote";
   char* args[] = {program.data(), flag.data(), nullptr};
   char* env[] = {nullptr};  // as an exec'd lockbox: the block's environment is in its policy
+  // No stdio of the daemon's: its stderr may still be the pipe `stackie up` reads until the
+  // daemon is ready (a stack restored at start spawns before that), and a zygote holding it
+  // would keep `up` waiting. A monitor has the block's pipes as its own stdio.
   uv_stdio_container_t stdio[4] = {};
   stdio[0].flags = UV_IGNORE;
   stdio[1].flags = UV_IGNORE;
-  stdio[2].flags = UV_INHERIT_FD;  // the daemon's stderr: what a monitor says outside its pipes
-  stdio[2].data.fd = 2;
+  stdio[2].flags = UV_IGNORE;
   stdio[3].flags = UV_INHERIT_FD;
   stdio[3].data.fd = pair[1];
   static_assert(zygote::kSocketFd == 3, "the socket is the zygote's first extra fd");
@@ -168,19 +193,20 @@ void Zygote::on_process_exit(uv_process_t* handle, int64_t, int) {
   }
   zygote->process_exited_ = true;
   zygote->on_gone();
+  // Closed now that it is reaped: the daemon's loop must close with nothing left open, and a
+  // retired zygote's Zygote may live on until the next spawn.
+  zygote->process_ = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(handle),
+           [](uv_handle_t* closed) { delete reinterpret_cast<uv_process_t*>(closed); });
 }
 
 Zygote::~Zygote() {
   poll_.close();
   if (socket_ >= 0) close(socket_);  // the zygote's end of file: it exits, and its monitors
   socket_ = -1;
-  if (process_ != nullptr) {
-    if (process_exited_)
-      uv_close(reinterpret_cast<uv_handle_t*>(process_),
-               [](uv_handle_t* closed) { delete reinterpret_cast<uv_process_t*>(closed); });
-    else
-      process_->data = nullptr;  // on_process_exit closes it once the zygote is reaped
-  }
+  // Still running (it exits on the end of file above): on_process_exit closes the handle once
+  // the zygote is reaped.
+  if (process_ != nullptr) process_->data = nullptr;
   // Whatever still runs dies with the zygote; nothing reports back from a destroyed spawner.
   for (auto& [pid, child] : children_) child->abandon();
   children_.clear();
@@ -259,7 +285,7 @@ Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
       on_gone();
       return Error{UV_EPROTO, "zygote: a spawn answered without its pidfd"};
     }
-    auto* child = new ZygoteChild(got.reply.pid, got.fd, std::move(on_exit));
+    auto* child = new ZygoteChild(loop_, got.reply.pid, got.fd, std::move(on_exit));
     children_[got.reply.pid] = child;
     return static_cast<ChildProcess*>(child);
   }
