@@ -253,7 +253,9 @@ Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
   }
 
   // The answer comes before any exit of the monitor it names (the zygote reaps only after
-  // answering); exits of other monitors may come first and are delivered as they come.
+  // answering); exits of other monitors may come first: each is handed to its child, which
+  // delivers it on a later turn of the loop. The zygote never has more than this one request
+  // queued, so the send above does not wait on it while it waits on us.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kReplyTimeoutMs);
   for (;;) {
