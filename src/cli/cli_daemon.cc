@@ -33,6 +33,24 @@ Result<std::string> daemon_socket_path() {
 
 namespace {
 
+// A daemon that was killed can keep its socket open while the kernel finishes it (a process
+// closes its files only once a slow system call it was in returns), and connections queue on
+// it that nobody answers: an `up` right after `kill -9` of the daemon got "the daemon closed the
+// connection". connect() tells such a daemon apart (ipc::is_daemon_exiting); this waits until it
+// is gone, after which it is simply not running.
+constexpr auto kExitingDaemonWait = std::chrono::seconds(10);
+
+Result<ipc::Client> connect_once_gone(const std::string& path, const ipc::ClientOptions& options) {
+  auto client = ipc::Client::connect(path, options);
+  const auto deadline = std::chrono::steady_clock::now() + kExitingDaemonWait;
+  while (!client.ok() && ipc::is_daemon_exiting(client.error()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    client = ipc::Client::connect(path, options);
+  }
+  return client;
+}
+
 // One connection to the daemon's socket. With `start`, a daemon that is not running is started
 // and waited for (up to 5 s); without, that is the one-line "not running" message.
 Connection connect_to_daemon(const ipc::ClientOptions& options, bool start) {
@@ -43,14 +61,14 @@ Connection connect_to_daemon(const ipc::ClientOptions& options, bool start) {
     out.exit_code = kExitFailed;
     return out;
   }
-  auto client = ipc::Client::connect(*path, options);
+  auto client = connect_once_gone(*path, options);
   if (start && !client.ok() && ipc::is_daemon_not_running(client.error())) {
     // Two racing `up`s may both spawn: stackied is single-instance (its pid file lock), the
     // loser exits and both clients then reach the winner.
     auto started = spawn_daemon();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (;;) {
-      client = ipc::Client::connect(*path, options);
+      client = connect_once_gone(*path, options);
       if (client.ok() || !ipc::is_daemon_not_running(client.error())) break;
       if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -14,6 +14,10 @@ bool is_daemon_not_running(const Error& connect_error) {
   return connect_error.code == UV_ENOENT || connect_error.code == UV_ECONNREFUSED;
 }
 
+bool is_daemon_exiting(const Error& connect_error) {
+  return connect_error.code == UV_ESRCH;
+}
+
 Client::Client(int fd, ClientOptions options)
     : fd_(fd), options_(options), splitter_(options.max_line) {}
 

@@ -43,6 +43,10 @@ struct ClientOptions {
 // nobody accepts on: UV_ECONNREFUSED): the CLI's "daemon not running", exit code 3. Any other
 // error (permissions, a path too long, a foreign server) is something else to report.
 bool is_daemon_not_running(const Error& connect_error);
+// connect()'s error when the daemon that made the socket is dying (killed, exiting: UV_ESRCH):
+// the socket may accept connections until the process is gone, and nothing answers them.
+// Unix only; wait until it no longer serves, then it is "not running".
+bool is_daemon_exiting(const Error& connect_error);
 
 class Client {
  public:

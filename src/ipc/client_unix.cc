@@ -84,12 +84,13 @@ Result<Client> Client::connect(const std::string& socket_path, ClientOptions opt
     return system_error(error, "cannot connect to the daemon at " + socket_path);
   }
 
-  if (options.check_server_uid) {
-    STACKIE_TRY_ASSIGN(server, peer_credentials(fd));
-    if (server.uid != geteuid() && server.uid != 0)
-      return Error{UV_EACCES, socket_path + " is served by uid " + std::to_string(server.uid) +
-                                  ", not by us; refusing to talk to it"};
-  }
+  STACKIE_TRY_ASSIGN(server, peer_credentials(fd));
+  if (options.check_server_uid && server.uid != geteuid() && server.uid != 0)
+    return Error{UV_EACCES, socket_path + " is served by uid " + std::to_string(server.uid) +
+                                ", not by us; refusing to talk to it"};
+  if (peer_is_exiting(server))
+    return Error{UV_ESRCH, "the daemon (pid " + std::to_string(server.pid) +
+                               ") is exiting; its socket answers no more"};
   return client;
 }
 

@@ -21,4 +21,11 @@ struct PeerCredentials {
 
 Result<PeerCredentials> peer_credentials(int socket_fd);
 
+// Whether the process that made a listening socket (`peer`, as a client reads it) is gone or
+// dying: killed with SIGKILL still pending, exiting, or a zombie. Such a process can hold its
+// socket open for a while (a daemon killed in the middle of a slow system call closes its files
+// only once that call returns), and the kernel goes on queueing connections on it that nobody
+// will ever answer. False where the platform does not tell (no pid: getpeereid).
+bool peer_is_exiting(const PeerCredentials& peer);
+
 }  // namespace stackie::ipc

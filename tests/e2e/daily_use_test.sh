@@ -268,5 +268,31 @@ out=$(run logs api); contains "the block's log notes each outbound connection" "
 run down >/dev/null
 kill "$holder_pid"; wait "$holder_pid" 2>/dev/null; holder_pid=
 
+# --- up right after the daemon was killed -----------------------------------------------------
+# A killed daemon can keep its socket open for a while (a process closes its files only once the
+# system call it was in returns), and the kernel queues connections on it that nobody answers.
+# Played by a stand-in: a process makes the daemon's socket, a child of it keeps the socket for
+# 2 s, and the maker is killed. `up` must wait for it to be gone and start a real daemon, not
+# send its request into the dead socket ("the daemon closed the connection").
+timeout 10 "$S" daemon stop >/dev/null 2>&1
+mkdir -p "$T/revive/app" && cd "$T/revive"
+printf 'revive:\n  blocks:\n    idle:\n      path: app\n      command: [sleep, "600"]\n' > stackie.yml
+python3 - "$STACKIE_HOME/run/stackied.sock" <<'PY' &
+import os, signal, socket, sys, time
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(16)
+if os.fork() == 0:
+    time.sleep(2)  # the socket lives on in this child, queueing connections
+    os._exit(0)
+os.kill(os.getpid(), signal.SIGKILL)
+PY
+maker=$!
+sleep 0.3
+out=$(run up 2>&1); check "up right after the daemon was killed while its socket lived on" 0 $?
+contains "and the stack came up on a new daemon" "$out" "revive is up"
+wait "$maker" 2>/dev/null
+run down >/dev/null 2>&1
+
 echo "$fails failures"
 [ "$fails" -eq 0 ]

@@ -5,7 +5,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <thread>
 
 #include <cstring>
 #include <fstream>
@@ -192,6 +196,62 @@ TEST_F(SocketFileTest, ClientSaysDaemonNotRunning) {
   EXPECT_TRUE(is_daemon_not_running(stale.error()));
 
   EXPECT_FALSE(is_daemon_not_running(Error{UV_EACCES, "permission denied"}));
+}
+
+// A daemon killed while a system call of its kept it from closing its files: its socket still
+// queues connections that nothing will answer. Played by a child that makes the socket and is
+// killed while a child of its own keeps the socket open.
+TEST_F(SocketFileTest, ClientSaysDaemonExitingWhenTheSocketsMakerWasKilled) {
+  ASSERT_EQ(mkdir((dir / "run").c_str(), 0700), 0);
+  int ready[2], hold[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(hold), 0);
+  const pid_t maker = fork();
+  ASSERT_GE(maker, 0);
+  if (maker == 0) {
+    close(ready[0]);
+    close(hold[1]);
+    raw_socket_at(socket_path, true);
+    if (fork() == 0) {  // the keeper: holds the socket until `hold` is closed
+      char byte;
+      (void)!read(hold[0], &byte, 1);
+      _exit(0);
+    }
+    (void)!write(ready[1], "x", 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  close(hold[0]);
+  char byte;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+
+  auto alive = Client::connect(socket_path, quick());
+  EXPECT_TRUE(alive.ok()) << "a living maker is served: " << alive.error().message;
+
+  ASSERT_EQ(kill(maker, SIGKILL), 0);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, maker, &info, WEXITED | WNOWAIT), 0);  // dead, not reaped: a zombie
+  auto zombie = Client::connect(socket_path, quick());
+  ASSERT_FALSE(zombie.ok());
+  EXPECT_TRUE(is_daemon_exiting(zombie.error())) << zombie.error().message;
+  EXPECT_FALSE(is_daemon_not_running(zombie.error()));
+  EXPECT_NE(zombie.error().message.find("pid " + std::to_string(maker)), std::string::npos)
+      << zombie.error().message;
+
+  ASSERT_EQ(waitpid(maker, nullptr, 0), maker);  // gone; only the keeper holds the socket
+  auto gone = Client::connect(socket_path, quick());
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(is_daemon_exiting(gone.error())) << gone.error().message;
+
+  close(hold[1]);  // the keeper exits: the socket is closed, nothing serves the path
+  auto refused = Client::connect(socket_path, quick());
+  for (int i = 0; i < 500 && !refused.ok() && is_daemon_exiting(refused.error()); ++i) {
+    std::this_thread::sleep_for(10ms);
+    refused = Client::connect(socket_path, quick());
+  }
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(is_daemon_not_running(refused.error())) << refused.error().message;
 }
 
 }  // namespace
