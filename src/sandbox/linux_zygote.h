@@ -7,8 +7,8 @@ namespace stackie::linux_sandbox {
 using LockboxMain = int (*)(int argc, char** argv);
 
 // Serves spawn requests on `socket_fd` until the daemon closes it (returns 0) or dies (the
-// zygote is killed with it). Each request forks a process that takes the request's fds as its
-// 0, 1, 2, ... and exits with run(argc, argv).
+// zygote is killed with it). Each request is taken by a process forked ahead of it (or forked
+// then), which takes the request's fds as its 0, 1, 2, ... and exits with run(argc, argv).
 int serve_zygote(int socket_fd, LockboxMain run);
 
 }  // namespace stackie::linux_sandbox

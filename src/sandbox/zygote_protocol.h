@@ -16,6 +16,9 @@
 //   reaps its monitors itself, so this is the only way the daemon learns the status.
 // The zygote exits when the daemon closes its end, and dies with the daemon (PDEATHSIG); every
 // monitor dies with the zygote (the monitor's own PDEATHSIG), and every block with its monitor.
+// The zygote forks each monitor before its request comes (a spare, waiting on a socketpair of
+// its own), so the answer to a spawn waits for no fork. A spare the daemon never heard of may
+// be reported `exited` (it died, or the zygote dropped it): the daemon ignores unknown pids.
 #pragma once
 
 #include <cstdint>

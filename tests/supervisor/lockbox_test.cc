@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 
@@ -203,9 +204,21 @@ TEST_F(LockboxTest, ZygoteRetiresWithItsLastBlockAndComesBack) {
   const int monitor = row("once").pid;
   const int zygote = std::stoi(status_field(monitor, "PPid"));
   EXPECT_EQ(our_zygotes(), std::vector<int>{zygote});
+  // The zygote's children: the monitor, and the spare it forked for the next request.
+  std::vector<int> forked;
+  for (int pid : processes_mentioning("--zygote")) {
+    const std::string parent = status_field(pid, "PPid");  // "" once the process is gone
+    if (pid != zygote && !parent.empty() && std::stoi(parent) == zygote) forked.push_back(pid);
+  }
+  EXPECT_TRUE(std::find(forked.begin(), forked.end(), monitor) != forked.end());
+  EXPECT_EQ(forked.size(), 2u) << "the monitor and one spare";
   ASSERT_TRUE(down("s").ok());
   EXPECT_TRUE(run_until([&] { return our_zygotes().empty(); }, 5000))
       << our_zygotes().size() << " zygote(s) still running with no block";
+  EXPECT_TRUE(run_until(
+      [&] { return std::none_of(forked.begin(), forked.end(), testing_support::process_alive); },
+      5000))
+      << "a process the zygote forked outlived it";
   auto again = boxed("again", {"stamp", dir_ + "/again", "wait"});
   ASSERT_TRUE(up(stack("t", {again})).ok());
   EXPECT_TRUE(run_until([&] { return read_lines(dir_ + "/again").size() == 1; }));
