@@ -380,19 +380,19 @@ class LockboxSpawner final : public Spawner {
     STACKIE_TRY_ASSIGN(core, ProcessCore::start(loop, plan, out, err, on_exit));
     return static_cast<ChildProcess*>(core);
   }
-  // The zygote (with STACKIE_LOCKBOX_ZYGOTE=on), started at a spawn when none runs (it retires
-  // when its last monitor ends) and again after it died, until it failed kMaxZygoteFailures
-  // times: then every monitor is exec'd. A kernel without pidfd_open needs nothing: the zygote
-  // then fails every fork and the spawner falls back.
+  // The zygote (unless STACKIE_LOCKBOX_ZYGOTE=off), started at a spawn when none runs (it
+  // retires when its last monitor ends) and again after it died, until it failed
+  // kMaxZygoteFailures times: then every monitor is exec'd. A kernel without pidfd_open needs
+  // nothing: the zygote then fails every fork and the spawner falls back.
   Zygote* zygote_for(uv_loop_t* loop) {
     if (zygote_ && zygote_->alive()) return zygote_.get();
     if (zygote_ && !zygote_->retired()) ++zygote_failures_;
     zygote_.reset();
     if (!spawn_detail::lockbox_has_zygote() || zygote_failures_ >= kMaxZygoteFailures)
       return nullptr;
-    // Opt-in for now: with it, the catalog tests' "up after kill -9 of the daemon" fails under
-    // CI's load ("the daemon closed the connection"), for a cause not found yet.
-    if (const char* on = std::getenv("STACKIE_LOCKBOX_ZYGOTE"); !on || std::string(on) != "on")
+    // The way back to an exec per block, for a host where the zygote misbehaves (stackied(8)).
+    if (const char* setting = std::getenv("STACKIE_LOCKBOX_ZYGOTE");
+        setting != nullptr && std::string(setting) == "off")
       return nullptr;
     auto started = Zygote::start(loop, lockbox_);
     if (!started.ok()) {
