@@ -227,7 +227,8 @@ class BlockLogs {
   BlockLogs(std::string block, std::string directory, LogSettings settings);
   // A line of our own (offered to followers at once), or of the block (batched for them).
   void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
-  void add_block_line(LogStream stream, std::string_view text, int64_t time_ms);
+  // Every line of a read has the read's `stamp`.
+  void add_block_line(LogStream stream, std::string_view text, std::string_view stamp);
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
   // offered the read's lines) and what the counts stood at.
