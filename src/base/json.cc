@@ -343,9 +343,8 @@ bool needs_escape16(const char* at) {
 }
 #endif
 
-void write_string(std::string& out, std::string_view text) {
+void write_string_contents(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
   for (std::size_t i = 0; i < text.size();) {
     // Copy the run of bytes that need nothing in one go (most of any log line).
     std::size_t run = i;
@@ -401,6 +400,11 @@ void write_string(std::string& out, std::string_view text) {
       i += length;
     }
   }
+}
+
+void write_string(std::string& out, std::string_view text) {
+  out += '"';
+  write_string_contents(out, text);
   out += '"';
 }
 
@@ -486,6 +490,10 @@ void append_json(std::string& out, const Json& value) {
 
 void append_json_string(std::string& out, std::string_view text) {
   write_string(out, text);
+}
+
+void append_json_string_contents(std::string& out, std::string_view text) {
+  write_string_contents(out, text);
 }
 
 std::string to_json_line(const Json& value) {
