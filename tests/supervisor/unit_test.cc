@@ -59,14 +59,15 @@ TEST(LogLineEvent, TheWriterMatchesTheJsonItStandsFor) {
 }
 
 // A batch of lines is one `lines` event, written by hand like a single line: the same text as
-// the Json, and it reads back as exactly the lines, in order, with their levels.
+// the Json, and it reads back as exactly the lines, in order, with their levels (every level:
+// what comes before a line's text is written from a table by level, issue 25).
 TEST(LogLinesEvent, TheWriterMatchesTheJsonAndDecodesToTheLines) {
   const std::string nasty = std::string("quote \" back \\ tab \t nul ") + '\0' + " bad \xff\xfe" +
                             " \xe2\x82\xac ctl \x01\x1f end";
-  std::vector<std::string> texts = {"", "LOG:  ready", nasty, "plain"};
+  std::vector<std::string> texts = {"", "LOG:  ready", nasty, "plain", "\"", std::string(40, 'x')};
   std::vector<LogBatchLine> lines;
   for (size_t i = 0; i < texts.size(); ++i)
-    lines.push_back({i + 1, i % 2 ? LogLevel::warn : LogLevel::unknown, texts[i]});
+    lines.push_back({i + 1, static_cast<LogLevel>(i % 6), texts[i]});
   for (size_t count : {size_t(0), size_t(1), lines.size()}) {
     std::span<const LogBatchLine> some(lines.data(), count);
     std::string written;
