@@ -215,7 +215,7 @@ class BlockLogs {
   // shows), since the daemon started keeping this block's logs.
   uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
-  // Bytes held by the buffers of one read (file batches, the followers' batch), not the ring:
+  // Bytes held by the buffers of one read (file batches, the read's lines), not the ring:
   // a flood grows them, a quiet read gives them back (bench/scale: hundreds of blocks).
   size_t batch_buffer_bytes() const {
     return out_batch_.capacity() + err_batch_.capacity() + batch_text_.capacity() +
