@@ -20,6 +20,10 @@
 #include <string>
 #include <unordered_set>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace stackie {
 
 // ---------------------------------------------------------------- value
@@ -326,13 +330,28 @@ bool needs_escape(uint64_t word) {
          has_zero_byte(word ^ (kOnes * '\\'));
 }
 
-void write_string(std::string& out, std::string_view text) {
+#if defined(__SSE2__)
+// needs_escape for the sixteen bytes at `at`: a signed comparison with 0x20 finds the control
+// bytes and, as negative, the bytes that are not ASCII. Twice the bytes of needs_escape for
+// fewer instructions (issue 25: a follower's event is mostly this scan).
+bool needs_escape16(const char* at) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  const __m128i special = _mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                                                    _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
+  return _mm_movemask_epi8(special) != 0;
+}
+#endif
+
+void write_string_contents(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
   for (std::size_t i = 0; i < text.size();) {
     // Copy the run of bytes that need nothing in one go (most of any log line).
     std::size_t run = i;
-    // Eight bytes at a time while none needs escaping, then byte by byte.
+    // Sixteen or eight bytes at a time while none needs escaping, then byte by byte.
+#if defined(__SSE2__)
+    while (run + 16 <= text.size() && !needs_escape16(text.data() + run)) run += 16;
+#endif
     while (run + 8 <= text.size() && !needs_escape(byte_words::load8(text.data() + run))) run += 8;
     while (run < text.size()) {
       const unsigned char b = static_cast<unsigned char>(text[run]);
@@ -381,6 +400,11 @@ void write_string(std::string& out, std::string_view text) {
       i += length;
     }
   }
+}
+
+void write_string(std::string& out, std::string_view text) {
+  out += '"';
+  write_string_contents(out, text);
   out += '"';
 }
 
@@ -466,6 +490,10 @@ void append_json(std::string& out, const Json& value) {
 
 void append_json_string(std::string& out, std::string_view text) {
   write_string(out, text);
+}
+
+void append_json_string_contents(std::string& out, std::string_view text) {
+  write_string_contents(out, text);
 }
 
 std::string to_json_line(const Json& value) {

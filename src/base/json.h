@@ -121,5 +121,8 @@ std::string to_json_line(const Json& value);
 // value instead of built as a Json that holds (and copies) it.
 void append_json(std::string& out, const Json& value);
 void append_json_string(std::string& out, std::string_view text);
+// append_json_string without the quotes around the text, for a writer whose own text ends with
+// the opening quote and starts with the closing one (a follower's lines event, issue 25).
+void append_json_string_contents(std::string& out, std::string_view text);
 
 }  // namespace stackie

@@ -41,7 +41,7 @@ constexpr bool words_within_lengths() {
     if (candidate.word.size() < kShortestWord || candidate.word.size() > kLongestWord) return false;
   return true;
 }
-static_assert(words_within_lengths(), "level_of_word's length check must cover kLevelWords");
+static_assert(words_within_lengths(), "first_level_word's length check must cover kLevelWords");
 
 // ASCII only, without the C locale's tables: this runs on every byte of the head of every line
 // a block writes, on the daemon's one thread (issue 25).
@@ -157,23 +157,23 @@ bool same_word(std::string_view text, std::string_view lower_word) {
   return true;
 }
 
-// For each first letter, the lengths of the level words that start with it, one bit each: most
-// words of a line ("bench", "line") are rejected without the word list, by a letter no level
-// word starts with or a length none of that letter's has (issue 25: this runs on every line).
-constexpr std::array<uint16_t, 26> lengths_by_letter() {
-  std::array<uint16_t, 26> lengths{};
-  for (const auto& candidate : kLevelWords)
-    lengths[static_cast<size_t>(candidate.word[0] - 'a')] |=
-        static_cast<uint16_t>(1u << candidate.word.size());
+// For each byte, the lengths of the level words that start with it in either case, one bit per
+// length: most words of a line ("bench", "line") are rejected by their first byte and their
+// length, before the word list and without lowering a letter (issue 25: this runs on every line).
+constexpr std::array<uint16_t, 256> lengths_by_first_byte() {
+  std::array<uint16_t, 256> lengths{};
+  for (const auto& candidate : kLevelWords) {
+    const auto length = static_cast<uint16_t>(1u << candidate.word.size());
+    const auto lower = static_cast<unsigned char>(candidate.word[0]);
+    lengths[lower] |= length;
+    lengths[lower - ('a' - 'A')] |= length;
+  }
   return lengths;
 }
-constexpr std::array<uint16_t, 26> kLengthsByLetter = lengths_by_letter();
+constexpr std::array<uint16_t, 256> kLengthsByFirstByte = lengths_by_first_byte();
 
+// The level `word` names; first_level_word has checked its first byte and length.
 std::optional<LogLevel> level_of_word(std::string_view word) {
-  if (word.size() < kShortestWord || word.size() > kLongestWord) return std::nullopt;
-  const int letter = to_lower(word[0]) - 'a';
-  if (((kLengthsByLetter[static_cast<size_t>(letter)] >> word.size()) & 1u) == 0)
-    return std::nullopt;
   for (const auto& candidate : kLevelWords)
     if (same_word(word, candidate.word)) return candidate.level;
   return std::nullopt;
@@ -185,23 +185,26 @@ bool plausible(std::string_view word, char next) {
   return true;
 }
 
-// The first level word among the words of the head. Only words of kShortestWord to
-// kLongestWord letters can be one; they are picked out of the letter bits at once (a word of
-// at least N letters has N bits set from its first), so the many other words cost nothing each.
+// The first level word among the words of the head. Only words of at least kShortestWord
+// letters are candidates, picked out of the letter bits at once (a word of at least three letters
+// has three bits set from its first); each is then rejected by its first byte, most often, or by
+// its length read from the bits, before it is compared with a level word. Words that are too
+// long need no bits of their own: their length rejects them (issue 25: shifting the whole window
+// to find them cost more than the few candidates it removed).
 LogLevel first_level_word(std::string_view text) {
   std::string_view head = text.substr(0, kLevelWindow);
   const WindowBits letters = letters_of(head);
-  static_assert(kShortestWord == 3 && kLongestWord == 9, "the runs below");
-  const WindowBits two = letters & letters.down(1);
-  const WindowBits three = two & letters.down(2);
-  const WindowBits eight = two & two.down(2) & (two & two.down(2)).down(4);
-  const WindowBits ten = eight & two.down(8);
+  static_assert(kShortestWord == 3, "the runs below");
   const WindowBits first_letters = letters & ~letters.up(1);
-  WindowBits candidates = first_letters & three & ~ten;
+  WindowBits candidates = first_letters & letters.down(1) & letters.down(2);
   while (!candidates.empty()) {
     const std::size_t start = candidates.take_lowest();
-    const std::size_t end = start + letters.run_from(start);  // the letters end within the head
-    std::string_view word = head.substr(start, end - start);
+    const unsigned lengths = kLengthsByFirstByte[static_cast<unsigned char>(head[start])];
+    if (lengths == 0) continue;
+    const std::size_t length = letters.run_from(start);  // the letters end within the head
+    if (length > kLongestWord || ((lengths >> length) & 1u) == 0) continue;
+    std::string_view word = head.substr(start, length);
+    const std::size_t end = start + length;
     char next = end < head.size() ? head[end] : '\0';
     if (auto level = level_of_word(word); level && plausible(word, next)) return *level;
   }

@@ -209,9 +209,10 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
-  start_batch();
-  splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, time_ms); });
-  deliver_batch(stream, time_ms);
+  start_batch(stream, time_ms);
+  const std::string_view stamp = stamps_.of(time_ms);
+  splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
+  finish_batch();
   read_ = {};
   flush_files();
 }
@@ -219,9 +220,10 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  start_batch();
-  splitter.flush([&](std::string_view line) { add_block_line(stream, line, time_ms); });
-  deliver_batch(stream, time_ms);
+  start_batch(stream, time_ms);
+  const std::string_view stamp = stamps_.of(time_ms);
+  splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
+  finish_batch();
   flush_files();
 }
 
@@ -288,38 +290,41 @@ void BlockLogs::flush_files() {
 }
 
 // The hot path of a flood: per line, a classification, a record appended to the file batch and
-// a copy into the ring, with no allocation (issue 25).
-void BlockLogs::add_block_line(LogStream stream, std::string_view text, int64_t time_ms) {
+// the line gathered for the ring and the followers, with no allocation (issue 25).
+void BlockLogs::add_block_line(LogStream stream, std::string_view text, std::string_view stamp) {
   LogLevel level = classify_log_line(text);
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   if (out_file_) {
     AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    const std::string& stamp = stamps_.of(time_ms);
     // One extension and three copies instead of four appends that each check the capacity.
     char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
-    std::memcpy(out, stamp.data(), stamp.size());
+    // The stamp of any year of four digits: a copy of a size known here is a few moves, not a
+    // call (issue 25).
+    constexpr size_t kStampSize = std::string_view("2026-12-01T21:35:00.123Z").size();
+    if (stamp.size() == kStampSize)
+      std::memcpy(out, stamp.data(), kStampSize);
+    else
+      std::memcpy(out, stamp.data(), stamp.size());
     out += stamp.size();
     *out++ = ' ';
     if (!text.empty()) std::memcpy(out, text.data(), text.size());
     out[text.size()] = '\n';
   }
-  if (gathering_) {
-    // A line within the read is offered as a view of it: the read outlives the offer, and a
-    // copy per line was most of what a follower, even a stuck one, cost the block (issue 25).
-    // A line the splitter put together (across reads, or a piece of an overlong one) lives only
-    // during this call: it is copied, and its view made in deliver_batch, as batch_text_ may
-    // move while it grows.
-    const std::less<const char*> before;
-    if (!before(text.data(), read_.data()) &&
-        !before(read_.data() + read_.size(), text.data() + text.size())) {
-      batch_lines_.push_back({seq, level, text});
-    } else {
-      batch_lines_.push_back({seq, level, std::string_view(nullptr, text.size())});
-      batch_text_.append(text);
-    }
+  // A line within the read is kept as a view of it: the read outlives the batch, and a copy per
+  // line was most of what a follower, even a stuck one, cost the block (issue 25). A line the
+  // splitter put together (across reads, or a piece of an overlong one) lives only during this
+  // call: it is copied, and its view made in finish_batch, as batch_text_ may move while it
+  // grows.
+  const std::less<const char*> before;
+  if (!before(text.data(), read_.data()) &&
+      !before(read_.data() + read_.size(), text.data() + text.size())) {
+    gather({seq, level, text});
+  } else {
+    gather({seq, level, std::string_view()});  // first: it may hand the lines so far to the ring
+    batch_copied_.push_back({batch_size_ - 1, batch_text_.size(), text.size()});
+    batch_text_.append(text);
   }
-  ring_.push(seq, time_ms, stream, level, text);
 }
 
 void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t time_ms) {
@@ -338,17 +343,40 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ring_.push(seq, time_ms, stream, level, text);
 }
 
-void BlockLogs::start_batch() {
-  gathering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
+void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
+  batch_stream_ = stream;
+  batch_time_ms_ = time_ms;
+  offering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
     return follower.second.sink->taking_lines();
   });
   batch_first_seq_ = next_seq_;
   counts_before_batch_ = level_counts_;
 }
 
+// The ring takes a read's lines at once: most of a flood's read is pushed out again by its own
+// last lines, whose texts alone it then copies (LineRing::push_lines).
+void BlockLogs::push_batch_to_ring() {
+  for (const CopiedLine& copied : batch_copied_)
+    batch_lines_[copied.line].text =
+        std::string_view(batch_text_).substr(copied.offset, copied.size);
+  ring_.push_lines(batch_time_ms_, batch_stream_, batch());
+}
+
+void BlockLogs::finish_batch() {
+  push_batch_to_ring();
+  deliver_batch(batch_stream_, batch_time_ms_);
+  release_after_flood(batch_text_);
+  // Every read fills batch_lines_, not only while someone follows: one that was no flood gives
+  // it back whatever its size, so that hundreds of quiet blocks hold none (bench/scale).
+  if ((next_seq_ - batch_first_seq_) * sizeof(LogBatchLine) < kKeptBatchBytes / 4)
+    std::vector<LogBatchLine>().swap(batch_lines_);
+  batch_size_ = 0;
+  batch_copied_.clear();
+}
+
 void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   if (followers_.empty()) return;
-  // Every line of the read was counted by its level, gathered or not.
+  // Every line of the read was counted by its level, offered or not.
   LevelCounts per_level{};
   uint64_t lines = 0;
   for (size_t i = 0; i < per_level.size(); ++i) {
@@ -356,13 +384,7 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
     lines += per_level[i];
   }
   if (lines == 0) return;
-  size_t at = 0;
-  for (auto& line : batch_lines_) {
-    if (line.text.data() != nullptr) continue;  // a view of the read
-    line.text = std::string_view(batch_text_.data() + at, line.text.size());
-    at += line.text.size();
-  }
-  LogBatch batch{time_ms, stream, batch_lines_};
+  const LogBatch lines_read{time_ms, stream, batch()};
   for (auto& [id, follower] : followers_) {
     if (follower.skipped > 0) {
       LogLine marker{batch_first_seq_, time_ms, LogStream::daemon, LogLevel::unknown,
@@ -373,13 +395,26 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
       }
       follower.skipped = 0;
     }
-    if (gathering_ && follower.sink->taking_lines())
-      follower.skipped += follower.sink->offer_batch(batch);
+    if (offering_ && follower.sink->taking_lines())
+      follower.skipped += follower.sink->offer_batch(lines_read);
     else
       follower.skipped += follower.sink->missed(stream, per_level);
   }
-  release_after_flood(batch_text_);
-  release_after_flood(batch_lines_);
+}
+
+// While no follower is offered the lines, the ring takes them in pieces of kRingPiece: a read
+// of 256 KiB of empty lines would otherwise hold 8 MiB of views. The ring ends the same either
+// way; only fewer of the lines that leave it again are never copied.
+void BlockLogs::grow_batch() {
+  constexpr size_t kRingPiece = 4096;
+  if (!offering_ && batch_size_ >= kRingPiece) {
+    push_batch_to_ring();
+    batch_size_ = 0;
+    batch_copied_.clear();
+    batch_text_.clear();
+    return;
+  }
+  batch_lines_.resize(std::max<size_t>(16, 2 * batch_lines_.size()));
 }
 
 size_t LogSink::offer_batch(const LogBatch& batch) {

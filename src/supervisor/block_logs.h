@@ -150,13 +150,6 @@ class RotatingFile {
   uint64_t size_ = 0;
 };
 
-// One line of a LogBatch: its text is valid only during the offer.
-struct LogBatchLine {
-  uint64_t seq;
-  LogLevel level;
-  std::string_view text;
-};
-
 // The lines of one read from a block's pipe: one stream, one time (the read's).
 struct LogBatch {
   int64_t time_ms;
@@ -178,9 +171,9 @@ class LogSink {
   // lines were skipped. By default, each line through offer().
   virtual size_t offer_batch(const LogBatch& batch);
   // Whether offer_batch() could take lines now. A sink that cannot is never shown the lines of
-  // a read: it is told what it missed instead, and while no follower can take lines the block's
-  // lines are not even gathered for them (issue 25: a stuck follower cost the block a view and
-  // a filter test per line). Once false within a read, it must stay false until the read ends.
+  // a read: it is told what it missed instead, with one call per read (issue 25: a stuck
+  // follower cost the block a filter test per line). Once false within a read, it must stay
+  // false until the read ends.
   virtual bool taking_lines() const { return true; }
   // The lines of one read of `stream` that this sink was not offered, `per_level` of each
   // level; returns how many of them it would have taken: they count as skipped, exactly as if
@@ -222,25 +215,39 @@ class BlockLogs {
   // shows), since the daemon started keeping this block's logs.
   uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
-  // Bytes held by the buffers of one read (file batches, the followers' batch), not the ring:
+  // Bytes held by the buffers of one read (file batches, the read's lines), not the ring:
   // a flood grows them, a quiet read gives them back (bench/scale: hundreds of blocks).
   size_t batch_buffer_bytes() const {
     return out_batch_.capacity() + err_batch_.capacity() + batch_text_.capacity() +
-           batch_lines_.capacity() * sizeof(LogBatchLine);
+           batch_lines_.capacity() * sizeof(LogBatchLine) +
+           batch_copied_.capacity() * sizeof(CopiedLine);
   }
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
   // A line of our own (offered to followers at once), or of the block (batched for them).
   void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
-  void add_block_line(LogStream stream, std::string_view text, int64_t time_ms);
+  // Every line of a read has the read's `stamp`.
+  void add_block_line(LogStream stream, std::string_view text, std::string_view stamp);
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
-  // gathered for the followers) and what the counts stood at.
-  void start_batch();
-  // Offers the lines the last read collected to every follower that takes lines, tells the
-  // others what they missed, then forgets the lines.
+  // offered the read's lines) and what the counts stood at.
+  void start_batch(LogStream stream, int64_t time_ms);
+  // After: the ring takes the lines the read collected, every follower that takes lines is
+  // offered them and the others are told what they missed; then the lines are forgotten.
+  void finish_batch();
+  // The ring takes the lines gathered so far (in pieces while no follower is offered them).
+  void push_batch_to_ring();
   void deliver_batch(LogStream stream, int64_t time_ms);
+  // Appends a line to the batch; the test and the store are all a line costs (a vector's
+  // push_back was a call per line, issue 25).
+  void gather(const LogBatchLine& line) {
+    if (batch_size_ == batch_lines_.size()) grow_batch();
+    batch_lines_[batch_size_++] = line;
+  }
+  // Makes room for one more line, or hands the lines so far to the ring.
+  void grow_batch();
+  std::span<const LogBatchLine> batch() const { return {batch_lines_.data(), batch_size_}; }
   void flush_files();
   // The log directory was deleted (with the files in it): make it again, as open() did.
   Status reopen_directory_if_gone();
@@ -263,13 +270,21 @@ class BlockLogs {
   uint64_t next_seq_ = 1;
   uint64_t next_follower_ = 1;
   std::map<uint64_t, Follower> followers_;
-  // The lines of the read being split, kept only while someone follows: views of the read
-  // (read_, set during feed) or, for lines the splitter put together, copies one after the
-  // other in batch_text_, so that a batch costs no allocation per line.
+  // The lines of the read being split, for the ring and the followers: views of the read (read_,
+  // set during feed) or, for lines the splitter put together, copies one after the other in
+  // batch_text_ (where batch_copied_ says), so that a batch costs no allocation per line.
+  struct CopiedLine {
+    size_t line;          // in batch_lines_
+    size_t offset, size;  // in batch_text_
+  };
   std::string_view read_;
   std::string batch_text_;
-  std::vector<LogBatchLine> batch_lines_;
-  bool gathering_ = false;  // some follower takes lines: the read's lines go to batch_lines_
+  std::vector<LogBatchLine> batch_lines_;  // the first batch_size_ are the read's
+  size_t batch_size_ = 0;
+  std::vector<CopiedLine> batch_copied_;
+  bool offering_ = false;  // some follower takes lines: the read's lines are offered
+  LogStream batch_stream_ = LogStream::out;  // the read's
+  int64_t batch_time_ms_ = 0;
   // The read's first line and, for followers that were not offered its lines, how many of each
   // level it had: level_counts_ now less level_counts_ then.
   uint64_t batch_first_seq_ = 0;

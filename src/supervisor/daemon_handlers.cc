@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -199,12 +200,22 @@ void write_log_lines_event(std::string& out, const std::string& stack, const std
   out += ",\"ts\":";
   append_json_string(out, timestamp);
   out += ",\"lines\":[";
+  // What comes before each line's text, by level, written once: a line is then its text and two
+  // appends (issue 25: the level's string, the keys and the quotes were most of a line's).
+  static const std::array<std::string, 6> kBeforeText = [] {
+    std::array<std::string, 6> before;
+    for (size_t level = 0; level < before.size(); ++level) {
+      before[level] = ",{\"level\":";
+      write_level(before[level], static_cast<LogLevel>(level));
+      before[level] += ",\"text\":\"";
+    }
+    return before;
+  }();
   for (size_t i = 0; i < lines.size(); ++i) {
-    out += i == 0 ? "{\"level\":" : ",{\"level\":";
-    write_level(out, lines[i].level);
-    out += ",\"text\":";
-    append_json_string(out, lines[i].text);
-    out += '}';
+    const std::string_view before = kBeforeText[static_cast<size_t>(lines[i].level)];
+    out += i == 0 ? before.substr(1) : before;
+    append_json_string_contents(out, lines[i].text);
+    out += "\"}";
   }
   out += "]}";
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,14 @@ struct LogLine {
   std::string text;                    // without the newline
 };
 
+// One line of a read from a block's pipe, as the ring and followers take it: its text is a view,
+// valid only while the read is handled.
+struct LogBatchLine {
+  uint64_t seq;
+  LogLevel level;
+  std::string_view text;
+};
+
 class LineRing {
  public:
   LineRing(size_t max_lines, size_t max_bytes);
@@ -33,6 +42,11 @@ class LineRing {
   // Keeps `line` (its text is copied), dropping the oldest lines that leave no room for it. A
   // text longer than the whole byte budget empties the ring: no room is left for anything older.
   void push(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel level, std::string_view text);
+  // The lines of one read, as if each were pushed in turn: the ring ends exactly as it would
+  // then, buffer size included. Cheaper per line: the common case runs in locals, and the texts
+  // of lines that the same call pushes out again by their number are never copied (issue 25: a
+  // flood's read of 256 KiB has more lines than the ring keeps).
+  void push_lines(int64_t time_ms, LogStream stream, std::span<const LogBatchLine> lines);
   size_t size() const { return count_; }
   // Bytes held for the texts (not the index).
   size_t buffer_bytes() const { return capacity_; }
@@ -60,6 +74,18 @@ class LineRing {
   }
   const Entry& entry(size_t i) const { return entries_[slot(i)]; }
   void drop_oldest();
+  // push, with the text copied or only given its place (`copy` false: a line that the batch
+  // being pushed drops again before it ends).
+  void push_one(uint64_t seq, int64_t time_ms, LogStream stream, LogLevel level,
+                std::string_view text, bool copy);
+  // Where the lines that can still be in the ring once all of `lines` are pushed begin.
+  size_t first_that_can_stay(std::span<const LogBatchLine> lines) const;
+  // push_lines from `i` on while nothing but placing, dropping and copying (kCopy) is needed;
+  // returns where it stopped (a line that needs push_one: the ring is empty, or must grow or
+  // reset).
+  template <bool kCopy>
+  size_t push_steady(int64_t time_ms, LogStream stream, std::span<const LogBatchLine> lines,
+                     size_t i);
 
   size_t max_lines_;
   size_t max_bytes_;

@@ -57,6 +57,21 @@ TEST(LogLevel, WordsOfEveryLengthAtEveryOffsetOfTheWindow) {
   }
 }
 
+// A word longer than every level word is rejected by its length as it is read from the letter
+// bits (issue 25), however long it is and wherever it starts: one that begins as a level word
+// ("warnings", "errorerror...") names none, and the level word after it still counts.
+TEST(LogLevel, WordsLongerThanAnyLevelWordNameNoneWhateverTheirStart) {
+  for (const std::string start : {"warn", "ERROR", "exception", "Log", "x"}) {
+    for (size_t length = start.size() + 1; length <= 100; ++length) {
+      const std::string word = start + std::string(length - start.size(), 's');
+      EXPECT_EQ(classify_log_line(word), LogLevel::unknown) << word;
+      const std::string then = word + " fatal";
+      EXPECT_EQ(classify_log_line(then), length + 6 <= 96 ? LogLevel::fatal : LogLevel::unknown)
+          << then;
+    }
+  }
+}
+
 TEST(LogLevel, Postgres) {
   expect_all({
       {"2026-12-02 10:00:00.123 UTC [41] LOG:  database system is ready to accept connections",

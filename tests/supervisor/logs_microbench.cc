@@ -3,8 +3,13 @@
 // lines fed as bench-spew writes them (65500-byte reads), into real rotating files, with no
 // follower, with a follower whose events are encoded (and thrown away), and with a stuck one.
 //
-//   logs-microbench DIR [MIB] [ROUNDS] [READ_BYTES] [RING_BYTES]
-//   (default 256 MiB, 5 rounds, reads of 65500 bytes, LogSettings' ring; prints each round)
+//   logs-microbench DIR [MIB] [ROUNDS] [READ_BYTES] [RING_BYTES] [FOLLOWERS]
+//   (default 256 MiB, 5 rounds, reads of 65500 bytes, LogSettings' ring, followers
+//   "none,encoding,stuck"; prints each round)
+//
+// Under `valgrind --tool=callgrind --toggle-collect='stackie::BlockLogs::feed*'`, with one
+// kind of follower, it gives the instructions per line of the hot path whatever the machine's
+// load (bench/RESULTS.md, "Logs, round four").
 //
 // Not a test: a tool run by hand; bench/RESULTS.md quotes it.
 #include <time.h>
@@ -54,7 +59,9 @@ struct StuckSink : LogSink {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: logs-microbench DIR [MIB] [ROUNDS]\n");
+    std::fprintf(
+        stderr,
+        "usage: logs-microbench DIR [MIB] [ROUNDS] [READ_BYTES] [RING_BYTES] [FOLLOWERS]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -63,13 +70,16 @@ int main(int argc, char** argv) {
   std::string read;
   const size_t read_bytes = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 65500;
   LogSettings settings;
-  if (argc > 5) settings.ring_bytes = std::strtoul(argv[5], nullptr, 10);
+  if (argc > 5 && std::strtoul(argv[5], nullptr, 10) > 0)
+    settings.ring_bytes = std::strtoul(argv[5], nullptr, 10);
+  const std::string followers = "," + std::string(argc > 6 ? argv[6] : "none,encoding,stuck") + ",";
   while (read.size() + 100 <= read_bytes)
     read += std::string("bench-spew line ") + std::string(83, 'x') + "\n";
   const size_t reads = mib * 1024 * 1024 / read.size();
   const double gib = double(reads * read.size()) / (1024.0 * 1024 * 1024);
   for (int round = 0; round < rounds; ++round) {
     for (const char* follower : {"none", "encoding", "stuck"}) {
+      if (followers.find("," + std::string(follower) + ",") == std::string::npos) continue;
       auto logs = BlockLogs::open("bench", dir + "/" + follower + std::to_string(round), settings);
       if (!logs.ok()) {
         std::fprintf(stderr, "%s\n", logs.error().message.c_str());

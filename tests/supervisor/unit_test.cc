@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,14 +59,15 @@ TEST(LogLineEvent, TheWriterMatchesTheJsonItStandsFor) {
 }
 
 // A batch of lines is one `lines` event, written by hand like a single line: the same text as
-// the Json, and it reads back as exactly the lines, in order, with their levels.
+// the Json, and it reads back as exactly the lines, in order, with their levels (every level:
+// what comes before a line's text is written from a table by level, issue 25).
 TEST(LogLinesEvent, TheWriterMatchesTheJsonAndDecodesToTheLines) {
   const std::string nasty = std::string("quote \" back \\ tab \t nul ") + '\0' + " bad \xff\xfe" +
                             " \xe2\x82\xac ctl \x01\x1f end";
-  std::vector<std::string> texts = {"", "LOG:  ready", nasty, "plain"};
+  std::vector<std::string> texts = {"", "LOG:  ready", nasty, "plain", "\"", std::string(40, 'x')};
   std::vector<LogBatchLine> lines;
   for (size_t i = 0; i < texts.size(); ++i)
-    lines.push_back({i + 1, i % 2 ? LogLevel::warn : LogLevel::unknown, texts[i]});
+    lines.push_back({i + 1, static_cast<LogLevel>(i % 6), texts[i]});
   for (size_t count : {size_t(0), size_t(1), lines.size()}) {
     std::span<const LogBatchLine> some(lines.data(), count);
     std::string written;
@@ -356,6 +358,54 @@ TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
   EXPECT_EQ(tail[0].text[0], 'c');
 }
 
+// The ring takes a read's lines at once and copies only those that can stay (issue 25): a read
+// with more lines than the ring keeps leaves its last ones, a line put together across reads
+// among them, exactly as if each had been pushed.
+TEST_F(BlockLogsTest, AReadOfMoreLinesThanTheRingKeepsLeavesItsLastOnes) {
+  LogSettings settings;
+  settings.ring_lines = 5;
+  auto logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  (*logs)->feed(LogStream::out, "a\nb\nc\nhead");
+  (*logs)->feed(LogStream::out, "er\nl1\nl2\nl3\n");
+  std::vector<std::string> texts;
+  for (const LogLine& line : (*logs)->tail(100)) texts.push_back(line.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"c", "header", "l1", "l2", "l3"}));
+  std::string flood = "ing\n";  // ends a line begun in the read before
+  for (int i = 0; i < 30; ++i) flood += "flood " + std::to_string(i) + "\n";
+  (*logs)->feed(LogStream::err, "the last one of the read before is miss");
+  (*logs)->feed(LogStream::err, flood);
+  texts.clear();
+  for (const LogLine& line : (*logs)->tail(100)) texts.push_back(line.text);
+  EXPECT_EQ(texts,
+            (std::vector<std::string>{"flood 25", "flood 26", "flood 27", "flood 28", "flood 29"}));
+  settings.ring_lines = 40;
+  logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  (*logs)->feed(LogStream::err, "the last one of the read before is miss");
+  (*logs)->feed(LogStream::err, flood);
+  auto tail = (*logs)->tail(100);
+  ASSERT_EQ(tail.size(), 31u);
+  EXPECT_EQ(tail.front().text, "the last one of the read before is missing");
+  EXPECT_EQ(tail.front().stream, LogStream::err);
+  EXPECT_EQ(tail.back().text, "flood 29");
+  // With no follower the ring takes a long read in pieces of 4096 lines: the pieces of an
+  // overlong line, copied by the splitter, keep their texts across that cut.
+  settings.max_line = 100;
+  logs = BlockLogs::open("api", "", settings);
+  ASSERT_TRUE(logs.ok());
+  std::string lines;
+  for (int i = 0; i < 4096; ++i) lines += "l\n";
+  const std::string overlong = std::string(100, 'a') + std::string(100, 'b') + "cc";
+  (*logs)->feed(LogStream::out, lines + overlong + "\n");
+  tail = (*logs)->tail(4);
+  ASSERT_EQ(tail.size(), 4u);
+  EXPECT_EQ(tail[0].text, "l");
+  EXPECT_EQ(tail[1].text, std::string(100, 'a'));
+  EXPECT_EQ(tail[2].text, std::string(100, 'b'));
+  EXPECT_EQ(tail[3].text, "cc");
+}
+
 // The text of line `seq` in the ring tests: lengths from 0 to 96, so lines wrap the byte
 // buffer at every offset.
 std::string ring_text(uint64_t seq) {
@@ -476,6 +526,60 @@ TEST(LineRing, KeepsEachLinesTimeStreamAndLevel) {
     EXPECT_EQ(line.stream, streams[line.seq % 3]) << line.seq;
     EXPECT_EQ(line.level, levels[line.seq % 6]) << line.seq;
     EXPECT_EQ(line.text, "line " + std::to_string(line.seq));
+  }
+}
+
+// push_lines is a shortcut for pushing each line in turn (issue 25): whatever the ring's bounds,
+// the lines' sizes (empty ones, ones that lap the buffer, make it grow or are larger than the
+// whole budget) and how they are cut into batches, the ring ends the same, line for line and
+// byte for byte, buffer size included. Batches longer than the line count leave their first
+// lines uncopied.
+TEST(LineRing, PushingLinesInBatchesEndsAsPushingEachLine) {
+  std::mt19937_64 random(25);
+  const LogStream streams[] = {LogStream::out, LogStream::err};
+  for (int round = 0; round < 300; ++round) {
+    const size_t max_lines = 1 + random() % 40;
+    const size_t max_bytes = random() % 4 == 0 ? 0 : 64 + random() % 4000;
+    LineRing each(max_lines, max_bytes), batched(max_lines, max_bytes);
+    std::vector<std::string> texts;  // kept alive while the batch is pushed
+    std::vector<LogBatchLine> batch;
+    uint64_t seq = 1;
+    for (int push = 0; push < 40; ++push) {
+      const size_t lines = random() % (3 * max_lines + 2);
+      const int64_t time_ms = push * 1000;
+      const LogStream stream = streams[push % 2];
+      texts.clear();
+      batch.clear();
+      for (size_t i = 0; i < lines; ++i) {
+        const size_t kind = random() % 20;
+        const size_t size = kind == 0   ? 0
+                            : kind == 1 ? max_bytes + 1 + random() % 10
+                            : kind == 2 ? max_bytes / 2 + random() % (max_bytes / 2 + 1)
+                                        : random() % 120;
+        // Each text names its line, so that a text copied to the wrong place shows.
+        std::string text(size, static_cast<char>('a' + (seq + i) % 26));
+        const std::string number = std::to_string(seq + i);
+        text.replace(0, std::min(size, number.size()), number.substr(0, size));
+        texts.push_back(std::move(text));
+      }
+      for (size_t i = 0; i < lines; ++i) {
+        const auto level = static_cast<LogLevel>(seq % 6);
+        batch.push_back({seq, level, texts[i]});
+        each.push(seq, time_ms, stream, level, texts[i]);
+        ++seq;
+      }
+      batched.push_lines(time_ms, stream, batch);
+      ASSERT_EQ(batched.size(), each.size()) << round << " " << push;
+      ASSERT_EQ(batched.buffer_bytes(), each.buffer_bytes()) << round << " " << push;
+      const auto want = each.tail(max_lines), got = batched.tail(max_lines);
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[i].seq, want[i].seq) << round << " " << push;
+        ASSERT_EQ(got[i].time_ms, want[i].time_ms);
+        ASSERT_EQ(got[i].stream, want[i].stream);
+        ASSERT_EQ(got[i].level, want[i].level);
+        ASSERT_EQ(got[i].text, want[i].text) << round << " " << push << " seq " << got[i].seq;
+      }
+    }
   }
 }
 
@@ -720,18 +824,25 @@ TEST_F(BlockLogsTest, AFollowerNotTakingLinesIsToldWhatItMissedLevelByLevel) {
   EXPECT_EQ(stuck.batches[0], (std::vector<std::string>{"back"}));
 
   // Alone and not taking lines: the lines still reach the ring, and the follower its counts.
+  // While no one is offered them, the ring takes a read's lines in pieces (issue 25): the views
+  // held stay bounded however many lines one read has, and a quiet read gives them back.
   (*logs)->unfollow(2);
   stuck.taking = stuck.accept = false;
   stuck.missed_reads.clear();
   const size_t held = (*logs)->batch_buffer_bytes();
   std::string flood;
-  for (int i = 0; i < 5000; ++i) flood += "line " + std::to_string(i) + "\n";
+  for (int i = 0; i < 50000; ++i) flood += "line " + std::to_string(i) + "\n";
   (*logs)->feed(LogStream::out, flood + "fatal: gone\n");
   ASSERT_EQ(stuck.missed_reads.size(), 1u);
-  EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::unknown)], 5000u);
+  EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::unknown)], 50000u);
   EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::fatal)], 1u);
-  EXPECT_EQ((*logs)->batch_buffer_bytes(), held) << "lines were gathered for no one";
+  EXPECT_LE((*logs)->batch_buffer_bytes(), held + 4096 * sizeof(LogBatchLine))
+      << "a view of every line held for no one";
   EXPECT_EQ((*logs)->tail(1).at(0).text, "fatal: gone");
+  EXPECT_EQ((*logs)->tail(2).at(0).text, "line 49999");
+  stuck.missed_reads.clear();
+  (*logs)->feed(LogStream::out, "quiet\n");
+  EXPECT_EQ((*logs)->batch_buffer_bytes(), held);
 }
 
 TEST(InitScript, GuardsRunAndAppendAreQuoted) {
