@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -38,7 +39,17 @@ void close_all(const std::vector<int>& fds) {
 // forked meanwhile holds them past its exec).
 Received receive(int sock) {
   Received out;
-  out.bytes.resize(zygote::kMaxRequest);
+  // The datagram's size first, so that its buffer is no larger: a monitor keeps the request's
+  // bytes (its argv) for its whole life, and a zero-filled 64 KiB per block was 64 KiB of
+  // private memory per block (bench/memory). Over kMaxRequest it is cut, and refused below.
+  ssize_t size;
+  do size = recv(sock, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  while (size < 0 && errno == EINTR);
+  if (size <= 0) {
+    out.eof = true;
+    return out;
+  }
+  out.bytes.resize(std::min(static_cast<size_t>(size), zygote::kMaxRequest));
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * zygote::kMaxFds)];
   iovec io{out.bytes.data(), out.bytes.size()};
   msghdr message{};
