@@ -164,6 +164,15 @@ std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
   _exit(run(static_cast<int>(argv.size()) - 1, argv.data()));
 }
 
+// First thing in a child of the zygote: die with it from now on, not only once the monitor's
+// code sets that. A zygote killed in between would otherwise leave a monitor (and its block)
+// running that the daemon was told is dead; the lockbox's own check of its parent cannot see
+// it, as a re-parented process reads its new parent twice.
+void die_with(pid_t zygote) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != zygote) _exit(0);
+}
+
 // A monitor forked before its request: it waits on its end of a socketpair for the request the
 // zygote passes on. A spawn then costs the daemon a relay instead of a fork (on this project's
 // VMs a fork of even the small zygote took 0.25-0.5 ms, with page-table updates trapping to the
@@ -188,8 +197,10 @@ void drop(Spare& spare) {
 Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return {};
+  const pid_t zygote = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
+    die_with(zygote);
     close(pair[0]);
     close(sock);
     close(signal_fd);
@@ -216,8 +227,12 @@ Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, Lockbox
 // Forks the monitor on the spot (no spare, or the spare would not take the request).
 void fork_monitor(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
                   Received& request, std::vector<char*>& argv) {
+  const pid_t zygote = getpid();
   pid_t pid = fork();
-  if (pid == 0) become_monitor(sock, signal_fd, original_mask, request.fds, argv, run);
+  if (pid == 0) {
+    die_with(zygote);
+    become_monitor(sock, signal_fd, original_mask, request.fds, argv, run);
+  }
   const int fork_errno = errno;
   close_all(request.fds);  // the monitor's own now; the daemon waits for their ends of file
   if (pid < 0) {
