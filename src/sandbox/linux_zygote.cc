@@ -79,43 +79,14 @@ Received receive(int sock) {
 }
 
 void send_reply(int sock, const ZygoteReply& reply, int fd = -1) {
-  iovec io{const_cast<ZygoteReply*>(&reply), sizeof reply};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
   // A blocking send: the daemon reads every reply, and a full socket only delays the zygote.
-  while (sendmsg(sock, &message, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-  }
+  zygote::send_datagram(sock, &reply, sizeof reply, &fd, fd >= 0 ? 1 : 0);
 }
 
 // Passes a request on to a spare, bytes and descriptors as they came.
 bool pass_on(int sock, const Received& request) {
-  iovec io{const_cast<char*>(request.bytes.data()), request.bytes.size()};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * request.fds.size()));
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * request.fds.size());
-  std::memcpy(CMSG_DATA(c), request.fds.data(), sizeof(int) * request.fds.size());
-  ssize_t sent;
-  do sent = sendmsg(sock, &message, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
-  return sent == static_cast<ssize_t>(request.bytes.size());
+  return zygote::send_datagram(sock, request.bytes.data(), request.bytes.size(), request.fds.data(),
+                               request.fds.size()) == static_cast<ssize_t>(request.bytes.size());
 }
 
 // The argv of a request, or empty when the datagram is not a well-formed one.

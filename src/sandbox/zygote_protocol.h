@@ -21,7 +21,12 @@
 // be reported `exited` (it died, or the zygote dropped it): the daemon ignores unknown pids.
 #pragma once
 
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 namespace stackie::zygote {
 
@@ -44,5 +49,34 @@ struct ZygoteReply {
   int32_t pid = 0;
   int32_t value = 0;  // failed: errno; exited: the wait status
 };
+
+// Sends one datagram of `size` bytes with `fds` (at most kMaxFds) in SCM_RIGHTS, no control
+// message when there are none, retrying on EINTR; sendmsg's result, errno set on -1. Both sides
+// of the socket speak through it.
+inline ssize_t send_datagram(int sock, const void* data, size_t size, const int* fds,
+                             size_t fd_count) {
+  iovec io{const_cast<void*>(data), size};
+  msghdr message{};
+  message.msg_iov = &io;
+  message.msg_iovlen = 1;
+  if (fd_count > kMaxFds) {
+    errno = EINVAL;
+    return -1;
+  }
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
+  if (fd_count > 0) {
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
+    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * fd_count);
+  }
+  ssize_t sent;
+  do sent = sendmsg(sock, &message, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  return sent;
+}
 
 }  // namespace stackie::zygote

@@ -231,21 +231,8 @@ Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
   if (payload.size() > zygote::kMaxRequest)
     return Error{UV_E2BIG, "zygote: the command line is too long for one request"};
 
-  iovec io{payload.data(), payload.size()};
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
-  ssize_t sent;
-  do sent = sendmsg(socket_, &message, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
+  const ssize_t sent =
+      zygote::send_datagram(socket_, payload.data(), payload.size(), fds.data(), fds.size());
   if (sent < 0) {
     const int error = errno;
     on_gone();
