@@ -72,6 +72,16 @@ def cpu_seconds(pid):
     return (int(f[11]) + int(f[12])) / CLK_TCK
 
 
+def system_cpu_seconds(pid):
+    """System CPU of the process (all its threads), in seconds: the kernel's part of
+    cpu_seconds()."""
+    try:
+        f = _stat_fields(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return int(f[12]) / CLK_TCK
+
+
 def rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:

@@ -6,7 +6,7 @@ import sys
 import time
 
 from benchlib import (S6, RssSampler, Stackie, Supervisord, cpu_seconds, log, median, ratio,
-                      table, wait_cpu_settled)
+                      system_cpu_seconds, table, wait_cpu_settled)
 
 build, tmp, network = sys.argv[1], sys.argv[2], sys.argv[3]
 size = int(sys.argv[4]) * 1024 * 1024
@@ -33,10 +33,11 @@ def dir_bytes(path):
 def measure(root, n, pids_fn):
     """Lets the blocks go, waits for every writer to finish and the supervisor to go quiet;
     returns (MB/s the blocks saw, CPU seconds of pids_fn(), RSS samples, MB/s until the
-    supervisor had read every byte)."""
+    supervisor had read every byte, the system part of those CPU seconds)."""
     results = os.path.join(root, "results")
     pids = pids_fn()
     cpu0 = sum(cpu_seconds(p) for p in pids)
+    sys0 = sum(system_cpu_seconds(p) for p in pids)
     with RssSampler(pids_fn) as rss:
         open(os.path.join(results, "go"), "w").close()
         end = time.monotonic() + 900
@@ -45,6 +46,7 @@ def measure(root, n, pids_fn):
                 raise RuntimeError(f"writers did not finish in {root}")
             time.sleep(0.05)
         cpu1 = wait_cpu_settled(pids)
+        sys1 = sum(system_cpu_seconds(p) for p in pids)
     spans = []
     for i in range(n):
         with open(os.path.join(results, str(i))) as f:
@@ -52,7 +54,7 @@ def measure(root, n, pids_fn):
     elapsed = (max(s[1] for s in spans) - min(s[0] for s in spans)) / 1e9
     drained = (max(s[3] if len(s) > 3 else s[1] for s in spans) - min(s[0] for s in spans)) / 1e9
     written = sum(s[2] for s in spans)
-    return written / elapsed / 1e6, cpu1 - cpu0, rss.samples, written / drained / 1e6
+    return written / elapsed / 1e6, cpu1 - cpu0, rss.samples, written / drained / 1e6, sys1 - sys0
 
 
 def stackie_round(n, follower):
@@ -77,7 +79,11 @@ def stackie_round(n, follower):
                            stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         log(f"# stackied pid {st.pid}")  # for a profiler: perf record -p PID
+        follower_cpu0 = cpu_seconds(follow.pid) if follow else 0.0
         out = measure(root, n, lambda: [st.pid])
+        if follow:  # the CLI competes with the block and the daemon for the cores
+            log(f"# the follower (stackie logs -f) took {cpu_seconds(follow.pid) - follower_cpu0:.2f} "
+                f"s of CPU")
         files = dir_bytes(os.path.join(st.home, "storage", "logs"))
     finally:
         if follow:
@@ -140,14 +146,26 @@ CONFIGS = [
     ("stackie", 1, "follower", stackie_round),
     ("stackie", 1, "stuck follower", stackie_round),
 ]
+# BENCH_LOGS_ONLY="stackie:8,supervisord:8,stackie:1:stuck follower" runs only those
+# configurations (SYSTEM:BLOCKS[:FOLLOWER], "-" for none), say under a profiler.
+only = os.environ.get("BENCH_LOGS_ONLY")
+if only:
+    def chosen(config):
+        for item in only.split(","):
+            fields = item.split(":")
+            if fields[:2] == [config[0], str(config[1])] and \
+                    (len(fields) < 3 or fields[2] == (config[2] or "-")):
+                return True
+        return False
+    CONFIGS = [c for c in CONFIGS if chosen(c)]
 samples = {c[:3]: [] for c in CONFIGS}
 for r in range(runs):
     for system, n, follower, fn in CONFIGS:
-        mbps, cpu, rss, drained, files = fn(n, follower)
+        mbps, cpu, rss, drained, system_cpu, files = fn(n, follower)
         samples[(system, n, follower)].append((mbps, cpu, rss, drained))
         log(f"# logs run {r + 1} {system} x{n} {follower or ''}: {mbps:.1f} MB/s "
             f"({drained:.1f} drained), "
-            f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB), RSS KiB over the run "
+            f"CPU {cpu:.2f} s ({cpu / (size / GIB):.2f} s/GiB, {system_cpu:.2f} s in the kernel), RSS KiB over the run "
             f"{[rss[min(len(rss) - 1, len(rss) * q // 4)] for q in range(5)]} "
             f"(max {max(rss)}, {len(rss)} samples), {files} bytes in log files")
 
@@ -161,7 +179,7 @@ for system, n, follower, _ in CONFIGS:
     s = samples[(system, n, follower)]
     mbps = median([x[0] for x in s])
     cpu_gib = median([x[1] for x in s]) / (size / GIB)
-    peer = samples[("supervisord", n, None)]
+    peer = samples.get(("supervisord", n, None)) or s
     peer_mbps = median([x[0] for x in peer])
     peer_cpu = median([x[1] for x in peer]) / (size / GIB)
     rss_first = median([x[2][0] for x in s]) / 1024
