@@ -9,6 +9,7 @@
 // runs on the daemon's loop for every line (no allocation, a bounded look at the line).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -21,5 +22,17 @@ LogLevel classify_log_line(std::string_view text);
 std::optional<LogLevel> parse_log_level(std::string_view name);
 // "debug" ... "fatal"; "" for unknown.
 std::string_view to_string(LogLevel level);
+
+// One letter a level, as `logs -f` sends the levels of a batch of lines (docs/ipc.md, the
+// `text` event): '.' for unknown, then d i w e f.
+inline constexpr std::string_view kLevelLetters = ".diwef";  // indexed by LogLevel
+inline char letter_of(LogLevel level) {
+  return kLevelLetters[static_cast<std::size_t>(level)];
+}
+// The level of a letter of kLevelLetters; unknown for any other byte.
+inline LogLevel level_of_letter(char letter) {
+  const std::size_t at = kLevelLetters.find(letter);
+  return at == std::string_view::npos ? LogLevel::unknown : static_cast<LogLevel>(at);
+}
 
 }  // namespace stackie

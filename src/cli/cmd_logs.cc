@@ -16,6 +16,7 @@
 #include "cli/cli_daemon.h"
 #include "cli/cli_time.h"
 #include "cli/cmd.h"
+#include "cli/log_text_event.h"
 #include "cli/terminal_text.h"
 
 namespace stackie::cli {
@@ -120,8 +121,9 @@ int run_logs(std::span<char*> argv) {
   if (!project.empty()) params.set("stack", project);
   if (streams.size() > 0) params.set("streams", streams);
   if (!level.empty()) params.set("level", level);
-  // A follower takes the lines of each read as one `lines` event (older daemons ignore this).
-  if (follow) params.set("batch", true);
+  // A follower takes the lines of each read as one `text` event (cli/log_text_event.h; a
+  // daemon that does not know it sends a `line` event per line).
+  if (follow) params.set("batch", "text");
   if (since_ms) {
     params.set("since", static_cast<long long>(*since_ms));
     // --since alone means every line from then on that the daemon still holds, not 10 of them.
@@ -140,50 +142,98 @@ int run_logs(std::span<char*> argv) {
   for (const auto& b : blocks)
     if (auto slash = b.find('/'); slash != std::string::npos) ++stacks_named[b.substr(0, slash)];
   bool with_stack = stacks_named.size() > 1;
-  auto reply = connection.client->call("logs", params, [&](const ipc::Event& event) {
-    if (event.name == "skipped") {
-      std::fprintf(stderr, "stackie: %lld lines skipped (slow reader)\n",
-                   static_cast<long long>(event.data["count"].int_or(0)));
+  // Each log line becomes one line of output, gathered for the whole event and written once.
+  auto add_line = [&](std::string& out, const std::string& stack, const std::string& block,
+                      const std::string& stream, const std::string& ts, LogLevel announced,
+                      std::string_view text) {
+    if (json) {
+      out += to_json(Json::object(
+          {{"stack", stack},
+           {"block", block},
+           {"stream", stream},
+           {"ts", ts},
+           {"level",
+            announced == LogLevel::unknown ? Json() : Json(std::string(to_string(announced)))},
+           {"text", std::string(text)}}));
+      out += '\n';
       return;
     }
-    // One line as a `line` event carries it, whether it came alone or in a `lines` batch.
-    auto print_line = [&](const Json& data, const Json& line) {
-      if (json) {
-        std::string out = to_json(Json::object({{"stack", data["stack"]},
-                                                {"block", data["block"]},
-                                                {"stream", data["stream"]},
-                                                {"ts", data["ts"]},
-                                                {"level", line["level"]},
-                                                {"text", line["text"]}})) +
-                          "\n";
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        return;
-      }
-      std::string name = shown(data["block"].string_or("?"));
-      if (with_stack) name = shown(data["stack"].string_or("?")) + "/" + name;
-      std::string out;
-      if (prefix) {
-        auto [it, added] = color_of.emplace(name, color_of.size());
-        (void)added;
-        if (use_color) out += std::string("\033[") + kColors[it->second % 6] + "m";
-        out += name + " |";
-        if (use_color) out += "\033[0m";
-        out += " ";
-      }
-      if (timestamps) out += data["ts"].string_or("") + " ";
-      out += shown(line["text"].string_or(""));
-      out += "\n";
-      std::fwrite(out.data(), 1, out.size(), stdout);
-    };
-    if (event.name == "line") {
-      print_line(event.data, event.data);
-    } else if (event.name == "lines" && event.data["lines"].is_array()) {
-      for (const auto& line : event.data["lines"].as_array()) print_line(event.data, line);
-    } else {
-      return;
+    std::string name = shown(block);
+    if (with_stack) name = shown(stack) + "/" + name;
+    if (prefix) {
+      auto [it, added] = color_of.emplace(name, color_of.size());
+      (void)added;
+      if (use_color) out += std::string("\033[") + kColors[it->second % 6] + "m";
+      out += name + " |";
+      if (use_color) out += "\033[0m";
+      out += " ";
     }
+    if (timestamps) out += ts + " ";
+    out += on_terminal ? terminal_safe(std::string(text)) : std::string(text);
+    out += '\n';
+  };
+  // A `text` event's lines as they came, when nothing is added to a line: the common `logs -f
+  // > file` or `| grep` under a flood writes what it read (issue 25).
+  const bool as_they_came = !json && !prefix && !timestamps && !on_terminal;
+  std::string out;
+  auto print = [&](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
     if (follow) std::fflush(stdout);
-  });
+  };
+  auto print_text = [&](const LogText& batch) {
+    if (as_they_came) return print(batch.text);
+    out.clear();
+    size_t line = 0;
+    for (size_t start = 0; start < batch.text.size(); ++line) {
+      size_t end = batch.text.find('\n', start);
+      if (end == std::string::npos) end = batch.text.size();
+      const LogLevel announced =
+          line < batch.levels.size() ? level_of_letter(batch.levels[line]) : LogLevel::unknown;
+      add_line(out, batch.stack, batch.block, batch.stream, batch.ts, announced,
+               std::string_view(batch.text).substr(start, end - start));
+      start = end + 1;
+    }
+    print(out);
+  };
+  LogText batch;  // reused from event to event
+  auto take_text_event = [&](ipc::RequestId id, std::string_view line) {
+    if (!decode_log_text_event(line, id, batch)) return false;
+    print_text(batch);
+    return true;
+  };
+  auto reply = connection.client->call(
+      "logs", params,
+      [&](const ipc::Event& event) {
+        if (event.name == "skipped") {
+          std::fprintf(stderr, "stackie: %lld lines skipped (slow reader)\n",
+                       static_cast<long long>(event.data["count"].int_or(0)));
+          return;
+        }
+        // A `text` event the fast decoder did not take (written otherwise): the same lines.
+        if (event.name == "text") {
+          if (log_text_from_json(event.data, batch)) print_text(batch);
+          return;
+        }
+        const Json& data = event.data;
+        auto level_of = [](const Json& line) {
+          return parse_log_level(line["level"].string_or("")).value_or(LogLevel::unknown);
+        };
+        out.clear();
+        if (event.name == "line") {
+          add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
+                   data["stream"].string_or(""), data["ts"].string_or(""), level_of(data),
+                   data["text"].string_or(""));
+        } else if (event.name == "lines" && data["lines"].is_array()) {
+          for (const auto& line : data["lines"].as_array())
+            add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
+                     data["stream"].string_or(""), data["ts"].string_or(""), level_of(line),
+                     line["text"].string_or(""));
+        } else {
+          return;
+        }
+        print(out);
+      },
+      take_text_event);
   if (!reply.ok()) return report_transport_error(reply.error());
   if (!reply->ok()) return report_remote_error(reply->error());
   return kExitOk;

@@ -60,6 +60,11 @@ Result<RequestId> Client::send(std::string_view method, Json params) {
 }
 
 Result<ServerMessage> Client::read_message(std::chrono::milliseconds timeout) {
+  STACKIE_TRY_ASSIGN(line, read_line(timeout));
+  return decode_server_message(line, JsonLimits{options_.max_line, 64});
+}
+
+Result<std::string> Client::read_line(std::chrono::milliseconds timeout) {
   const auto deadline = timeout.count() > 0 ? std::optional<std::chrono::steady_clock::time_point>(
                                                   std::chrono::steady_clock::now() + timeout)
                                             : std::nullopt;
@@ -80,7 +85,7 @@ Result<ServerMessage> Client::read_message(std::chrono::milliseconds timeout) {
   }
   std::string line = std::move(pending_lines_.front());
   pending_lines_.pop_front();
-  return decode_server_message(line, JsonLimits{options_.max_line, 64});
+  return line;
 }
 
 Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event) {
@@ -89,6 +94,16 @@ Result<Reply> Client::call(std::string_view method, Json params, const EventHand
 
 Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event,
                            const Tick& tick) {
+  return call(method, std::move(params), on_event, tick, LineTaker{});
+}
+
+Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event,
+                           const LineTaker& take_line) {
+  return call(method, std::move(params), on_event, Tick{}, take_line);
+}
+
+Result<Reply> Client::call(std::string_view method, Json params, const EventHandler& on_event,
+                           const Tick& tick, const LineTaker& take_line) {
   auto sent = send(method, std::move(params));
   if (!sent.ok()) {
     // A server that refuses us (another uid, too many connections) says why and hangs up,
@@ -105,8 +120,8 @@ Result<Reply> Client::call(std::string_view method, Json params, const EventHand
   const auto idle = options_.idle_timeout;
   auto last_message = std::chrono::steady_clock::now();
   for (;;) {
-    auto next = read_message(ticking ? tick.every : idle);
-    if (!next.ok() && ticking && next.error().code == UV_ETIMEDOUT) {
+    auto line = read_line(ticking ? tick.every : idle);
+    if (!line.ok() && ticking && line.error().code == UV_ETIMEDOUT) {
       if (idle.count() == 0 || std::chrono::steady_clock::now() - last_message < idle) {
         tick.run();
         continue;
@@ -114,8 +129,10 @@ Result<Reply> Client::call(std::string_view method, Json params, const EventHand
       return Error{UV_ETIMEDOUT,
                    "no answer from the daemon within " + std::to_string(idle.count()) + " ms"};
     }
-    STACKIE_TRY_ASSIGN(message, std::move(next));
+    STACKIE_TRY_ASSIGN(text, std::move(line));
     last_message = std::chrono::steady_clock::now();
+    if (take_line && take_line(id, text)) continue;
+    STACKIE_TRY_ASSIGN(message, decode_server_message(text, JsonLimits{options_.max_line, 64}));
     if (auto* event = std::get_if<Event>(&message)) {
       // Events of another id belong to an earlier call given up on (a timeout): not ours.
       if (event->id == id && on_event) on_event(*event);

@@ -75,6 +75,14 @@ class Client {
   Result<Reply> call(std::string_view method, Json params, const EventHandler& on_event,
                      const Tick& tick);
 
+  // Lines of this call's events that the caller decodes itself, before any parse: take(id,
+  // line) returns true when it took the line, which is then neither parsed nor given to
+  // on_event. For a hot path that knows one event's exact text (`logs -f` under a flood,
+  // cli/log_text_event.h: a JSON tree per event was most of the follower's CPU).
+  using LineTaker = std::function<bool(RequestId id, std::string_view line)>;
+  Result<Reply> call(std::string_view method, Json params, const EventHandler& on_event,
+                     const LineTaker& take_line);
+
   // The pieces of call(), for callers that interleave: send returns the request's id.
   Result<RequestId> send(std::string_view method, Json params = Json::object());
   // The next message from the server, waiting at most `timeout` (0 = forever).
@@ -91,6 +99,10 @@ class Client {
 
  private:
   Client(int fd, ClientOptions options);
+  Result<Reply> call(std::string_view method, Json params, const EventHandler& on_event,
+                     const Tick& tick, const LineTaker& take_line);
+  // The next line from the server, unparsed, waiting at most `timeout` (0 = forever).
+  Result<std::string> read_line(std::chrono::milliseconds timeout);
   Status write_all(std::string_view bytes);
   // Up to `size` bytes: 0 at the end of the stream, nullopt when the deadline passed first.
   Result<std::optional<std::size_t>> read_some(

@@ -175,6 +175,22 @@ void write_level(std::string& out, LogLevel level) {
 
 }  // namespace
 
+namespace {
+
+void write_event_head(std::string& out, const std::string& stack, const std::string& block,
+                      LogStream stream, const std::string& timestamp) {
+  out += "{\"stack\":";
+  append_json_string(out, stack);
+  out += ",\"block\":";
+  append_json_string(out, block);
+  out += ",\"stream\":";
+  append_json_string(out, to_string(stream));
+  out += ",\"ts\":";
+  append_json_string(out, timestamp);
+}
+
+}  // namespace
+
 Json log_lines_event(const std::string& stack, const std::string& block, LogStream stream,
                      const std::string& timestamp, std::span<const LogBatchLine> lines) {
   Json list = Json::array();
@@ -191,14 +207,7 @@ Json log_lines_event(const std::string& stack, const std::string& block, LogStre
 void write_log_lines_event(std::string& out, const std::string& stack, const std::string& block,
                            LogStream stream, const std::string& timestamp,
                            std::span<const LogBatchLine> lines) {
-  out += "{\"stack\":";
-  append_json_string(out, stack);
-  out += ",\"block\":";
-  append_json_string(out, block);
-  out += ",\"stream\":";
-  append_json_string(out, to_string(stream));
-  out += ",\"ts\":";
-  append_json_string(out, timestamp);
+  write_event_head(out, stack, block, stream, timestamp);
   out += ",\"lines\":[";
   // What comes before each line's text, by level, written once: a line is then its text and two
   // appends (issue 25: the level's string, the keys and the quotes were most of a line's).
@@ -218,6 +227,36 @@ void write_log_lines_event(std::string& out, const std::string& stack, const std
     out += "\"}";
   }
   out += "]}";
+}
+
+Json log_text_event(const std::string& stack, const std::string& block, LogStream stream,
+                    const std::string& timestamp, std::span<const LogBatchLine> lines) {
+  std::string levels, text;
+  for (const auto& line : lines) {
+    levels += letter_of(line.level);
+    text.append(line.text);
+    text += '\n';
+  }
+  return Json::object({{"stack", stack},
+                       {"block", block},
+                       {"stream", std::string(to_string(stream))},
+                       {"ts", timestamp},
+                       {"levels", std::move(levels)},
+                       {"text", std::move(text)}});
+}
+
+void write_log_text_event(std::string& out, const std::string& stack, const std::string& block,
+                          LogStream stream, const std::string& timestamp,
+                          std::span<const LogBatchLine> lines) {
+  write_event_head(out, stack, block, stream, timestamp);
+  out += ",\"levels\":\"";
+  for (const auto& line : lines) out += letter_of(line.level);
+  out += "\",\"text\":\"";
+  for (const auto& line : lines) {
+    append_json_string_contents(out, line.text);
+    out += "\\n";
+  }
+  out += "\"}";
 }
 
 namespace {
@@ -295,7 +334,9 @@ struct DaemonHandlers::Follower final : LogSink {
   LineFilter filter;
   uint64_t id = 0;
   TimestampText stamps;
-  bool batch = false;                // the client takes `lines` events
+  // What the client takes for the lines of a read: a `line` event each, one `lines` event
+  // ("batch": true) or one `text` event ("batch": "text").
+  enum class Batch { none, lines, text } batch = Batch::none;
   std::vector<LogBatchLine> wanted;  // reused: the lines of a batch that pass the filter
   bool offer(const LogLine& line) override {
     if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
@@ -308,18 +349,27 @@ struct DaemonHandlers::Follower final : LogSink {
   }
   // All of the batch in one `lines` event, or none of it.
   size_t offer_batch(const LogBatch& lines) override {
-    if (!batch) return LogSink::offer_batch(lines);
+    if (batch == Batch::none) return LogSink::offer_batch(lines);
     if (!filter.wants_stream(lines.stream)) return 0;
     wanted.clear();
     for (const auto& line : lines.lines)
       if (filter.wants_level(line.level)) wanted.push_back(line);
     if (wanted.empty()) return 0;
     const std::string& timestamp = stamps.of(lines.time_ms);
-    auto outcome = session.event_lazily(
-        "lines", [&] { return log_lines_event(stack, block, lines.stream, timestamp, wanted); },
-        [&](std::string& out) {
-          write_log_lines_event(out, stack, block, lines.stream, timestamp, wanted);
-        });
+    auto outcome =
+        batch == Batch::text
+            ? session.event_lazily(
+                  "text",
+                  [&] { return log_text_event(stack, block, lines.stream, timestamp, wanted); },
+                  [&](std::string& out) {
+                    write_log_text_event(out, stack, block, lines.stream, timestamp, wanted);
+                  })
+            : session.event_lazily(
+                  "lines",
+                  [&] { return log_lines_event(stack, block, lines.stream, timestamp, wanted); },
+                  [&](std::string& out) {
+                    write_log_lines_event(out, stack, block, lines.stream, timestamp, wanted);
+                  });
     return outcome == ipc::EventOutcome::sent ? 0 : wanted.size();
   }
   // A client that does not keep up: its events would be skipped, so BlockLogs does not gather
@@ -332,7 +382,7 @@ struct DaemonHandlers::Follower final : LogSink {
     uint64_t wanted_lines = 0;
     for (size_t level = 0; level < per_level.size(); ++level)
       if (filter.wants_level(static_cast<LogLevel>(level))) wanted_lines += per_level[level];
-    if (wanted_lines > 0) session.skip_events(batch ? 1 : wanted_lines);
+    if (wanted_lines > 0) session.skip_events(batch != Batch::none ? 1 : wanted_lines);
     return static_cast<size_t>(wanted_lines);
   }
 };
@@ -691,6 +741,14 @@ void DaemonHandlers::status(Session session, const Json& params) {
 void DaemonHandlers::logs(Session session, const Json& params) {
   auto filter = line_filter(params["streams"], params["level"]);
   if (!filter.ok()) return session.fail(errc::kInvalidParams, filter.error().message);
+  const Json& batch = params["batch"];
+  Follower::Batch batching = Follower::Batch::none;
+  if (batch.is_bool() && batch.as_bool())
+    batching = Follower::Batch::lines;
+  else if (batch.is_string() && batch.as_string() == "text")
+    batching = Follower::Batch::text;
+  else if (!batch.is_null() && !batch.is_bool())
+    return session.fail(errc::kInvalidParams, "\"batch\" is true, false or \"text\"");
   // Each named block ("BLOCK" or "STACK/BLOCK") through the one resolver; none named: every
   // block of the one stack meant.
   std::vector<Target> targets;
@@ -738,7 +796,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     follower->stack = target.stack;
     follower->block = target.block;
     follower->filter = *filter;
-    follower->batch = params["batch"].bool_or(false);
+    follower->batch = batching;
     auto id = daemon_.supervisor().follow(target.stack, target.block, follower.get());
     if (!id.ok()) continue;
     follower->id = *id;

@@ -34,6 +34,19 @@ void write_log_lines_event(std::string& out, const std::string& stack, const std
                            LogStream stream, const std::string& timestamp,
                            std::span<const LogBatchLine> lines);
 
+// The `text` event of `logs` (docs/ipc.md), sent to a follower that asked for
+// "batch": "text": the lines of one read as one string, {stack, block, stream, ts, levels,
+// text}, where `text` is each line followed by "\n" and `levels` has one letter per line
+// (base/log_level.h letter_of). A client decodes one string instead of an object per line, and
+// prints it as it came when it adds nothing to a line: `logs -f` under a flood cost as much CPU as
+// the daemon, taken from the block on a small machine (issue 25).
+Json log_text_event(const std::string& stack, const std::string& block, LogStream stream,
+                    const std::string& timestamp, std::span<const LogBatchLine> lines);
+// Appends to_json(log_text_event(...)) without building the Json.
+void write_log_text_event(std::string& out, const std::string& stack, const std::string& block,
+                          LogStream stream, const std::string& timestamp,
+                          std::span<const LogBatchLine> lines);
+
 // The IPC error code of an Error from the supervisor (ENOENT: not_found, EBUSY: busy, ...).
 std::string_view code_for(const Error& error);
 

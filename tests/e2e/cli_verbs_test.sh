@@ -48,6 +48,23 @@ slow:
       command: "exec sleep 600"
       depends_on: [first]
 YML
+mkdir talk && cat > talk/talk.sh <<'SH'
+i=0
+while :; do
+  i=$((i+1))
+  printf 'tick %d WARN "q" \\ \t\n' "$i"
+  printf 'oops %d ERROR\n' "$i" >&2
+  sleep 0.05
+done
+SH
+cat > talk/stackie.yml <<YML
+talk:
+  blocks:
+    talker:
+      command: [sh, $T/talk/talk.sh]
+    echo:
+      command: [sh, -c, "while :; do echo echo-line; sleep 0.05; done"]
+YML
 mkdir bad && cat > bad/stackie.yml <<'YML'
 broken:
   blocks:
@@ -129,6 +146,31 @@ out=$(run logs --since "$(date '+%Y-%m-%d %H:%M' -d '+1 hour')" api)
 [ -z "$out" ]; check "logs --since a later local time prints nothing" 0 $?
 out=$(timeout 3 "$S" logs -f api); check "logs -f runs until stopped by timeout" 124 $?
 contains "logs -f printed the tail" "$out" "api up"
+
+# logs -f of lines written after it started (each read of a block's pipe comes as one `text`
+# event, cli/log_text_event.h): as they came, with timestamps, as JSON, filtered, prefixed.
+(cd talk && run up --no-sandbox >/dev/null); check "up of a talking stack" 0 $?
+follow() { timeout 2 "$S" logs -f -n 0 -p talk "$@"; }
+follow talker --stdout >follow.plain; check "logs -f (plain) runs until stopped" 124 $?
+tab=$(printf '\t')
+[ "$(grep -c "^tick [0-9]* WARN \"q\" \\\\ $tab\$" follow.plain)" -ge 5 ]
+check "logs -f prints new lines as written, quotes, backslash and tab kept" 0 $?
+[ "$(grep -vc '^tick ' follow.plain)" -eq 0 ]; check "logs -f --stdout has only stdout" 0 $?
+follow talker --stderr -t >follow.stamped
+[ "$(grep -c '^20[0-9-]*T[0-9:.]*Z oops [0-9]* ERROR$' follow.stamped)" -ge 5 ]
+check "logs -f -t stamps each new line" 0 $?
+follow talker --json >follow.json
+grep -q '"block":"talker","stream":"stdout","ts":"[^"]*","level":"warn","text":"tick [0-9]* WARN \\"q\\" \\\\ \\t"}$' follow.json
+check "logs -f --json: one object a line with its level" 0 $?
+grep -q '"stream":"stderr","ts":"[^"]*","level":"error","text":"oops [0-9]* ERROR"}$' follow.json
+check "logs -f --json: stderr lines too" 0 $?
+follow talker --level error >follow.errors
+[ "$(grep -c '^oops' follow.errors)" -ge 5 ] && ! grep -q '^tick' follow.errors
+check "logs -f --level error keeps the error lines only" 0 $?
+follow >follow.both
+grep -q '^talker | tick [0-9]* WARN' follow.both && grep -q '^echo | echo-line$' follow.both
+check "logs -f of several blocks prefixes each line" 0 $?
+run down talk >/dev/null; check "down of the talking stack" 0 $?
 
 run exec api -- sh -c 'exit 7'; check "exec returns CMD's status" 7 $?
 out=$(run exec api -- echo inside); contains "exec output" "$out" "inside"

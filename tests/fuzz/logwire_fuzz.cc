@@ -3,13 +3,15 @@
 // input; every line becomes the daemon's `line` event exactly as `logs` sends it
 // (log_line_event, encode_event), and the client's parser (decode_server_message) must accept
 // it, with the text holding no NUL and reading back as the line with NUL and each byte that is
-// not UTF-8 replaced by U+FFFD. All the lines together go the same way as one `lines` event.
+// not UTF-8 replaced by U+FFFD. All the lines together go the same way as one `lines` event,
+// and as one `text` event, which the CLI's own decoder must read as the parser does.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/log_text_event.h"
 #include "ipc/protocol.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_handlers.h"
@@ -57,6 +59,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const stackie::Json& text = lines_event->data["lines"].as_array()[i]["text"];
     if (!text.is_string() || stackie::to_json(text) != expected_text(tail[i].text)) std::abort();
   }
+  // And as one `text` event, as `stackie logs -f` asks for them: the writer gives the Json's
+  // bytes, and the CLI's own decoder takes exactly that line and reads what the parser reads.
+  std::string text_wire = stackie::ipc::encode_event(9, "text", [&](std::string& out) {
+    stackie::write_log_text_event(out, "s", "b", stackie::LogStream::out, batch_stamp, batch);
+  });
+  if (text_wire !=
+      stackie::ipc::encode_event(
+          9, "text",
+          stackie::log_text_event("s", "b", stackie::LogStream::out, batch_stamp, batch)))
+    std::abort();
+  text_wire.pop_back();
+  auto text_message = stackie::ipc::decode_server_message(text_wire);
+  if (!text_message.ok()) std::abort();
+  stackie::cli::LogText parsed, decoded;
+  if (!stackie::cli::log_text_from_json(std::get<stackie::ipc::Event>(*text_message).data,
+                                        parsed) ||
+      !stackie::cli::decode_log_text_event(text_wire, 9, decoded) || decoded.text != parsed.text ||
+      decoded.levels != parsed.levels || decoded.levels.size() != tail.size())
+    std::abort();
   for (const auto& line : tail) {
     const std::string stamp = stackie::format_timestamp(line.time_ms);
     std::string wire =
