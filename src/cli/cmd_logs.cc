@@ -204,9 +204,12 @@ int run_logs(std::span<char*> argv) {
   auto reply = connection.client->call(
       "logs", params,
       [&](const ipc::Event& event) {
+        // The daemon counts the events it skipped. A follower's event is a read's lines, and
+        // how many lines it missed comes in the stream itself ("[stackie] N lines skipped").
         if (event.name == "skipped") {
-          std::fprintf(stderr, "stackie: %lld lines skipped (slow reader)\n",
-                       static_cast<long long>(event.data["count"].int_or(0)));
+          std::fprintf(stderr, "stackie: %lld %s skipped (slow reader)\n",
+                       static_cast<long long>(event.data["count"].int_or(0)),
+                       follow ? "batches of lines" : "lines");
           return;
         }
         // A `text` event the fast decoder did not take (written otherwise): the same lines.
