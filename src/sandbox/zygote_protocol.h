@@ -17,7 +17,9 @@
 // The zygote exits when the daemon closes its end, and dies with the daemon (PDEATHSIG); every
 // monitor dies with the zygote (the monitor's own PDEATHSIG), and every block with its monitor.
 // The zygote forks each monitor before its request comes (a spare, waiting on a socketpair of
-// its own), so the answer to a spawn waits for no fork. A spare the daemon never heard of may
+// its own), so the answer to a spawn waits for no fork (the next spare comes once a monitor
+// exits or the zygote is idle: linux_zygote.cc kSpareDelayMs; a request that finds none has its
+// monitor forked on the spot). A spare the daemon never heard of may
 // be reported `exited` (it died, or the zygote dropped it): the daemon ignores unknown pids.
 #pragma once
 

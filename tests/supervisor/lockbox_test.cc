@@ -204,12 +204,17 @@ TEST_F(LockboxTest, ZygoteRetiresWithItsLastBlockAndComesBack) {
   const int monitor = row("once").pid;
   const int zygote = std::stoi(status_field(monitor, "PPid"));
   EXPECT_EQ(our_zygotes(), std::vector<int>{zygote});
-  // The zygote's children: the monitor, and the spare it forked for the next request.
+  // The zygote's children: the monitor, and the spare it forks for the next request (once it
+  // has been idle a moment, linux_zygote.cc kSpareDelayMs: hence the wait).
   std::vector<int> forked;
-  for (int pid : processes_mentioning("--zygote")) {
-    const std::string parent = status_field(pid, "PPid");  // "" once the process is gone
-    if (pid != zygote && !parent.empty() && std::stoi(parent) == zygote) forked.push_back(pid);
-  }
+  run_until([&] {
+    forked.clear();
+    for (int pid : processes_mentioning("--zygote")) {
+      const std::string parent = status_field(pid, "PPid");  // "" once the process is gone
+      if (pid != zygote && !parent.empty() && std::stoi(parent) == zygote) forked.push_back(pid);
+    }
+    return forked.size() == 2;
+  });
   EXPECT_TRUE(std::find(forked.begin(), forked.end(), monitor) != forked.end());
   EXPECT_EQ(forked.size(), 2u) << "the monitor and one spare";
   ASSERT_TRUE(down("s").ok());
