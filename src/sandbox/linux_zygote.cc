@@ -280,15 +280,20 @@ int serve_zygote(int sock, LockboxMain run) {
   int signal_fd = signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) return 1;
   Spare spare = fork_spare(sock, signal_fd, original_mask, run);
+  // Whether an idle zygote without a spare still tries to fork one: not after that failed (no
+  // retry every kSpareDelayMs while forks fail, say at the user's process limit), until the
+  // next request.
+  bool spare_wanted = true;
   for (;;) {
     pollfd ready[2] = {{sock, POLLIN, 0}, {signal_fd, POLLIN, 0}};
-    const int ready_count = poll(ready, 2, spare.pid < 0 ? kSpareDelayMs : -1);
+    const int ready_count = poll(ready, 2, spare.pid < 0 && spare_wanted ? kSpareDelayMs : -1);
     if (ready_count < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (ready_count == 0) {  // idle for kSpareDelayMs with no spare
       spare = fork_spare(sock, signal_fd, original_mask, run);
+      spare_wanted = spare.pid >= 0;
       continue;
     }
     if (ready[1].revents & POLLIN) {
@@ -300,6 +305,7 @@ int serve_zygote(int sock, LockboxMain run) {
       Received request = receive(sock);
       if (request.eof) break;
       handle_request(sock, signal_fd, original_mask, run, request, spare);
+      spare_wanted = true;
     } else if (ready[0].revents & (POLLHUP | POLLERR)) {
       break;
     }
