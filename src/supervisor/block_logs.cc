@@ -1,13 +1,6 @@
 #include "supervisor/block_logs.h"
 
-#include "base/directories.h"
-#include "base/safe_open.h"
-
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -46,108 +39,6 @@ int64_t now_ms() {
 
 }  // namespace
 
-RotatingFile::RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes,
-                           int count)
-    : dir_(dir),
-      dir_shown_(std::move(dir_shown)),
-      name_(std::move(name)),
-      path_(dir_shown_ + "/" + name_),
-      max_bytes_(max_bytes),
-      count_(count < 1 ? 1 : count) {}
-
-RotatingFile::RotatingFile(std::string path, uint64_t max_bytes, int count)
-    : path_(std::move(path)), max_bytes_(max_bytes), count_(count < 1 ? 1 : count) {
-  size_t slash = path_.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
-  dir_shown_ = dir;
-  name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-  auto opened = open_directory(dir);
-  if (opened.ok()) own_dir_ = std::move(*opened);
-  dir_ = own_dir_.get();  // -1 when missing: open() reports it
-}
-
-RotatingFile::~RotatingFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-bool RotatingFile::still_in_directory() const {
-  return still_named_in(fd_, dir_, name_);
-}
-
-void RotatingFile::use_directory(int dir) {
-  dir_ = dir;
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-Status RotatingFile::open() {
-  if (dir_ < 0) return system_error(ENOENT, "open " + path_);
-  STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
-  fd_ = opened.release();
-  size_ = file_size(fd_);
-  return {};
-}
-
-Status RotatingFile::rotate() {
-  if (count_ == 1) {
-    // The open file itself: truncating by name would follow a link put in its place.
-    STACKIE_TRY(truncate_open_file(fd_, path_));
-    size_ = 0;
-    return {};
-  }
-  ::close(fd_);
-  fd_ = -1;
-  // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. rename_in moves
-  // names within the directory and follows nothing.
-  for (int i = count_ - 2; i >= 0; --i) {
-    std::string from = i == 0 ? name_ : name_ + "." + std::to_string(i);
-    Status renamed =
-        rename_in_removing_target(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
-    if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
-  }
-  return open();
-}
-
-Status RotatingFile::append(std::string_view text) {
-  if (fd_ >= 0 && !still_in_directory()) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  if (fd_ < 0) STACKIE_TRY(open());
-  // `text` is whole records ("...\n"): write as many as fit, rotate, go on. A single record
-  // larger than the limit gets a file of its own.
-  while (!text.empty()) {
-    size_t room = size_ < max_bytes_ ? static_cast<size_t>(max_bytes_ - size_) : 0;
-    size_t take = text.size();
-    if (take > room) {
-      size_t cut = room > 0 ? text.rfind('\n', room - 1) : std::string_view::npos;
-      if (cut != std::string_view::npos) {
-        take = cut + 1;
-      } else if (size_ > 0) {
-        STACKIE_TRY(rotate());
-        continue;
-      } else {
-        size_t end = text.find('\n');
-        take = end == std::string_view::npos ? text.size() : end + 1;
-      }
-    }
-    STACKIE_TRY(write_all(text.substr(0, take)));
-    text.remove_prefix(take);
-  }
-  return {};
-}
-
-Status RotatingFile::write_all(std::string_view text) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd_, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return system_error(errno, "write " + path_);
-    size_ += static_cast<uint64_t>(n);
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-  return {};
-}
-
 BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings settings)
     : block_(std::move(block)),
       directory_(std::move(directory)),
@@ -156,50 +47,17 @@ BlockLogs::BlockLogs(std::string block, std::string directory, LogSettings setti
       err_splitter_(settings.max_line),
       ring_(settings.ring_lines, settings.ring_bytes) {}
 
-namespace {
-
-// The log directory, made (0700) and opened: below the storage root from its fd, never
-// through a link, when `storage_root` holds it.
-Result<UniqueFd> make_log_directory(const std::string& directory, const std::string& storage_root) {
-  auto below = storage_root.empty() ? std::nullopt : path_below(storage_root, directory);
-  if (below) {
-    STACKIE_TRY_ASSIGN(root, open_storage_root(storage_root, Privacy::owned));
-    return make_directories_beneath(root.get(), *below, storage_root);
-  }
-  STACKIE_TRY(make_directories(directory));
-  return open_directory(directory);
-}
-
-}  // namespace
-
 Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::string directory,
                                                    LogSettings settings,
                                                    const std::string& storage_root) {
-  UniqueFd dir;
+  std::unique_ptr<LogFiles> files;
   if (!directory.empty()) {
-    STACKIE_TRY_ASSIGN(made, make_log_directory(directory, storage_root));
-    dir = std::move(made);
+    STACKIE_TRY_ASSIGN(opened, LogFiles::open(directory, settings, storage_root));
+    files = std::move(opened);
   }
   std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
-  logs->storage_root_ = storage_root;
-  if (dir.valid()) {
-    logs->directory_fd_ = std::move(dir);
-    int fd = logs->directory_fd_.get();
-    logs->out_file_ = std::make_unique<RotatingFile>(fd, directory, "stdout.log",
-                                                     settings.file_max_bytes, settings.file_count);
-    logs->err_file_ = std::make_unique<RotatingFile>(fd, directory, "stderr.log",
-                                                     settings.file_max_bytes, settings.file_count);
-  }
+  logs->files_ = std::move(files);
   return logs;
-}
-
-Status BlockLogs::reopen_directory_if_gone() {
-  if (!directory_fd_.valid() || directory_still_there(directory_fd_.get())) return {};
-  STACKIE_TRY_ASSIGN(dir, make_log_directory(directory_, storage_root_));
-  directory_fd_ = std::move(dir);
-  out_file_->use_directory(directory_fd_.get());
-  err_file_->use_directory(directory_fd_.get());
-  return {};
 }
 
 // Every line of one read from the pipe gets the time of that read: they arrived together, and
@@ -262,29 +120,21 @@ void release_after_flood(Buffer& batch) {
 
 // One write per read from the pipe, not one per line.
 void BlockLogs::flush_files() {
+  if (!files_ || (out_batch_.empty() && err_batch_.empty())) return;
+  LogFilesWritten written = files_->write(out_batch_.view(), err_batch_.view());
+  release_after_flood(out_batch_);
+  release_after_flood(err_batch_);
+  files_written(written);
+}
+
+// An error is said once when it starts or changes (in the ring, for `logs`; in stderr.log with
+// the next write if that file works); `status` shows it until a write succeeds again.
+void BlockLogs::files_written(const LogFilesWritten& written) {
+  write_errors_ += written.failed_batches;
   std::string changed;
-  if (!out_batch_.empty() || !err_batch_.empty())
-    if (Status reopened = reopen_directory_if_gone(); !reopened.ok()) {
-      out_batch_.clear();
-      err_batch_.clear();
-      ++write_errors_;
-      if (reopened.error().message != write_error_)
-        changed = write_error_ = reopened.error().message;
-    }
-  for (auto [file, batch] :
-       {std::pair{out_file_.get(), &out_batch_}, {err_file_.get(), &err_batch_}}) {
-    if (file == nullptr || batch->empty()) continue;
-    Status written = file->append(batch->view());
-    release_after_flood(*batch);
-    if (written.ok()) {
-      write_error_.clear();
-      continue;
-    }
-    ++write_errors_;
-    if (written.error().message != write_error_) changed = write_error_ = written.error().message;
-  }
-  // Said once when the error starts or changes (in the ring, for `logs`; in stderr.log with the
-  // next batch if that file works); `status` shows it until a write succeeds again.
+  if (!written.first_error.empty() && written.first_error != write_error_)
+    changed = written.first_error;
+  write_error_ = written.error_now;
   if (!changed.empty())
     add_own_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }
@@ -295,7 +145,7 @@ void BlockLogs::add_block_line(LogStream stream, std::string_view text, std::str
   LogLevel level = classify_log_line(text);
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
-  if (out_file_) {
+  if (files_) {
     AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     // One extension and three copies instead of four appends that each check the capacity.
     char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
@@ -332,7 +182,7 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
-  if (out_file_) {
+  if (files_) {
     AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     batch.append(stamps_.of(time_ms));
     batch.append(' ');

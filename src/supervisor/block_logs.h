@@ -1,7 +1,8 @@
 // A block's logs (DESIGN.md §7): every line timestamped, written to
-// <logs>/<sandbox-id>/{stdout,stderr}.log with size-based rotation, kept in a bounded ring for
-// `logs --tail`, and offered to followers that outlive restarts of the block. Nothing here can
-// block: files are appended with O_APPEND writes, followers that cannot take a line skip it.
+// <logs>/<sandbox-id>/{stdout,stderr}.log with size-based rotation (log_files.h), kept in a
+// bounded ring for `logs --tail`, and offered to followers that outlive restarts of the block.
+// Nothing here can block: files are appended with O_APPEND writes, followers that cannot take
+// a line skip it.
 #pragma once
 
 #include <algorithm>
@@ -18,9 +19,9 @@
 
 #include "base/error.h"
 #include "base/log_level.h"
-#include "base/safe_open.h"
 #include "supervisor/append_buffer.h"
 #include "supervisor/line_ring.h"
+#include "supervisor/log_files.h"
 
 namespace stackie {
 
@@ -36,14 +37,6 @@ class TimestampText {
  private:
   int64_t time_ms_ = -1;
   std::string text_;
-};
-
-struct LogSettings {
-  uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
-  int file_count = 5;                          // files kept per stream, the live one included
-  size_t ring_lines = 2000;
-  size_t ring_bytes = 1024 * 1024;
-  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
 };
 
 // Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces. `emit` is
@@ -113,42 +106,6 @@ void LineSplitter::flush(Emit&& emit) {
   pending_.clear();
   just_split_ = false;
 }
-
-// One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
-// directory held open: every open, rename and truncation is relative to it and never follows a
-// symlink (issue 14: a log file replaced by a link to a file of the user's is refused).
-class RotatingFile {
- public:
-  // `dir` stays owned by the caller and open while this lives; `dir_shown` names it.
-  RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes, int count);
-  // Opens the directory of `path` itself.
-  RotatingFile(std::string path, uint64_t max_bytes, int count);
-  ~RotatingFile();
-  RotatingFile(const RotatingFile&) = delete;
-  RotatingFile& operator=(const RotatingFile&) = delete;
-  Status append(std::string_view text);
-  const std::string& path() const { return path_; }
-  // The directory was made again (the old one was deleted): the file is opened there next.
-  void use_directory(int dir);
-
- private:
-  // The file we hold is still the one named in the directory: not deleted nor renamed away by
-  // someone else's rotation. Checked before each write, so a vanished file is made again on the
-  // next line, without a timer.
-  bool still_in_directory() const;
-  Status open();
-  Status rotate();
-  Status write_all(std::string_view text);
-  UniqueFd own_dir_;  // the constructor from a path opened it
-  int dir_ = -1;
-  std::string dir_shown_;
-  std::string name_;
-  std::string path_;
-  uint64_t max_bytes_;
-  int count_;
-  int fd_ = -1;
-  uint64_t size_ = 0;
-};
 
 // The lines of one read from a block's pipe: one stream, one time (the read's).
 struct LogBatch {
@@ -249,8 +206,8 @@ class BlockLogs {
   void grow_batch();
   std::span<const LogBatchLine> batch() const { return {batch_lines_.data(), batch_size_}; }
   void flush_files();
-  // The log directory was deleted (with the files in it): make it again, as open() did.
-  Status reopen_directory_if_gone();
+  // What a write to the files came to (the errors `status` shows).
+  void files_written(const LogFilesWritten& written);
 
   struct Follower {
     LogSink* sink;
@@ -259,11 +216,9 @@ class BlockLogs {
 
   std::string block_;
   std::string directory_;
-  std::string storage_root_;
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
-  UniqueFd directory_fd_;  // before the files: they use it until they are gone
-  std::unique_ptr<RotatingFile> out_file_, err_file_;
+  std::unique_ptr<LogFiles> files_;     // null: no files
   AppendBuffer out_batch_, err_batch_;  // records not yet written
   TimestampText stamps_;
   LineRing ring_;

@@ -341,6 +341,41 @@ TEST_F(BlockLogsTest, LinesAreTimestampedInFilesAndRing) {
   EXPECT_EQ(err_line.substr(25), "bad");
 }
 
+// stdout.log cannot be written (a directory in its place): stderr.log taking its records must
+// not make `status` say the logs are written again, nor say the error anew each time (it did:
+// the error stood for the last file written, whichever it was).
+TEST_F(BlockLogsTest, AFileThatKeepsFailingStaysSaidOnceWhileTheOtherWorks) {
+  const std::string logs_dir = dir_ + "/logs/s-api";
+  auto opened = BlockLogs::open("api", logs_dir, LogSettings{});
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto logs = *opened;
+  auto records = [&](const std::string& name) {
+    std::ifstream in(logs_dir + "/" + name);
+    std::vector<std::string> texts;
+    for (std::string record; std::getline(in, record);)
+      texts.push_back(record.size() > 25 ? record.substr(25) : "");
+    return texts;
+  };
+  ASSERT_EQ(::mkdir((logs_dir + "/stdout.log").c_str(), 0700), 0);
+  for (int i = 0; i < 3; ++i) {
+    logs->feed(LogStream::out, "lost\n");
+    EXPECT_NE(logs->write_error(), "") << "after stdout " << i;
+    logs->feed(LogStream::err, "kept\n");
+    EXPECT_NE(logs->write_error(), "") << "after stderr " << i;
+  }
+  EXPECT_EQ(logs->write_errors(), 3u);
+  size_t said = 0;
+  for (const auto& line : logs->tail(100))
+    if (line.text.starts_with("[stackie] log file not written: ")) ++said;
+  EXPECT_EQ(said, 1u);
+  EXPECT_EQ(records("stderr.log").size(), 4u) << "three lines and the error";
+
+  ASSERT_EQ(::rmdir((logs_dir + "/stdout.log").c_str()), 0);
+  logs->feed(LogStream::out, "written\n");
+  EXPECT_EQ(logs->write_error(), "");
+  EXPECT_EQ(records("stdout.log"), std::vector<std::string>{"written"});
+}
+
 TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
   LogSettings settings;
   settings.ring_lines = 5;

@@ -1,0 +1,92 @@
+// A block's log files (DESIGN.md §7): <logs>/<sandbox-id>/{stdout,stderr}.log, each rotated by
+// size, in a directory held open and made again when deleted. Plain blocking file work: the
+// daemon runs it off its loop's thread (log_file_writer.h), tests call it directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+#include "base/safe_open.h"
+
+namespace stackie {
+
+struct LogSettings {
+  uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
+  int file_count = 5;                          // files kept per stream, the live one included
+  size_t ring_lines = 2000;
+  size_t ring_bytes = 1024 * 1024;
+  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+};
+
+// One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
+// directory held open: every open, rename and truncation is relative to it and never follows a
+// symlink (issue 14: a log file replaced by a link to a file of the user's is refused).
+class RotatingFile {
+ public:
+  // `dir` stays owned by the caller and open while this lives; `dir_shown` names it.
+  RotatingFile(int dir, std::string dir_shown, std::string name, uint64_t max_bytes, int count);
+  // Opens the directory of `path` itself.
+  RotatingFile(std::string path, uint64_t max_bytes, int count);
+  ~RotatingFile();
+  RotatingFile(const RotatingFile&) = delete;
+  RotatingFile& operator=(const RotatingFile&) = delete;
+  Status append(std::string_view text);
+  const std::string& path() const { return path_; }
+  // The directory was made again (the old one was deleted): the file is opened there next.
+  void use_directory(int dir);
+
+ private:
+  // The file we hold is still the one named in the directory: not deleted nor renamed away by
+  // someone else's rotation. Checked before each write, so a vanished file is made again on the
+  // next line, without a timer.
+  bool still_in_directory() const;
+  Status open();
+  Status rotate();
+  Status write_all(std::string_view text);
+  UniqueFd own_dir_;  // the constructor from a path opened it
+  int dir_ = -1;
+  std::string dir_shown_;
+  std::string name_;
+  std::string path_;
+  uint64_t max_bytes_;
+  int count_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// What one write of a block's records to its files came to: how many of its batches (one per
+// stream) were not written, the first error, and the error still standing after the write: the
+// last one of a file whose last write failed ("" when both files took their last batch).
+struct LogFilesWritten {
+  uint64_t failed_batches = 0;
+  std::string first_error;
+  std::string error_now;
+};
+
+// Both streams' files of one block. Used by one thread at a time.
+class LogFiles {
+ public:
+  // `directory` is made (0700) when missing; with `storage_root` (which holds it), below the
+  // verified root with no symlink on the way (base/safe_open.h).
+  static Result<std::unique_ptr<LogFiles>> open(std::string directory, const LogSettings& settings,
+                                                std::string storage_root);
+  // Appends records ("STAMP TEXT\n" each) to stdout.log and stderr.log.
+  LogFilesWritten write(std::string_view out, std::string_view err);
+
+ private:
+  LogFiles(std::string directory, std::string storage_root, UniqueFd dir,
+           const LogSettings& settings);
+  // The log directory was deleted (with the files in it): make it again, as open() did.
+  Status reopen_directory_if_gone();
+
+  std::string directory_;
+  std::string storage_root_;
+  UniqueFd directory_fd_;  // before the files: they use it until they are gone
+  RotatingFile out_file_, err_file_;
+  std::string out_error_, err_error_;  // why the file's last write failed, or ""
+};
+
+}  // namespace stackie
