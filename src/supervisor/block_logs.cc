@@ -28,8 +28,10 @@ std::string format_timestamp(int64_t time_ms) {
 
 namespace {
 
-std::string skipped_marker(uint64_t skipped) {
-  return "[stackie] " + std::to_string(skipped) + " lines skipped: the follower did not keep up";
+std::string skipped_marker(uint64_t skipped, bool flooded) {
+  return "[stackie] " + std::to_string(skipped) + " lines skipped: " +
+         (flooded ? "the block flooded its output (the log files have every line)"
+                  : "the follower did not keep up");
 }
 
 int64_t now_ms() {
@@ -63,11 +65,11 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
 // Every line of one read from the pipe gets the time of that read: they arrived together, and
 // reading the clock and formatting the stamp once per read instead of once per line was half
 // of the daemon's CPU under a flood of short lines (bench/logs).
-void BlockLogs::feed(LogStream stream, std::string_view data) {
+void BlockLogs::feed(LogStream stream, std::string_view data, LogRead read) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
-  start_batch(stream, time_ms);
+  start_batch(stream, time_ms, read);
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -78,7 +80,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  start_batch(stream, time_ms);
+  start_batch(stream, time_ms, LogRead::some);
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -193,12 +195,14 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ring_.push(seq, time_ms, stream, level, text);
 }
 
-void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
+void BlockLogs::start_batch(LogStream stream, int64_t time_ms, LogRead read) {
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
-  offering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
-    return follower.second.sink->taking_lines();
-  });
+  full_reads_ = read == LogRead::full ? full_reads_ + 1 : 0;
+  shown_ = full_reads_ == 0 || (full_reads_ - 1) % kFloodReadsPerShown == 0;
+  offering_ = shown_ && std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
+                return follower.second.sink->taking_lines();
+              });
   batch_first_seq_ = next_seq_;
   counts_before_batch_ = level_counts_;
 }
@@ -236,20 +240,28 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   if (lines == 0) return;
   const LogBatch lines_read{time_ms, stream, batch()};
   for (auto& [id, follower] : followers_) {
-    if (follower.skipped > 0) {
-      LogLine marker{batch_first_seq_, time_ms, LogStream::daemon, LogLevel::unknown,
-                     skipped_marker(follower.skipped)};
-      if (!follower.sink->offer(marker)) {
-        follower.skipped += lines;
-        continue;
-      }
-      follower.skipped = 0;
+    if (!shown_) {
+      follower.flooded += follower.sink->wanted(stream, per_level);
+      continue;
+    }
+    if (!tell_skipped(follower, batch_first_seq_, time_ms)) {
+      follower.skipped += lines;
+      continue;
     }
     if (offering_ && follower.sink->taking_lines())
       follower.skipped += follower.sink->offer_batch(lines_read);
     else
       follower.skipped += follower.sink->missed(stream, per_level);
   }
+}
+
+bool BlockLogs::tell_skipped(Follower& follower, uint64_t seq, int64_t time_ms) {
+  if (follower.skipped == 0 && follower.flooded == 0) return true;
+  LogLine marker{seq, time_ms, LogStream::daemon, LogLevel::unknown,
+                 skipped_marker(follower.skipped + follower.flooded, follower.flooded > 0)};
+  if (!follower.sink->offer(marker)) return false;
+  follower.skipped = follower.flooded = 0;
+  return true;
 }
 
 // While no follower is offered the lines, the ring takes them in pieces of kRingPiece: a read
@@ -275,7 +287,11 @@ size_t LogSink::offer_batch(const LogBatch& batch) {
   return skipped;
 }
 
-size_t LogSink::missed(LogStream, const LevelCounts& per_level) {
+size_t LogSink::missed(LogStream stream, const LevelCounts& per_level) {
+  return wanted(stream, per_level);
+}
+
+size_t LogSink::wanted(LogStream, const LevelCounts& per_level) const {
   uint64_t lines = 0;
   for (uint64_t count : per_level) lines += count;
   return static_cast<size_t>(lines);
@@ -283,14 +299,9 @@ size_t LogSink::missed(LogStream, const LevelCounts& per_level) {
 
 void BlockLogs::deliver(const LogLine& line) {
   for (auto& [id, follower] : followers_) {
-    if (follower.skipped > 0) {
-      LogLine marker{line.seq, line.time_ms, LogStream::daemon, LogLevel::unknown,
-                     skipped_marker(follower.skipped)};
-      if (!follower.sink->offer(marker)) {
-        ++follower.skipped;
-        continue;
-      }
-      follower.skipped = 0;
+    if (!tell_skipped(follower, line.seq, line.time_ms)) {
+      ++follower.skipped;
+      continue;
     }
     if (!follower.sink->offer(line)) ++follower.skipped;
   }

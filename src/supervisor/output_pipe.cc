@@ -26,8 +26,10 @@ void OutputPipe::start_reading() {
       [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(s->data);
         if (n > 0) {
-          self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
-          if (self->filled_the_buffer(size_t(n))) self->grow_for_flood();
+          const bool full = self->filled_the_buffer(size_t(n));
+          self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)),
+                            full ? LogRead::full : LogRead::some);
+          if (full) self->grow_for_flood();
           self->yield_turn();
         }
         if (n < 0) self->close();  // EOF or error: the last writer is gone

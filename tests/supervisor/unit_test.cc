@@ -694,6 +694,40 @@ struct BatchSink : LogSink {
   }
 };
 
+// While the block floods (its reads come full), followers see the first full read and then one
+// in kFloodReadsPerShown, each after a marker saying how many lines they were not shown; a read
+// that is not full is shown again. The ring and the files keep every line.
+TEST_F(BlockLogsTest, WhileTheBlockFloodsFollowersSeeOneFullReadInEight) {
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
+  ASSERT_TRUE(logs.ok()) << logs.error().message;
+  BatchSink sink;
+  (*logs)->follow(&sink);
+  const uint64_t k = BlockLogs::kFloodReadsPerShown;
+  ASSERT_GT(k, 1u);
+  for (uint64_t read = 0; read < 2 * k + 1; ++read)
+    (*logs)->feed(LogStream::out, "a\nb\nc\n", LogRead::full);
+  (*logs)->feed(LogStream::out, "quiet\n", LogRead::some);
+  (*logs)->feed(LogStream::out, "again\n", LogRead::full);
+
+  using Batches = std::vector<std::vector<std::string>>;
+  const std::vector<std::string> abc{"a", "b", "c"};
+  EXPECT_EQ(sink.batches, (Batches{abc, abc, abc, {"quiet"}, {"again"}}));
+  const std::string marker = "[stackie] " + std::to_string(3 * (k - 1)) +
+                             " lines skipped: the block flooded its output (the log files have "
+                             "every line)";
+  ASSERT_EQ(sink.singles.size(), 2u);
+  EXPECT_EQ(sink.singles[0].text, marker);
+  EXPECT_EQ(sink.singles[1].text, marker);
+  EXPECT_EQ(sink.singles[0].seq, 3 * k + 1) << "before the first line it was shown again";
+
+  const size_t all = 3 * (2 * k + 1) + 2;
+  EXPECT_EQ((*logs)->tail(1000).size(), all);
+  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
+  size_t records = 0;
+  for (std::string record; std::getline(out, record);) ++records;
+  EXPECT_EQ(records, all);
+}
+
 TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
   LogSettings settings;
   settings.max_line = 8;
