@@ -69,7 +69,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data, LogRead read) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
-  start_batch(stream, time_ms, read);
+  start_batch(stream, time_ms, read, data.size());
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -80,7 +80,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data, LogRead read) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  start_batch(stream, time_ms, LogRead::some);
+  start_batch(stream, time_ms, LogRead::caught_up, 0);
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -195,11 +195,18 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ring_.push(seq, time_ms, stream, level, text);
 }
 
-void BlockLogs::start_batch(LogStream stream, int64_t time_ms, LogRead read) {
+void BlockLogs::start_batch(LogStream stream, int64_t time_ms, LogRead read, size_t bytes) {
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
-  full_reads_ = read == LogRead::full ? full_reads_ + 1 : 0;
-  shown_ = full_reads_ == 0 || (full_reads_ - 1) % kFloodReadsPerShown == 0;
+  if (read == LogRead::behind) {
+    behind_bytes_ += bytes;
+  } else {
+    behind_bytes_ = 0;
+    flood_reads_ = 0;
+  }
+  const bool flooding = behind_bytes_ > kFloodAfterBytes;
+  if (flooding) ++flood_reads_;
+  shown_ = !flooding || (flood_reads_ - 1) % kFloodReadsPerShown == 0;
   offering_ = shown_ && std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
                 return follower.second.sink->taking_lines();
               });

@@ -141,9 +141,9 @@ class LogSink {
   virtual size_t wanted(LogStream stream, const LevelCounts& per_level) const;
 };
 
-// A read from a block's pipe that took about all the buffer (`full`: the block writes faster
-// than the daemon reads, a flood) or less (`some`).
-enum class LogRead { some, full };
+// A read from a block's pipe that left more in the pipe (`behind`: the block writes faster than
+// the daemon reads) or not.
+enum class LogRead { caught_up, behind };
 
 class BlockLogs {
  public:
@@ -158,7 +158,7 @@ class BlockLogs {
   const std::string& directory() const { return directory_; }
 
   // Bytes read from the block's pipe for `stream`.
-  void feed(LogStream stream, std::string_view data, LogRead read = LogRead::some);
+  void feed(LogStream stream, std::string_view data, LogRead read = LogRead::caught_up);
   // The pipe closed: the unfinished last line, if any, becomes a line.
   void end_of_stream(LogStream stream);
   // A line of our own about the block ("[stackie] restarting in 200 ms").
@@ -166,12 +166,14 @@ class BlockLogs {
 
   std::vector<LogLine> tail(size_t lines) const;
 
-  // While a block floods its output, followers are shown the first full read and then one
-  // full read in this many; the others are counted for them and said in a marker line. A
-  // follower that takes every line costs the single-threaded daemon the lines' encoding and
-  // socket writes, and under a flood that work is taken from reading the block (the block's
-  // rate fell by a third with one `logs -f`, bench/logs); with one read in 8 the follower costs
-  // an eighth of that. The files and the ring keep every line.
+  // A block floods its output once the daemon has stayed behind it (LogRead::behind) for more
+  // than kFloodAfterBytes; until it catches up, followers are then shown one read in
+  // kFloodReadsPerShown, the others counted for them and said in a marker line. A follower that
+  // takes every line costs the single-threaded daemon the lines' encoding and socket writes,
+  // and under a flood that work is taken from reading the block (its rate fell by a third with
+  // one `logs -f`, bench/logs); with one read in 8 the follower costs an eighth of that. A
+  // burst (a stack trace, a dump) is shown whole; the files and the ring keep every line.
+  static constexpr uint64_t kFloodAfterBytes = 2 * 1024 * 1024;
   static constexpr uint64_t kFloodReadsPerShown = 8;
 
   // Followers: they stay registered across restarts of the block (BlockLogs outlives its
@@ -204,7 +206,7 @@ class BlockLogs {
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
   // offered the read's lines) and what the counts stood at.
-  void start_batch(LogStream stream, int64_t time_ms, LogRead read);
+  void start_batch(LogStream stream, int64_t time_ms, LogRead read, size_t bytes);
   // After: the ring takes the lines the read collected, every follower that takes lines is
   // offered them and the others are told what they missed; then the lines are forgotten.
   void finish_batch();
@@ -256,9 +258,10 @@ class BlockLogs {
   std::vector<LogBatchLine> batch_lines_;  // the first batch_size_ are the read's
   size_t batch_size_ = 0;
   std::vector<CopiedLine> batch_copied_;
-  bool offering_ = false;    // some follower takes lines: the read's lines are offered
-  bool shown_ = true;        // the read is shown to followers (see kFloodReadsPerShown)
-  uint64_t full_reads_ = 0;  // full reads in a row (LogRead::full), this one included
+  bool offering_ = false;      // some follower takes lines: the read's lines are offered
+  bool shown_ = true;          // the read is shown to followers (see kFloodAfterBytes)
+  uint64_t behind_bytes_ = 0;  // read since the daemon was last caught up with the block
+  uint64_t flood_reads_ = 0;   // reads since the flood began, this one included
   LogStream batch_stream_ = LogStream::out;  // the read's
   int64_t batch_time_ms_ = 0;
   // The read's first line and, for followers that were not offered its lines, how many of each

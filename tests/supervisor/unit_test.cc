@@ -694,34 +694,45 @@ struct BatchSink : LogSink {
   }
 };
 
-// While the block floods (its reads come full), followers see the first full read and then one
-// in kFloodReadsPerShown, each after a marker saying how many lines they were not shown; a read
-// that is not full is shown again. The ring and the files keep every line.
-TEST_F(BlockLogsTest, WhileTheBlockFloodsFollowersSeeOneFullReadInEight) {
-  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
+// Once the daemon has been behind the block for more than kFloodAfterBytes, followers see one
+// read in kFloodReadsPerShown, each after a marker saying how many lines they were not shown;
+// a burst below that, and anything after the daemon caught up, is shown whole. The ring and the
+// files keep every line.
+TEST_F(BlockLogsTest, WhileTheBlockFloodsFollowersSeeOneReadInEight) {
+  LogSettings settings;
+  settings.ring_lines = 1000000;
+  settings.ring_bytes = 256 * 1024 * 1024;
+  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", settings);
   ASSERT_TRUE(logs.ok()) << logs.error().message;
   BatchSink sink;
   (*logs)->follow(&sink);
   const uint64_t k = BlockLogs::kFloodReadsPerShown;
   ASSERT_GT(k, 1u);
-  for (uint64_t read = 0; read < 2 * k + 1; ++read)
-    (*logs)->feed(LogStream::out, "a\nb\nc\n", LogRead::full);
-  (*logs)->feed(LogStream::out, "quiet\n", LogRead::some);
-  (*logs)->feed(LogStream::out, "again\n", LogRead::full);
+  std::string read;
+  while (read.size() < 64 * 1024) read += std::string(63, 'x') + "\n";
+  const uint64_t lines_per_read = read.size() / 64;
+  const uint64_t reads_before_flood = BlockLogs::kFloodAfterBytes / read.size();
+  ASSERT_EQ(BlockLogs::kFloodAfterBytes % read.size(), 0u);
+  for (uint64_t i = 0; i < reads_before_flood + 2 * k + 1; ++i)
+    (*logs)->feed(LogStream::out, read, LogRead::behind);
+  (*logs)->feed(LogStream::out, "quiet\n", LogRead::caught_up);
+  (*logs)->feed(LogStream::out, read, LogRead::behind);
 
-  using Batches = std::vector<std::vector<std::string>>;
-  const std::vector<std::string> abc{"a", "b", "c"};
-  EXPECT_EQ(sink.batches, (Batches{abc, abc, abc, {"quiet"}, {"again"}}));
-  const std::string marker = "[stackie] " + std::to_string(3 * (k - 1)) +
+  // Shown: every read up to the limit, the flood's 1st, (k+1)th and (2k+1)th, and both after.
+  ASSERT_EQ(sink.batches.size(), reads_before_flood + 3 + 2);
+  EXPECT_EQ(sink.batches[sink.batches.size() - 2], std::vector<std::string>{"quiet"});
+  EXPECT_EQ(sink.batches.back().size(), lines_per_read);
+  const std::string marker = "[stackie] " + std::to_string((k - 1) * lines_per_read) +
                              " lines skipped: the block flooded its output (the log files have "
                              "every line)";
   ASSERT_EQ(sink.singles.size(), 2u);
   EXPECT_EQ(sink.singles[0].text, marker);
   EXPECT_EQ(sink.singles[1].text, marker);
-  EXPECT_EQ(sink.singles[0].seq, 3 * k + 1) << "before the first line it was shown again";
+  EXPECT_EQ(sink.singles[0].seq, (reads_before_flood + k) * lines_per_read + 1)
+      << "before the first line it was shown again";
 
-  const size_t all = 3 * (2 * k + 1) + 2;
-  EXPECT_EQ((*logs)->tail(1000).size(), all);
+  const size_t all = (reads_before_flood + 2 * k + 2) * lines_per_read + 1;
+  EXPECT_EQ((*logs)->tail(all + 10).size(), all);
   std::ifstream out(dir_ + "/logs/s-api/stdout.log");
   size_t records = 0;
   for (std::string record; std::getline(out, record);) ++records;
