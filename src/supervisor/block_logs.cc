@@ -198,15 +198,14 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
 void BlockLogs::start_batch(LogStream stream, int64_t time_ms, LogRead read, size_t bytes) {
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
-  if (read == LogRead::behind) {
-    behind_bytes_ += bytes;
-  } else {
-    behind_bytes_ = 0;
-    flood_reads_ = 0;
-  }
-  const bool flooding = behind_bytes_ > kFloodAfterBytes;
-  if (flooding) ++flood_reads_;
-  shown_ = !flooding || (flood_reads_ - 1) % kFloodReadsPerShown == 0;
+  Backlog& backlog = backlogs_[stream == LogStream::err ? 1 : 0];
+  if (read == LogRead::behind)
+    backlog.behind_bytes += bytes;
+  else
+    backlog = Backlog{};
+  const bool flooding = backlog.behind_bytes > kFloodAfterBytes;
+  if (flooding) ++backlog.flood_reads;
+  shown_ = !flooding || (backlog.flood_reads - 1) % kFloodReadsPerShown == 0;
   offering_ = shown_ && std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
                 return follower.second.sink->taking_lines();
               });

@@ -258,10 +258,14 @@ class BlockLogs {
   std::vector<LogBatchLine> batch_lines_;  // the first batch_size_ are the read's
   size_t batch_size_ = 0;
   std::vector<CopiedLine> batch_copied_;
-  bool offering_ = false;      // some follower takes lines: the read's lines are offered
-  bool shown_ = true;          // the read is shown to followers (see kFloodAfterBytes)
-  uint64_t behind_bytes_ = 0;  // read since the daemon was last caught up with the block
-  uint64_t flood_reads_ = 0;   // reads since the flood began, this one included
+  bool offering_ = false;  // some follower takes lines: the read's lines are offered
+  bool shown_ = true;      // the read is shown to followers (see kFloodAfterBytes)
+  // Per stream (stdout, stderr): a flood of one is not ended by a quiet line on the other.
+  struct Backlog {
+    uint64_t behind_bytes = 0;  // read since the daemon was last caught up with the stream
+    uint64_t flood_reads = 0;   // reads since the flood began, this one included
+  };
+  std::array<Backlog, 2> backlogs_{};
   LogStream batch_stream_ = LogStream::out;  // the read's
   int64_t batch_time_ms_ = 0;
   // The read's first line and, for followers that were not offered its lines, how many of each
