@@ -28,10 +28,8 @@ std::string format_timestamp(int64_t time_ms) {
 
 namespace {
 
-std::string skipped_marker(uint64_t skipped, bool flooded) {
-  return "[stackie] " + std::to_string(skipped) + " lines skipped: " +
-         (flooded ? "the block flooded its output (the log files have every line)"
-                  : "the follower did not keep up");
+std::string skipped_marker(uint64_t skipped) {
+  return "[stackie] " + std::to_string(skipped) + " lines skipped: the follower did not keep up";
 }
 
 int64_t now_ms() {
@@ -65,11 +63,11 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
 // Every line of one read from the pipe gets the time of that read: they arrived together, and
 // reading the clock and formatting the stamp once per read instead of once per line was half
 // of the daemon's CPU under a flood of short lines (bench/logs).
-void BlockLogs::feed(LogStream stream, std::string_view data, LogRead read) {
+void BlockLogs::feed(LogStream stream, std::string_view data) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
   read_ = data;
-  start_batch(stream, time_ms, read, data.size());
+  start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -80,7 +78,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data, LogRead read) {
 void BlockLogs::end_of_stream(LogStream stream) {
   auto& splitter = stream == LogStream::err ? err_splitter_ : out_splitter_;
   int64_t time_ms = now_ms();
-  start_batch(stream, time_ms, LogRead::caught_up, 0);
+  start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
@@ -195,20 +193,12 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   ring_.push(seq, time_ms, stream, level, text);
 }
 
-void BlockLogs::start_batch(LogStream stream, int64_t time_ms, LogRead read, size_t bytes) {
+void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
-  Backlog& backlog = backlogs_[stream == LogStream::err ? 1 : 0];
-  if (read == LogRead::behind)
-    backlog.behind_bytes += bytes;
-  else
-    backlog = Backlog{};
-  const bool flooding = backlog.behind_bytes > kFloodAfterBytes;
-  if (flooding) ++backlog.flood_reads;
-  shown_ = !flooding || (backlog.flood_reads - 1) % kFloodReadsPerShown == 0;
-  offering_ = shown_ && std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
-                return follower.second.sink->taking_lines();
-              });
+  offering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
+    return follower.second.sink->taking_lines();
+  });
   batch_first_seq_ = next_seq_;
   counts_before_batch_ = level_counts_;
 }
@@ -246,28 +236,20 @@ void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {
   if (lines == 0) return;
   const LogBatch lines_read{time_ms, stream, batch()};
   for (auto& [id, follower] : followers_) {
-    if (!shown_) {
-      follower.flooded += follower.sink->wanted(stream, per_level);
-      continue;
-    }
-    if (!tell_skipped(follower, batch_first_seq_, time_ms)) {
-      follower.skipped += lines;
-      continue;
+    if (follower.skipped > 0) {
+      LogLine marker{batch_first_seq_, time_ms, LogStream::daemon, LogLevel::unknown,
+                     skipped_marker(follower.skipped)};
+      if (!follower.sink->offer(marker)) {
+        follower.skipped += lines;
+        continue;
+      }
+      follower.skipped = 0;
     }
     if (offering_ && follower.sink->taking_lines())
       follower.skipped += follower.sink->offer_batch(lines_read);
     else
       follower.skipped += follower.sink->missed(stream, per_level);
   }
-}
-
-bool BlockLogs::tell_skipped(Follower& follower, uint64_t seq, int64_t time_ms) {
-  if (follower.skipped == 0 && follower.flooded == 0) return true;
-  LogLine marker{seq, time_ms, LogStream::daemon, LogLevel::unknown,
-                 skipped_marker(follower.skipped + follower.flooded, follower.flooded > 0)};
-  if (!follower.sink->offer(marker)) return false;
-  follower.skipped = follower.flooded = 0;
-  return true;
 }
 
 // While no follower is offered the lines, the ring takes them in pieces of kRingPiece: a read
@@ -293,11 +275,7 @@ size_t LogSink::offer_batch(const LogBatch& batch) {
   return skipped;
 }
 
-size_t LogSink::missed(LogStream stream, const LevelCounts& per_level) {
-  return wanted(stream, per_level);
-}
-
-size_t LogSink::wanted(LogStream, const LevelCounts& per_level) const {
+size_t LogSink::missed(LogStream, const LevelCounts& per_level) {
   uint64_t lines = 0;
   for (uint64_t count : per_level) lines += count;
   return static_cast<size_t>(lines);
@@ -305,9 +283,14 @@ size_t LogSink::wanted(LogStream, const LevelCounts& per_level) const {
 
 void BlockLogs::deliver(const LogLine& line) {
   for (auto& [id, follower] : followers_) {
-    if (!tell_skipped(follower, line.seq, line.time_ms)) {
-      ++follower.skipped;
-      continue;
+    if (follower.skipped > 0) {
+      LogLine marker{line.seq, line.time_ms, LogStream::daemon, LogLevel::unknown,
+                     skipped_marker(follower.skipped)};
+      if (!follower.sink->offer(marker)) {
+        ++follower.skipped;
+        continue;
+      }
+      follower.skipped = 0;
     }
     if (!follower.sink->offer(line)) ++follower.skipped;
   }

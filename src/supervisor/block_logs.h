@@ -134,16 +134,9 @@ class LogSink {
   virtual bool taking_lines() const { return true; }
   // The lines of one read of `stream` that this sink was not offered, `per_level` of each
   // level; returns how many of them it would have taken: they count as skipped, exactly as if
-  // offer_batch() had refused them. By default, all of them (wanted()).
+  // offer_batch() had refused them. By default, all of them.
   virtual size_t missed(LogStream stream, const LevelCounts& per_level);
-  // How many of such lines it would have taken, with nothing counted: a read not shown to
-  // followers while the block floods (BlockLogs::kFloodReadsPerShown). By default, all.
-  virtual size_t wanted(LogStream stream, const LevelCounts& per_level) const;
 };
-
-// A read from a block's pipe that left more in the pipe (`behind`: the block writes faster than
-// the daemon reads) or not.
-enum class LogRead { caught_up, behind };
 
 class BlockLogs {
  public:
@@ -158,23 +151,13 @@ class BlockLogs {
   const std::string& directory() const { return directory_; }
 
   // Bytes read from the block's pipe for `stream`.
-  void feed(LogStream stream, std::string_view data, LogRead read = LogRead::caught_up);
+  void feed(LogStream stream, std::string_view data);
   // The pipe closed: the unfinished last line, if any, becomes a line.
   void end_of_stream(LogStream stream);
   // A line of our own about the block ("[stackie] restarting in 200 ms").
   void note(std::string_view text);
 
   std::vector<LogLine> tail(size_t lines) const;
-
-  // A block floods its output once the daemon has stayed behind it (LogRead::behind) for more
-  // than kFloodAfterBytes; until it catches up, followers are then shown one read in
-  // kFloodReadsPerShown, the others counted for them and said in a marker line. A follower that
-  // takes every line costs the single-threaded daemon the lines' encoding and socket writes,
-  // and under a flood that work is taken from reading the block (its rate fell by a third with
-  // one `logs -f`, bench/logs); with one read in 8 the follower costs an eighth of that. A
-  // burst (a stack trace, a dump) is shown whole; the files and the ring keep every line.
-  static constexpr uint64_t kFloodAfterBytes = 2 * 1024 * 1024;
-  static constexpr uint64_t kFloodReadsPerShown = 8;
 
   // Followers: they stay registered across restarts of the block (BlockLogs outlives its
   // processes). A follower that refused lines gets one marker line saying how many it missed
@@ -206,7 +189,7 @@ class BlockLogs {
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
   // offered the read's lines) and what the counts stood at.
-  void start_batch(LogStream stream, int64_t time_ms, LogRead read, size_t bytes);
+  void start_batch(LogStream stream, int64_t time_ms);
   // After: the ring takes the lines the read collected, every follower that takes lines is
   // offered them and the others are told what they missed; then the lines are forgotten.
   void finish_batch();
@@ -228,12 +211,8 @@ class BlockLogs {
 
   struct Follower {
     LogSink* sink;
-    uint64_t skipped = 0;  // lines it did not take (it did not keep up)
-    uint64_t flooded = 0;  // lines of reads not shown to followers (the block flooded)
+    uint64_t skipped = 0;
   };
-  // Before the lines it is offered next: the marker line saying how many it missed, if any.
-  // False when it could not take that either.
-  bool tell_skipped(Follower& follower, uint64_t seq, int64_t time_ms);
 
   std::string block_;
   std::string directory_;
@@ -259,13 +238,6 @@ class BlockLogs {
   size_t batch_size_ = 0;
   std::vector<CopiedLine> batch_copied_;
   bool offering_ = false;  // some follower takes lines: the read's lines are offered
-  bool shown_ = true;      // the read is shown to followers (see kFloodAfterBytes)
-  // Per stream (stdout, stderr): a flood of one is not ended by a quiet line on the other.
-  struct Backlog {
-    uint64_t behind_bytes = 0;  // read since the daemon was last caught up with the stream
-    uint64_t flood_reads = 0;   // reads since the flood began, this one included
-  };
-  std::array<Backlog, 2> backlogs_{};
   LogStream batch_stream_ = LogStream::out;  // the read's
   int64_t batch_time_ms_ = 0;
   // The read's first line and, for followers that were not offered its lines, how many of each

@@ -337,7 +337,7 @@ struct DaemonHandlers::Follower final : LogSink {
   // What the client takes for the lines of a read: a `line` event each, one `lines` event
   // ("batch": true) or one `text` event ("batch": "text").
   enum class Batch { none, lines, text } batch = Batch::none;
-  std::vector<LogBatchLine> passing;  // reused: the lines of a batch that pass the filter
+  std::vector<LogBatchLine> wanted;  // reused: the lines of a batch that pass the filter
   bool offer(const LogLine& line) override {
     if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
     const std::string& timestamp = stamps.of(line.time_ms);
@@ -351,26 +351,26 @@ struct DaemonHandlers::Follower final : LogSink {
   size_t offer_batch(const LogBatch& lines) override {
     if (batch == Batch::none) return LogSink::offer_batch(lines);
     if (!filter.wants_stream(lines.stream)) return 0;
-    passing.clear();
+    wanted.clear();
     for (const auto& line : lines.lines)
-      if (filter.wants_level(line.level)) passing.push_back(line);
-    if (passing.empty()) return 0;
+      if (filter.wants_level(line.level)) wanted.push_back(line);
+    if (wanted.empty()) return 0;
     const std::string& timestamp = stamps.of(lines.time_ms);
     auto outcome =
         batch == Batch::text
             ? session.event_lazily(
                   "text",
-                  [&] { return log_text_event(stack, block, lines.stream, timestamp, passing); },
+                  [&] { return log_text_event(stack, block, lines.stream, timestamp, wanted); },
                   [&](std::string& out) {
-                    write_log_text_event(out, stack, block, lines.stream, timestamp, passing);
+                    write_log_text_event(out, stack, block, lines.stream, timestamp, wanted);
                   })
             : session.event_lazily(
                   "lines",
-                  [&] { return log_lines_event(stack, block, lines.stream, timestamp, passing); },
+                  [&] { return log_lines_event(stack, block, lines.stream, timestamp, wanted); },
                   [&](std::string& out) {
-                    write_log_lines_event(out, stack, block, lines.stream, timestamp, passing);
+                    write_log_lines_event(out, stack, block, lines.stream, timestamp, wanted);
                   });
-    return outcome == ipc::EventOutcome::sent ? 0 : passing.size();
+    return outcome == ipc::EventOutcome::sent ? 0 : wanted.size();
   }
   // A client that does not keep up: its events would be skipped, so BlockLogs does not gather
   // lines for it (issue 25: a stuck `logs -f` must cost the block nothing per line).
@@ -378,15 +378,11 @@ struct DaemonHandlers::Follower final : LogSink {
   // What offer_batch() would have wanted and had skipped, counted from the read's levels: as
   // many lines, and the events they would have been (one `lines` event, or one per line).
   size_t missed(LogStream stream, const LevelCounts& per_level) override {
-    const size_t wanted_lines = wanted(stream, per_level);
-    if (wanted_lines > 0) session.skip_events(batch != Batch::none ? 1 : wanted_lines);
-    return wanted_lines;
-  }
-  size_t wanted(LogStream stream, const LevelCounts& per_level) const override {
     if (!filter.wants_stream(stream)) return 0;
     uint64_t wanted_lines = 0;
     for (size_t level = 0; level < per_level.size(); ++level)
       if (filter.wants_level(static_cast<LogLevel>(level))) wanted_lines += per_level[level];
+    if (wanted_lines > 0) session.skip_events(batch != Batch::none ? 1 : wanted_lines);
     return static_cast<size_t>(wanted_lines);
   }
 };

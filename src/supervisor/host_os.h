@@ -29,10 +29,6 @@ void signal_helper(int pid, int signum);
 // would race libuv's own overlapped read; the pipe is read to its end through libuv instead.
 size_t read_pipe_now(const uv_pipe_t* pipe, char* buffer, size_t size);
 
-// How many bytes `pipe` holds now, unread (FIONREAD). Windows: always 0 (not asked: the daemon
-// then never sees a block's output as a flood, BlockLogs::kFloodAfterBytes).
-size_t pipe_bytes_waiting(const uv_pipe_t* pipe);
-
 // Asks for `pipe` to hold `bytes` (Linux F_SETPIPE_SZ): its capacity after the call, or 0 where
 // pipes cannot grow (macOS, Windows) or the kernel refused (the user's pipe pages are used up).
 size_t grow_pipe_to(const uv_pipe_t* pipe, size_t bytes);

@@ -1,5 +1,4 @@
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,15 +24,6 @@ size_t read_pipe_now(const uv_pipe_t* pipe, char* buffer, size_t size) {
   if (uv_fileno(reinterpret_cast<const uv_handle_t*>(pipe), &fd) != 0) return 0;
   ssize_t n = ::read(fd, buffer, size);
   return n > 0 ? static_cast<size_t>(n) : 0;
-}
-
-size_t pipe_bytes_waiting(const uv_pipe_t* pipe) {
-  uv_os_fd_t fd;
-  int waiting = 0;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(pipe), &fd) != 0 ||
-      ::ioctl(fd, FIONREAD, &waiting) != 0 || waiting < 0)
-    return 0;
-  return static_cast<size_t>(waiting);
 }
 
 size_t grow_pipe_to(const uv_pipe_t* pipe, size_t bytes) {

@@ -21,10 +21,6 @@ size_t read_pipe_now(const uv_pipe_t*, char*, size_t) {
   return 0;
 }
 
-size_t pipe_bytes_waiting(const uv_pipe_t*) {
-  return 0;
-}
-
 size_t grow_pipe_to(const uv_pipe_t*, size_t) {
   return 0;
 }

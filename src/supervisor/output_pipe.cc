@@ -26,12 +26,8 @@ void OutputPipe::start_reading() {
       [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
         auto* self = static_cast<OutputPipe*>(s->data);
         if (n > 0) {
-          // Behind the block: the read took all the buffer and left more in the pipe.
-          const bool full = self->filled_the_buffer(size_t(n));
-          const bool behind = full && pipe_bytes_waiting(self->pipe_.get()) > 0;
-          self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)),
-                            behind ? LogRead::behind : LogRead::caught_up);
-          if (full) self->grow_for_flood();
+          self->logs_->feed(self->stream_, std::string_view(buf->base, size_t(n)));
+          if (self->filled_the_buffer(size_t(n))) self->grow_for_flood();
           self->yield_turn();
         }
         if (n < 0) self->close();  // EOF or error: the last writer is gone

@@ -427,34 +427,6 @@ TEST_F(SupervisorTest, StuckFollowerDoesNotStallAFloodingBlock) {
   ASSERT_TRUE(down("s").ok());
 }
 
-// A follower whose lines cost the daemon time (here 5 ms a read, standing in for the encoding
-// and socket writes of `logs -f`) keeps the daemon behind a flooding block; past
-// BlockLogs::kFloodAfterBytes it is shown one read in eight, and told so, while the block runs
-// to its end. OutputPipe must see that its reads leave more in the pipe (FIONREAD).
-TEST_F(SupervisorTest, AFollowerOfAFloodingBlockIsShownPartOfItAndToldWhy) {
-  struct CostlySink : CollectingSink {
-    size_t reads = 0;
-    size_t offer_batch(const LogBatch& batch) override {
-      ++reads;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return LogSink::offer_batch(batch);
-    }
-  } sink;
-  auto b = block("flood", {"flood", "300000", "print", "done", "wait"});
-  ASSERT_TRUE(up(stack("s", {b})).ok());
-  auto id = supervisor_->follow("s", "flood", &sink);
-  ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(run_until([&] { return sink.saw("done"); }, 60000)) << sink.lines.size();
-  const std::string flooded = "lines skipped: the block flooded its output";
-  const auto markers = std::count_if(sink.lines.begin(), sink.lines.end(), [&](const LogLine& l) {
-    return l.stream == LogStream::daemon && l.text.find(flooded) != std::string::npos;
-  });
-  EXPECT_GE(markers, 1) << "shown " << sink.reads << " reads, " << sink.lines.size() << " lines";
-  EXPECT_LT(sink.lines.size(), 150000u) << "the follower was shown most of the flood";
-  supervisor_->unfollow("s", "flood", *id);
-  ASSERT_TRUE(down("s").ok());
-}
-
 // A block writes its output into a pipe, not a socket, and a flood grows that pipe to 1 MiB
 // (issue 25: the block writes on while the daemon is busy). libuv's UV_CREATE_PIPE made a
 // socketpair, on which the daemon's F_SETPIPE_SZ silently did nothing.

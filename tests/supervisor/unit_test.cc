@@ -694,57 +694,6 @@ struct BatchSink : LogSink {
   }
 };
 
-// Once the daemon has been behind the block for more than kFloodAfterBytes, followers see one
-// read in kFloodReadsPerShown, each after a marker saying how many lines they were not shown;
-// a burst below that, and anything after the daemon caught up, is shown whole. The ring and the
-// files keep every line.
-TEST_F(BlockLogsTest, WhileTheBlockFloodsFollowersSeeOneReadInEight) {
-  LogSettings settings;
-  settings.ring_lines = 1000000;
-  settings.ring_bytes = 256 * 1024 * 1024;
-  auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", settings);
-  ASSERT_TRUE(logs.ok()) << logs.error().message;
-  BatchSink sink;
-  (*logs)->follow(&sink);
-  const uint64_t k = BlockLogs::kFloodReadsPerShown;
-  ASSERT_GT(k, 3u);
-  std::string read;
-  while (read.size() < 64 * 1024) read += std::string(63, 'x') + "\n";
-  const uint64_t lines_per_read = read.size() / 64;
-  const uint64_t reads_before_flood = BlockLogs::kFloodAfterBytes / read.size();
-  ASSERT_EQ(BlockLogs::kFloodAfterBytes % read.size(), 0u);
-  for (uint64_t i = 0; i < reads_before_flood + 2 * k + 1; ++i) {
-    (*logs)->feed(LogStream::out, read, LogRead::behind);
-    if (i == reads_before_flood + 2)  // stderr's own pace does not end stdout's flood
-      (*logs)->feed(LogStream::err, "on stderr\n", LogRead::caught_up);
-  }
-  (*logs)->feed(LogStream::out, "quiet\n", LogRead::caught_up);
-  (*logs)->feed(LogStream::out, read, LogRead::behind);
-
-  // Shown: every read up to the limit, the flood's 1st, (k+1)th and (2k+1)th, stderr's line,
-  // and both after.
-  ASSERT_EQ(sink.batches.size(), reads_before_flood + 3 + 1 + 2);
-  EXPECT_EQ(sink.batches[sink.batches.size() - 2], std::vector<std::string>{"quiet"});
-  EXPECT_EQ(sink.batches.back().size(), lines_per_read);
-  auto marker = [](uint64_t lines) {
-    return "[stackie] " + std::to_string(lines) +
-           " lines skipped: the block flooded its output (the log files have every line)";
-  };
-  // Before stderr's line: the flood's 2nd and 3rd reads; then the rest up to each shown one.
-  ASSERT_EQ(sink.singles.size(), 3u);
-  EXPECT_EQ(sink.singles[0].text, marker(2 * lines_per_read));
-  EXPECT_EQ(sink.singles[0].seq, (reads_before_flood + 3) * lines_per_read + 1);
-  EXPECT_EQ(sink.singles[1].text, marker((k - 3) * lines_per_read));
-  EXPECT_EQ(sink.singles[2].text, marker((k - 1) * lines_per_read));
-
-  const size_t all = (reads_before_flood + 2 * k + 2) * lines_per_read + 2;
-  EXPECT_EQ((*logs)->tail(all + 10).size(), all);
-  std::ifstream out(dir_ + "/logs/s-api/stdout.log");
-  size_t records = 0;
-  for (std::string record; std::getline(out, record);) ++records;
-  EXPECT_EQ(records, all - 1) << "all but stderr's line";
-}
-
 TEST_F(BlockLogsTest, AFollowerGetsOneBatchPerReadWithExactlyItsLines) {
   LogSettings settings;
   settings.max_line = 8;
