@@ -1,6 +1,6 @@
 #!/bin/bash
 set -u
-B=${B:?the build dir's src, e.g. /var/tmp/b-main/src}
+B=${B:?the src directory of a build, e.g. /var/tmp/b-main/src}
 export STACKIE_HOME=/tmp/s12/flood/home
 rm -rf $STACKIE_HOME /tmp/s12/flood/stack; mkdir -p /tmp/s12/flood/stack; cd /tmp/s12/flood/stack
 cat > stackie.yml <<'YML'
@@ -17,5 +17,7 @@ cpu0=$(awk '{print $14+$15}' /proc/$f/stat)
 sleep 5
 cpu1=$(awk '{print $14+$15}' /proc/$f/stat)
 kill $f; wait $f 2>/dev/null
-echo "lines got: $(wc -l < /tmp/s12/flood/got), CLI ticks $((cpu1-cpu0)), marker-skipped $(grep -o '^\[stackie\] [0-9]*' /tmp/s12/flood/got | awk '{s+=$2} END {print s}')"
+got=$(wc -l < /tmp/s12/flood/got)
+skipped=$(grep -o '^\[stackie\] [0-9]*' /tmp/s12/flood/got | awk '{s+=$2} END {print s+0}')
+echo "lines got: $got, CLI ticks $((cpu1-cpu0)), marker-skipped $skipped"
 $B/stackie down >/dev/null 2>&1; $B/stackie daemon stop >/dev/null 2>&1 || true
