@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ipc/protocol.h"
 #include "supervisor/block_logs.h"
 #include "supervisor/daemon_handlers.h"
 
@@ -32,18 +33,21 @@ double cpu_seconds() {
   return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
 }
 
-// Encodes what the daemon's follower would send, as one event per read.
+// Encodes what the daemon's follower of `stackie logs -f` sends: one `text` event per read, each
+// a message of its own (ipc::encode_event), as the daemon's session makes it.
 struct EncodingSink : LogSink {
-  std::string out;
+  size_t bytes = 0;
   std::string stamp = "2026-12-03T00:00:00.000Z";
   bool offer(const LogLine& line) override {
-    write_log_line_event(out, "stack", "block", line, stamp);
-    if (out.size() > (1 << 20)) out.clear();
+    bytes += ipc::encode_event(1, "line", [&](std::string& out) {
+               write_log_line_event(out, "stack", "block", line, stamp);
+             }).size();
     return true;
   }
   size_t offer_batch(const LogBatch& batch) override {
-    write_log_lines_event(out, "stack", "block", batch.stream, stamp, batch.lines);
-    if (out.size() > (1 << 20)) out.clear();
+    bytes += ipc::encode_event(1, "text", [&](std::string& out) {
+               write_log_text_event(out, "stack", "block", batch.stream, stamp, batch.lines);
+             }).size();
     return 0;
   }
 };
