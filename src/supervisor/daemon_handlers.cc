@@ -207,8 +207,9 @@ Json log_lines_event(const std::string& stack, const std::string& block, LogStre
 namespace {
 
 // The room an event of `lines` takes with `per_line` bytes around each text, reserved before it
-// is written: grown by appends, a 256 KiB event was copied into ever larger buffers, a third of
-// the daemon's CPU with one `logs -f` (perf, bench/logs). Texts that need escapes grow it once.
+// is written: grown by appends, a 256 KiB event was copied into ever larger buffers, a quarter
+// of the daemon's CPU with one `logs -f` (perf, bench/logs). Texts that need escapes grow it
+// once.
 void reserve_for_lines(std::string& out, std::span<const LogBatchLine> lines, size_t per_line) {
   constexpr size_t kHead = 256;  // the event's header and its fields before the lines
   size_t bytes = out.size() + kHead;

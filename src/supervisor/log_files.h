@@ -1,6 +1,7 @@
 // A block's log files (DESIGN.md §7): <logs>/<sandbox-id>/{stdout,stderr}.log, each rotated by
-// size, in a directory held open and made again when deleted. Plain blocking file work: the
-// daemon runs it off its loop's thread (log_file_writer.h), tests call it directly.
+// size, in a directory held open and made again when deleted. Written on the daemon's loop, one
+// O_APPEND write per stream and read (BlockLogs): writing them from a second thread cost more
+// CPU than it took off the loop (bench/RESULTS.md, 2026-12-04).
 #pragma once
 
 #include <cstdint>
@@ -66,7 +67,7 @@ struct LogFilesWritten {
   std::string error_now;
 };
 
-// Both streams' files of one block. Used by one thread at a time.
+// Both streams' files of one block.
 class LogFiles {
  public:
   // `directory` is made (0700) when missing; with `storage_root` (which holds it), below the
