@@ -128,7 +128,8 @@ void BlockLogs::flush_files() {
 }
 
 // An error is said once when it starts or changes (in the ring, for `logs`; in stderr.log with
-// the next write if that file works); `status` shows it until a write succeeds again.
+// the next write if that file works); `status` shows it until the file that failed takes a
+// write again.
 void BlockLogs::files_written(const LogFilesWritten& written) {
   write_errors_ += written.failed_batches;
   std::string changed;
