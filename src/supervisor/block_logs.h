@@ -39,6 +39,14 @@ class TimestampText {
   std::string text_;
 };
 
+struct LogSettings {
+  uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
+  int file_count = 5;                          // files kept per stream, the live one included
+  size_t ring_lines = 2000;
+  size_t ring_bytes = 1024 * 1024;
+  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+};
+
 // Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces. `emit` is
 // called with each line (a view into `data` or into the unfinished line kept from the last
 // feed); a template rather than a std::function, so that the per-line call is inlined into the

@@ -129,20 +129,18 @@ Result<UniqueFd> make_log_directory(const std::string& directory, const std::str
 }  // namespace
 
 LogFiles::LogFiles(std::string directory, std::string storage_root, UniqueFd dir,
-                   const LogSettings& settings)
+                   uint64_t max_bytes, int count)
     : directory_(std::move(directory)),
       storage_root_(std::move(storage_root)),
       directory_fd_(std::move(dir)),
-      out_file_(directory_fd_.get(), directory_, "stdout.log", settings.file_max_bytes,
-                settings.file_count),
-      err_file_(directory_fd_.get(), directory_, "stderr.log", settings.file_max_bytes,
-                settings.file_count) {}
+      out_file_(directory_fd_.get(), directory_, "stdout.log", max_bytes, count),
+      err_file_(directory_fd_.get(), directory_, "stderr.log", max_bytes, count) {}
 
-Result<std::unique_ptr<LogFiles>> LogFiles::open(std::string directory, const LogSettings& settings,
-                                                 std::string storage_root) {
+Result<std::unique_ptr<LogFiles>> LogFiles::open(std::string directory, uint64_t max_bytes,
+                                                 int count, std::string storage_root) {
   STACKIE_TRY_ASSIGN(dir, make_log_directory(directory, storage_root));
-  return std::unique_ptr<LogFiles>(
-      new LogFiles(std::move(directory), std::move(storage_root), std::move(dir), settings));
+  return std::unique_ptr<LogFiles>(new LogFiles(std::move(directory), std::move(storage_root),
+                                                std::move(dir), max_bytes, count));
 }
 
 Status LogFiles::reopen_directory_if_gone() {

@@ -14,14 +14,6 @@
 
 namespace stackie {
 
-struct LogSettings {
-  uint64_t file_max_bytes = 10 * 1024 * 1024;  // rotate when the live file would exceed this
-  int file_count = 5;                          // files kept per stream, the live one included
-  size_t ring_lines = 2000;
-  size_t ring_bytes = 1024 * 1024;
-  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
-};
-
 // One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
 // directory held open: every open, rename and truncation is relative to it and never follows a
 // symlink (issue 14: a log file replaced by a link to a file of the user's is refused).
@@ -71,15 +63,16 @@ struct LogFilesWritten {
 class LogFiles {
  public:
   // `directory` is made (0700) when missing; with `storage_root` (which holds it), below the
-  // verified root with no symlink on the way (base/safe_open.h).
-  static Result<std::unique_ptr<LogFiles>> open(std::string directory, const LogSettings& settings,
-                                                std::string storage_root);
+  // verified root with no symlink on the way (base/safe_open.h). Each stream's file rotates
+  // past `max_bytes`, `count` files kept (RotatingFile).
+  static Result<std::unique_ptr<LogFiles>> open(std::string directory, uint64_t max_bytes,
+                                                int count, std::string storage_root);
   // Appends records ("STAMP TEXT\n" each) to stdout.log and stderr.log.
   LogFilesWritten write(std::string_view out, std::string_view err);
 
  private:
-  LogFiles(std::string directory, std::string storage_root, UniqueFd dir,
-           const LogSettings& settings);
+  LogFiles(std::string directory, std::string storage_root, UniqueFd dir, uint64_t max_bytes,
+           int count);
   // The log directory was deleted (with the files in it): make it again, as open() did.
   Status reopen_directory_if_gone();
 
