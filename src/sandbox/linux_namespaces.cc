@@ -27,14 +27,20 @@ std::optional<SetupError> write_file(const char* path, const std::string& text) 
   return std::nullopt;
 }
 
-}  // namespace
+// What make_namespaces_ahead did in this process: the kind of sandbox it made the namespaces
+// of, or the error that stopped it (then the process may be in some of them, and the monitor
+// reports the error rather than make more).
+struct MadeAhead {
+  bool own_network;
+  bool root_inside;
+  std::optional<SetupError> error;
+};
+std::optional<MadeAhead> made_ahead;
 
-std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
+// unshare(flags), then the maps: the caller's uid and gid as 0 or as themselves inside.
+std::optional<SetupError> unshare_user_and_others(int flags, bool root_inside) {
   uid_t uid = getuid();
   gid_t gid = getgid();
-  int flags =
-      CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-  if (policy.network != NetworkMode::host) flags |= CLONE_NEWNET;
   // One call for all of them: the user namespace is created first and owns the others.
   if (unshare(flags) != 0) {
     int err = errno;
@@ -44,8 +50,8 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
   // setgroups must be denied before an unprivileged process may write gid_map (user_namespaces(7));
   // it also stops the block from dropping a supplementary group to get past a "deny group" ACL.
   if (auto error = write_file("/proc/self/setgroups", "deny")) return error;
-  uid_t inside_uid = policy.identity == Identity::root ? 0 : uid;
-  gid_t inside_gid = policy.identity == Identity::root ? 0 : gid;
+  uid_t inside_uid = root_inside ? 0 : uid;
+  gid_t inside_gid = root_inside ? 0 : gid;
   if (auto error = write_file("/proc/self/uid_map",
                               std::to_string(inside_uid) + " " + std::to_string(uid) + " 1\n"))
     return error;
@@ -55,14 +61,10 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
   return std::nullopt;
 }
 
-std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
-  std::string hostname = policy.name.empty() ? "stackie" : policy.name;
-  if (sethostname(hostname.data(), hostname.size()) != 0)
-    return setup_error("sethostname", errno, "set the hostname to " + hostname);
-  if (policy.network == NetworkMode::host) return std::nullopt;
-  // `lo` up with one ioctl: cheaper than a netlink round trip, and it is all a new net ns needs.
-  // The localhost mode's forwarding (DESIGN.md §6) adds sockets made in this namespace by the
-  // monitor, not interfaces.
+// `lo` up with one ioctl: cheaper than a netlink round trip, and it is all a new net ns needs.
+// The localhost mode's forwarding (DESIGN.md §6) adds sockets made in this namespace by the
+// monitor, not interfaces.
+std::optional<SetupError> bring_loopback_up() {
   int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (sock < 0) return setup_error("loopback", errno, "socket");
   ifreq request{};
@@ -76,6 +78,45 @@ std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
   close(sock);
   if (rc != 0) return setup_error("loopback", err, "bring lo up");
   return std::nullopt;
+}
+
+constexpr int kKindFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+
+}  // namespace
+
+std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
+  const bool own_network = policy.network != NetworkMode::host;
+  const bool root_inside = policy.identity == Identity::root;
+  if (made_ahead) {
+    if (made_ahead->error) return made_ahead->error;
+    // The zygote hands a spare only requests of the kind it made (the daemon says which), so
+    // this is a daemon's mistake; refused, as the block would run in the wrong namespaces.
+    if (made_ahead->own_network != own_network || made_ahead->root_inside != root_inside)
+      return setup_error("unshare", EINVAL,
+                         "the zygote's spare made the namespaces of another kind of sandbox "
+                         "(network or identity)");
+    if (unshare(CLONE_NEWCGROUP) != 0)
+      return setup_error("unshare", errno, "make the cgroup namespace");
+    return std::nullopt;
+  }
+  return unshare_user_and_others(kKindFlags | CLONE_NEWCGROUP | (own_network ? CLONE_NEWNET : 0),
+                                 root_inside);
+}
+
+std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
+  std::string hostname = policy.name.empty() ? "stackie" : policy.name;
+  if (sethostname(hostname.data(), hostname.size()) != 0)
+    return setup_error("sethostname", errno, "set the hostname to " + hostname);
+  if (policy.network == NetworkMode::host || made_ahead) return std::nullopt;  // lo is up
+  return bring_loopback_up();
+}
+
+void make_namespaces_ahead(bool own_network, bool root_inside) {
+  if (made_ahead) return;  // once per process: a second unshare would nest
+  made_ahead = MadeAhead{own_network, root_inside, std::nullopt};
+  made_ahead->error =
+      unshare_user_and_others(kKindFlags | (own_network ? CLONE_NEWNET : 0), root_inside);
+  if (!made_ahead->error && own_network) made_ahead->error = bring_loopback_up();
 }
 
 }  // namespace stackie::linux_sandbox

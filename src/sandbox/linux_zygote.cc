@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sandbox/linux_namespaces.h"
 #include "sandbox/zygote_protocol.h"
 
 namespace stackie::linux_sandbox {
@@ -89,13 +90,19 @@ bool pass_on(int sock, const Received& request) {
                                request.fds.size()) == static_cast<ssize_t>(request.bytes.size());
 }
 
+// The header of a request (checked by parse_argv).
+ZygoteRequest header_of(const std::vector<char>& bytes) {
+  ZygoteRequest header;
+  header.magic = 0;
+  if (bytes.size() >= sizeof header) std::memcpy(&header, bytes.data(), sizeof header);
+  return header;
+}
+
 // The argv of a request, or empty when the datagram is not a well-formed one.
 std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
-  if (bytes.size() < sizeof(ZygoteRequest)) return {};
-  ZygoteRequest header;
-  std::memcpy(&header, bytes.data(), sizeof header);
+  const ZygoteRequest header = header_of(bytes);
   if (header.magic != zygote::kMagic || header.argc == 0 || header.argc > zygote::kMaxArgs ||
-      header.fd_count != fd_count || fd_count < 3)
+      header.fd_count != fd_count || fd_count < 3 || (header.ahead & ~zygote::kAheadKnown) != 0)
     return {};
   std::vector<char*> argv;
   size_t at = sizeof header;
@@ -149,11 +156,21 @@ void die_with(pid_t zygote) {
 // VMs a fork of even the small zygote took 0.25-0.5 ms, with page-table updates trapping to the
 // hypervisor), and the zygote forks the next spare once it has answered, while the daemon
 // prepares its next block. The spare is this pid, pidfd and socket, or none (pid -1).
+//
+// While it waits, a spare also makes the namespaces of the kind of sandbox the last request
+// asked for (`ahead`, zygote_protocol.h): unshare and its maps took 0.6-0.9 ms of each spawn
+// here. It then takes only a request of that kind; one of another kind drops it (see
+// usable_for). A spare with nothing ahead takes any request.
 struct Spare {
   pid_t pid = -1;
   int pidfd = -1;
   int sock = -1;
+  uint32_t ahead = 0;
 };
+
+bool usable_for(const Spare& spare, const ZygoteRequest& request) {
+  return spare.pid >= 0 && (spare.ahead == 0 || spare.ahead == request.ahead);
+}
 
 void drop(Spare& spare) {
   if (spare.pid < 0) return;
@@ -165,7 +182,8 @@ void drop(Spare& spare) {
   spare = Spare{};
 }
 
-Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run) {
+Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
+                 uint32_t ahead) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return {};
   const pid_t zygote = getpid();
@@ -175,6 +193,11 @@ Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, Lockbox
     close(pair[0]);
     close(sock);
     close(signal_fd);
+    // Whatever fails here is kept and reported by the monitor for its request
+    // (enter_new_namespaces), as an exec'd lockbox would report it.
+    if (ahead & zygote::kAheadNamespaces)
+      make_namespaces_ahead((ahead & zygote::kAheadOwnNetwork) != 0,
+                            (ahead & zygote::kAheadRootInside) != 0);
     Received request = receive(pair[1]);  // the zygote's end of file: it is gone, so are we
     if (request.eof || request.truncated) _exit(0);
     std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());
@@ -186,7 +209,7 @@ Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, Lockbox
     close(pair[0]);
     return {};
   }
-  Spare spare{pid, static_cast<int>(syscall(SYS_pidfd_open, pid, 0)), pair[0]};
+  Spare spare{pid, static_cast<int>(syscall(SYS_pidfd_open, pid, 0)), pair[0], ahead};
   if (spare.pidfd < 0) {
     kill(pid, SIGKILL);  // not reaped yet, so still ours; reported and ignored as above
     close(spare.sock);
@@ -231,14 +254,14 @@ void handle_request(int sock, int signal_fd, const sigset_t& original_mask, Lock
     send_reply(sock, ZygoteReply{ReplyKind::failed, 0, EPROTO});
     return;
   }
-  if (spare.pid >= 0 && pass_on(spare.sock, request)) {
+  if (usable_for(spare, header_of(request.bytes)) && pass_on(spare.sock, request)) {
     close_all(request.fds);  // the spare has its own copies
     send_reply(sock, ZygoteReply{ReplyKind::spawned, spare.pid, 0}, spare.pidfd);
     close(spare.pidfd);
     close(spare.sock);
     spare = Spare{};
   } else {
-    drop(spare);  // dead or broken: it would not take the request
+    drop(spare);  // dead, broken, or in namespaces of another kind: it would not take it
     fork_monitor(sock, signal_fd, original_mask, run, request, argv);
   }
   // Not the next spare yet: see kSpareDelayMs.
@@ -279,7 +302,10 @@ int serve_zygote(int sock, LockboxMain run) {
   sigprocmask(SIG_BLOCK, &child_signal, &original_mask);
   int signal_fd = signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) return 1;
-  Spare spare = fork_spare(sock, signal_fd, original_mask, run);
+  // What the next spare makes ahead: what the last request asked for (the first spare, before
+  // any, makes nothing).
+  uint32_t ahead = 0;
+  Spare spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
   // Whether an idle zygote without a spare still tries to fork one: not after that failed (no
   // retry every kSpareDelayMs while forks fail, say at the user's process limit), until the
   // next request.
@@ -292,19 +318,22 @@ int serve_zygote(int sock, LockboxMain run) {
       break;
     }
     if (ready_count == 0) {  // idle for kSpareDelayMs with no spare
-      spare = fork_spare(sock, signal_fd, original_mask, run);
+      spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
       spare_wanted = spare.pid >= 0;
       continue;
     }
     if (ready[1].revents & POLLIN) {
       reap(sock, signal_fd);
       // A monitor's exit, reported: the next spare now, before the daemon's next request.
-      if (spare.pid < 0) spare = fork_spare(sock, signal_fd, original_mask, run);
+      if (spare.pid < 0) spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
     }
     if (ready[0].revents & POLLIN) {
       Received request = receive(sock);
       if (request.eof) break;
       handle_request(sock, signal_fd, original_mask, run, request, spare);
+      const ZygoteRequest header = header_of(request.bytes);
+      if (header.magic == zygote::kMagic && (header.ahead & ~zygote::kAheadKnown) == 0)
+        ahead = header.ahead;
       spare_wanted = true;
     } else if (ready[0].revents & (POLLHUP | POLLERR)) {
       break;

@@ -8,7 +8,8 @@
 // One SOCK_SEQPACKET socket, fd 3 of the zygote. Each datagram is one message:
 // - daemon -> zygote, a spawn: ZygoteRequest, then `argc` NUL-terminated strings (the argv an
 //   exec'd lockbox would get), with `fd_count` descriptors in SCM_RIGHTS that become the
-//   monitor's fds 0, 1, 2, 3, ... in that order;
+//   monitor's fds 0, 1, 2, 3, ... in that order; `ahead` says which namespaces a spare may have
+//   made for it (below);
 // - zygote -> daemon, the answer to each spawn, in order: ZygoteReply kind `spawned` (pid, with
 //   the monitor's pidfd in SCM_RIGHTS, so the daemon signals this process and no other even
 //   once its pid is reused) or `failed` (errno);
@@ -19,8 +20,10 @@
 // The zygote forks each monitor before its request comes (a spare, waiting on a socketpair of
 // its own), so the answer to a spawn waits for no fork (the next spare comes once a monitor
 // exits or the zygote is idle: linux_zygote.cc kSpareDelayMs; a request that finds none has its
-// monitor forked on the spot). A spare the daemon never heard of may
-// be reported `exited` (it died, or the zygote dropped it): the daemon ignores unknown pids.
+// monitor forked on the spot). A spare makes, while it waits, the namespaces the last request
+// asked for (`ahead`), and takes only a request that asks for the same: another is forked on the
+// spot. A spare the daemon never heard of may be reported `exited` (it died, or the zygote
+// dropped it): the daemon ignores unknown pids.
 #pragma once
 
 #include <sys/socket.h>
@@ -38,10 +41,25 @@ inline constexpr uint32_t kMaxArgs = 4096;
 inline constexpr uint32_t kMaxFds = 16;
 inline constexpr size_t kMaxRequest = 64 * 1024;
 
+// What a spare may make before its request comes, while the zygote is idle (linux_zygote.cc):
+// the sandbox's namespaces as the monitor would make them (linux_namespaces.h
+// make_namespaces_ahead), for a request of this kind. 0: nothing ahead (the landlock backend;
+// a block with a cgroup, which it joins before its namespaces exist).
+inline constexpr uint32_t kAheadNamespaces = 1u << 0;
+inline constexpr uint32_t kAheadOwnNetwork = 1u << 1;  // not `network: host`
+inline constexpr uint32_t kAheadRootInside = 1u << 2;  // `identity: root`: uid 0 inside
+inline constexpr uint32_t kAheadKnown = kAheadNamespaces | kAheadOwnNetwork | kAheadRootInside;
+
+inline uint32_t namespaces_ahead(bool own_network, bool root_inside) {
+  return kAheadNamespaces | (own_network ? kAheadOwnNetwork : 0) |
+         (root_inside ? kAheadRootInside : 0);
+}
+
 struct ZygoteRequest {
   uint32_t magic = kMagic;
   uint32_t argc = 0;
   uint32_t fd_count = 0;
+  uint32_t ahead = 0;  // kAhead* bits: the kind of sandbox this request's policy asks for
 };
 
 enum class ReplyKind : uint32_t { spawned = 1, failed = 2, exited = 3 };

@@ -14,6 +14,7 @@
 
 #include "base/fs_path.h"
 #include "base/uv_handle.h"
+#include "sandbox/zygote_protocol.h"
 #include "spawn/lockbox_os.h"
 #include "spawn/net_channel.h"
 #include "spawn/setup_failure.h"
@@ -323,6 +324,13 @@ class LockboxSpawner final : public Spawner {
       plan.argv.insert(plan.argv.end() - 1, {"--cgroup-fd", std::to_string(index)});
     }
     plan.argv.insert(plan.argv.end(), request.argv.begin(), request.argv.end());
+    // The zygote's spare may make this block's namespaces before its request (issue 25). Not
+    // for a block with a cgroup: its monitor joins the cgroup before making any namespace, and
+    // joining it from inside a user namespace could not be tried here (no delegated cgroup v2
+    // on the development machines), so that order stays as it was.
+    if (!landlock_ && !cgroup)
+      plan.zygote_ahead = zygote::namespaces_ahead(request.policy.network != NetworkMode::host,
+                                                   request.policy.identity == Identity::root);
 
     spawn_detail::NetChannel* net = nullptr;
     if (net_ours.fd >= 0) {

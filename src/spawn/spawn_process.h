@@ -32,6 +32,9 @@ struct SpawnPlan {
   // Windows: a console of its own with no window (CREATE_NO_WINDOW). Without it, a console
   // program started by a daemon that has no console gets a new console window on the desktop.
   bool no_console_window = false;
+  // Linux, a lockbox's plan the zygote forks: which namespaces its spare may make before the
+  // request (sandbox/zygote_protocol.h kAhead*; 0: none).
+  uint32_t zygote_ahead = 0;
 };
 
 // A started child as the spawners' facades see it: one uv_spawn made (ProcessCore) or one the

@@ -213,7 +213,8 @@ Zygote::~Zygote() {
 }
 
 Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
-                                    const std::vector<int>& fds, ChildProcess::OnExit on_exit) {
+                                    const std::vector<int>& fds, uint32_t ahead,
+                                    ChildProcess::OnExit on_exit) {
   if (!alive_) return Error{UV_ESRCH, "the lockbox zygote is gone"};
   spawning_ = true;
   struct Done {
@@ -226,6 +227,7 @@ Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>& argv,
   ZygoteRequest header;
   header.argc = static_cast<uint32_t>(argv.size());
   header.fd_count = static_cast<uint32_t>(fds.size());
+  header.ahead = ahead;
   std::memcpy(payload.data(), &header, sizeof header);
   for (const std::string& arg : argv) payload.append(arg.c_str(), arg.size() + 1);
   if (payload.size() > zygote::kMaxRequest)
@@ -318,7 +320,7 @@ Result<ChildProcess*> Zygote::start_child(const SpawnPlan& plan, uv_pipe_t* out,
   // The extra fds are the caller's to close: sent as they are, not owned here.
   std::vector<int> sent = theirs.fds;
   theirs.fds.resize(3);
-  STACKIE_TRY_ASSIGN(child, spawn(plan.argv, sent, on_exit));
+  STACKIE_TRY_ASSIGN(child, spawn(plan.argv, sent, plan.zygote_ahead, on_exit));
   for (int i = 0; i < 2; ++i) {
     if (our_ends[i] < 0) continue;
     if (const int opened = uv_pipe_open(pipes[i], our_ends[i]); opened != 0) {

@@ -37,8 +37,9 @@ class Zygote {
   // Forks a monitor that runs as `argv` would exec'd, with `fds` as its 0, 1, 2, 3, ... (the
   // caller keeps and closes its own copies). Waits for the zygote's answer (a fork: about a
   // tenth of a millisecond). on_exit runs once, on the loop, when the monitor has ended.
+  // `ahead`: what the zygote's spare may make before the request (zygote_protocol.h).
   Result<ChildProcess*> spawn(const std::vector<std::string>& argv, const std::vector<int>& fds,
-                              ChildProcess::OnExit on_exit);
+                              uint32_t ahead, ChildProcess::OnExit on_exit);
   // `plan` as ProcessCore::start would run it (argv, extra fds; no env, cwd or pipes of its
   // own: the lockbox's plan has none), its stdout and stderr wired to `out` and `err` as
   // ProcessCore::start does (a pipe each; nullptr = /dev/null).

@@ -11,7 +11,7 @@ Result<std::unique_ptr<Zygote>> Zygote::start(uv_loop_t*, const std::string&) {
 Zygote::~Zygote() = default;
 
 Result<ChildProcess*> Zygote::spawn(const std::vector<std::string>&, const std::vector<int>&,
-                                    ChildProcess::OnExit) {
+                                    uint32_t, ChildProcess::OnExit) {
   return Error{UV_ENOTSUP, "the lockbox has no zygote on this platform"};
 }
 
