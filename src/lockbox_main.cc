@@ -8,6 +8,7 @@
 #include "base/sandbox_probe.h"
 #include "sandbox/linux_landlock.h"
 #include "sandbox/linux_launch.h"
+#include "sandbox/linux_namespaces.h"
 #include "sandbox/linux_zygote.h"
 #include "sandbox/lockbox_input.h"
 #include "sandbox/zygote_protocol.h"
@@ -42,6 +43,13 @@ int run_lockbox(int argc, char** argv) {
     return stackie::lockbox::fail(input.sink, "options", 0,
                                   "--lifeline-fd is for the macOS lockbox (on Linux the block "
                                   "dies with its pid namespace)");
+  // A zygote's spare that made namespaces ahead (sandbox/zygote_protocol.h) is for the
+  // namespace lockbox only; the daemon asks it for nothing else, and nothing else may run there.
+  if (stackie::linux_sandbox::namespaces_made_ahead() &&
+      (options.backend != "namespaces" || options.join_pid != 0 || options.cgroup_fd >= 0))
+    return stackie::lockbox::fail(input.sink, "options", 0,
+                                  "namespaces made ahead by the zygote are for --backend "
+                                  "namespaces only, without --join or --cgroup-fd");
   stackie::linux_sandbox::LaunchRequest request{std::move(options.policy),
                                                 std::move(options.command),
                                                 input.sink,

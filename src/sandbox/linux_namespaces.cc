@@ -28,8 +28,8 @@ std::optional<SetupError> write_file(const char* path, const std::string& text) 
 }
 
 // What make_namespaces_ahead did in this process: the kind of sandbox it made the namespaces
-// of, or the error that stopped it (then the process may be in some of them, and the monitor
-// reports the error rather than make more).
+// of, or the error that stopped it once it was in them (the monitor reports it rather than
+// nest more). An unshare that failed made nothing, and leaves nothing noted here.
 struct MadeAhead {
   bool own_network;
   bool root_inside;
@@ -37,16 +37,18 @@ struct MadeAhead {
 };
 std::optional<MadeAhead> made_ahead;
 
-// unshare(flags), then the maps: the caller's uid and gid as 0 or as themselves inside.
-std::optional<SetupError> unshare_user_and_others(int flags, bool root_inside) {
-  uid_t uid = getuid();
-  gid_t gid = getgid();
-  // One call for all of them: the user namespace is created first and owns the others.
-  if (unshare(flags) != 0) {
-    int err = errno;
-    SetupError error{"unshare", err, diagnose_userns_failure(read_userns_facts(err))};
-    return error;
-  }
+// One call for all of them: the user namespace is created first and owns the others. When it
+// is refused, the error carries the diagnosis.
+std::optional<SetupError> unshare_with_diagnosis(int flags) {
+  if (unshare(flags) == 0) return std::nullopt;
+  int err = errno;
+  SetupError error{"unshare", err, diagnose_userns_failure(read_userns_facts(err))};
+  return error;
+}
+
+// In a new user namespace: its maps, the caller's `uid` and `gid` (read before the unshare) as
+// 0 or as themselves inside.
+std::optional<SetupError> write_maps(uid_t uid, gid_t gid, bool root_inside) {
   // setgroups must be denied before an unprivileged process may write gid_map (user_namespaces(7));
   // it also stops the block from dropping a supplementary group to get past a "deny group" ACL.
   if (auto error = write_file("/proc/self/setgroups", "deny")) return error;
@@ -80,7 +82,10 @@ std::optional<SetupError> bring_loopback_up() {
   return std::nullopt;
 }
 
-constexpr int kKindFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+// What a spare may make ahead: namespaces that start empty or hold only what the monitor sets
+// (the hostname). Not the mount namespace: it starts as a copy of the host's mounts, and a
+// spare may wait for minutes, on a host whose mounts do not propagate into copies.
+constexpr int kAheadFlags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 
 }  // namespace
 
@@ -95,12 +100,16 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
       return setup_error("unshare", EINVAL,
                          "the zygote's spare made the namespaces of another kind of sandbox "
                          "(network or identity)");
-    if (unshare(CLONE_NEWCGROUP) != 0)
-      return setup_error("unshare", errno, "make the cgroup namespace");
+    if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) != 0)
+      return setup_error("unshare", errno, "make the mount and cgroup namespaces");
     return std::nullopt;
   }
-  return unshare_user_and_others(kKindFlags | CLONE_NEWCGROUP | (own_network ? CLONE_NEWNET : 0),
-                                 root_inside);
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  if (auto error = unshare_with_diagnosis(kAheadFlags | CLONE_NEWNS | CLONE_NEWCGROUP |
+                                          (own_network ? CLONE_NEWNET : 0)))
+    return error;
+  return write_maps(uid, gid, root_inside);
 }
 
 std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
@@ -113,10 +122,17 @@ std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
 
 void make_namespaces_ahead(bool own_network, bool root_inside) {
   if (made_ahead) return;  // once per process: a second unshare would nest
-  made_ahead = MadeAhead{own_network, root_inside, std::nullopt};
-  made_ahead->error =
-      unshare_user_and_others(kKindFlags | (own_network ? CLONE_NEWNET : 0), root_inside);
+  const uid_t uid = getuid();
+  const gid_t gid = getgid();
+  // Refused (say user namespaces were off a moment): nothing made, and the monitor tries again
+  // for its request, as one forked on the spot would, and reports what it gets then.
+  if (unshare_with_diagnosis(kAheadFlags | (own_network ? CLONE_NEWNET : 0))) return;
+  made_ahead = MadeAhead{own_network, root_inside, write_maps(uid, gid, root_inside)};
   if (!made_ahead->error && own_network) made_ahead->error = bring_loopback_up();
+}
+
+bool namespaces_made_ahead() {
+  return made_ahead.has_value();
 }
 
 }  // namespace stackie::linux_sandbox

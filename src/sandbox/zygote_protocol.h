@@ -35,7 +35,8 @@
 
 namespace stackie::zygote {
 
-inline constexpr uint32_t kMagic = 0x5a59474f;  // "ZYGO"
+// "ZYG2": the second form of ZygoteRequest (with `ahead`); a request of the first is refused.
+inline constexpr uint32_t kMagic = 0x5a594732;
 inline constexpr int kSocketFd = 3;
 inline constexpr uint32_t kMaxArgs = 4096;
 inline constexpr uint32_t kMaxFds = 16;

@@ -306,6 +306,9 @@ TEST_F(LockboxTest, TheZygotesSpareMakesTheNextBlocksNamespacesWhileItWaits) {
   EXPECT_NE(spare_user, namespace_of(monitor, "user")) << "a namespace made for one sandbox only";
   EXPECT_EQ(namespace_of(spare, "cgroup"), namespace_of(::getpid(), "cgroup"))
       << "the cgroup namespace waits for the request (the block's cgroup is joined first)";
+  EXPECT_EQ(namespace_of(spare, "mnt"), namespace_of(::getpid(), "mnt"))
+      << "the mount namespace waits for the request (a copy of the host's mounts as they are "
+         "then)";
   auto second = boxed("second", {"namespaces", dir_ + "/second", "wait"});
   ASSERT_TRUE(up(stack("t", {second})).ok());
   ASSERT_TRUE(run_until([&] { return read_lines(dir_ + "/second").size() == 1; }));
@@ -317,8 +320,8 @@ TEST_F(LockboxTest, TheZygotesSpareMakesTheNextBlocksNamespacesWhileItWaits) {
 }
 
 // A spare made for one kind of sandbox (its own network or the host's, uid 0 inside or the
-// user's) is never given a block of another: each block gets the uid and network it asked for,
-// whatever came before it, and namespaces of its own.
+// user's) is given the next block of that kind, and never a block of another: each block gets
+// the uid and network it asked for, whatever came before it, and namespaces of its own.
 TEST_F(LockboxTest, AZygoteSpareMadeForOneKindOfSandboxNeverRunsABlockOfAnother) {
   const std::string our_user = namespace_of(::getpid(), "user");
   const std::string our_net = namespace_of(::getpid(), "net");
@@ -329,16 +332,27 @@ TEST_F(LockboxTest, AZygoteSpareMadeForOneKindOfSandboxNeverRunsABlockOfAnother)
     Identity identity;
   };
   const std::vector<Kind> kinds = {
-      {"a", NetworkMode::none, Identity::root}, {"b", NetworkMode::host, Identity::user},
-      {"c", NetworkMode::host, Identity::user}, {"d", NetworkMode::none, Identity::root},
-      {"e", NetworkMode::none, Identity::user}, {"f", NetworkMode::host, Identity::root}};
+      {"a", NetworkMode::none, Identity::root}, {"a2", NetworkMode::none, Identity::root},
+      {"b", NetworkMode::host, Identity::user}, {"b2", NetworkMode::host, Identity::user},
+      {"c", NetworkMode::none, Identity::user}, {"c2", NetworkMode::none, Identity::user},
+      {"d", NetworkMode::host, Identity::root}, {"d2", NetworkMode::host, Identity::root},
+      {"e", NetworkMode::none, Identity::root}};
   std::vector<std::string> users_seen;
+  std::vector<int> monitors;
   int zygote = -1;
   for (size_t i = 0; i < kinds.size(); ++i) {
     const Kind& kind = kinds[i];
-    // The spare for this block, made for the kind before it, is waiting (zygote idle).
+    // The spare waiting for this block, made for the kind of the block before it.
+    int spare = -1;
     if (zygote > 0) {
-      EXPECT_TRUE(run_until([&] { return forked_by(zygote).size() == i + 1; }, 5000))
+      EXPECT_TRUE(run_until(
+          [&] {
+            std::vector<int> forked = forked_by(zygote);
+            for (int pid : forked)
+              if (std::find(monitors.begin(), monitors.end(), pid) == monitors.end()) spare = pid;
+            return forked.size() == monitors.size() + 1;
+          },
+          5000))
           << "no spare before block " << kind.name;
     }
     const std::string file = dir_ + "/" + kind.name;
@@ -346,7 +360,17 @@ TEST_F(LockboxTest, AZygoteSpareMadeForOneKindOfSandboxNeverRunsABlockOfAnother)
     b.policy.network = kind.network;
     b.policy.identity = kind.identity;
     ASSERT_TRUE(up(stack("s" + kind.name, {b})).ok()) << kind.name;
-    if (zygote < 0) zygote = std::stoi(status_field(row(kind.name).pid, "PPid"));
+    const int monitor = row(kind.name).pid;
+    monitors.push_back(monitor);
+    if (zygote < 0) zygote = std::stoi(status_field(monitor, "PPid"));
+    if (i > 0) {
+      const bool same_kind =
+          kinds[i - 1].network == kind.network && kinds[i - 1].identity == kind.identity;
+      EXPECT_EQ(monitor == spare, same_kind)
+          << kind.name << ": monitor " << monitor << ", the spare waiting for it " << spare
+          << (same_kind ? " (made for this kind: it should have been used)"
+                        : " (made for another kind: it should have been dropped)");
+    }
     ASSERT_TRUE(run_until([&] { return read_lines(file).size() == 1; })) << kind.name;
     const std::string seen = read_lines(file)[0];
     const std::string uid = kind.identity == Identity::root ? "0" : our_uid;
@@ -363,9 +387,10 @@ TEST_F(LockboxTest, AZygoteSpareMadeForOneKindOfSandboxNeverRunsABlockOfAnother)
   for (const Kind& kind : kinds) EXPECT_TRUE(down("s" + kind.name).ok()) << kind.name;
 }
 
-// The daemon says which kind of sandbox a request is (ZygoteRequest::ahead); a monitor whose
-// spare made the namespaces of another kind than its policy asks for refuses to run it there.
-TEST_F(LockboxTest, AZygoteMonitorRefusesAPolicyOfAnotherKindThanItsNamespaces) {
+// The daemon says which kind of sandbox a request is (ZygoteRequest::ahead). A monitor whose
+// spare made the namespaces of another kind than its policy asks for refuses to run it there,
+// and so does one asked for anything but the namespace lockbox.
+TEST_F(LockboxTest, AZygoteMonitorRefusesWhatItsNamespacesWereNotMadeFor) {
   auto started = spawn_detail::Zygote::start(&loop_, lockbox_path_);
   ASSERT_TRUE(started.ok()) << started.error().message;
   std::unique_ptr<spawn_detail::Zygote> zygote = std::move(*started);
@@ -380,34 +405,44 @@ TEST_F(LockboxTest, AZygoteMonitorRefusesAPolicyOfAnotherKindThanItsNamespaces) 
   ASSERT_TRUE(sleeper.ok()) << sleeper.error().message;
   const int monitor = (*sleeper)->pid();
   const std::string our_net = namespace_of(::getpid(), "net");
-  EXPECT_TRUE(run_until(
-      [&] {
-        for (int pid : forked_by(zygote->pid())) {
-          const std::string net = namespace_of(pid, "net");
-          if (pid != monitor && !net.empty() && net != our_net) return true;
-        }
-        return false;
-      },
-      5000))
-      << "no spare made its namespaces";
-  int error_pipe[2];
-  ASSERT_EQ(::pipe2(error_pipe, O_CLOEXEC), 0);
-  std::optional<int64_t> liar_exit;
-  // The request says "own network, uid 0"; its policy says the host's network.
-  auto liar = zygote->spawn({lockbox_path_, "--backend", "namespaces", "--net", "host",
-                             "--error-fd", "3", "--", "/bin/true"},
-                            {null_fd, null_fd, null_fd, error_pipe[1]}, own_network_root,
-                            [&](int64_t status, int) { liar_exit = status; });
-  ::close(error_pipe[1]);
-  ASSERT_TRUE(liar.ok()) << liar.error().message;
-  EXPECT_TRUE(run_until([&] { return liar_exit.has_value(); }, 10000));
-  EXPECT_EQ(liar_exit.value_or(-1), 125) << "the setup failure's status";
-  std::string said;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(error_pipe[0], buffer, sizeof buffer)) > 0) said.append(buffer, n);
-  ::close(error_pipe[0]);
-  EXPECT_NE(said.find("another kind of sandbox"), std::string::npos) << said;
+  // Each request below says "own network, uid 0"; its arguments ask for something else.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> liars = {
+      {{"--backend", "namespaces", "--net", "host"}, "another kind of sandbox"},
+      {{"--backend", "namespaces", "--identity", "user"}, "another kind of sandbox"},
+      {{"--backend", "landlock"}, "for --backend namespaces only"},
+      {{"--backend", "auto"}, "for --backend namespaces only"}};
+  for (const auto& [options, expected] : liars) {
+    // The spare for it has made its namespaces (after the sleeper, or after the last liar).
+    EXPECT_TRUE(run_until(
+        [&] {
+          for (int pid : forked_by(zygote->pid())) {
+            const std::string net = namespace_of(pid, "net");
+            if (pid != monitor && !net.empty() && net != our_net) return true;
+          }
+          return false;
+        },
+        5000))
+        << "no spare made its namespaces";
+    std::vector<std::string> argv = {lockbox_path_};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--error-fd", "3", "--", "/bin/true"});
+    int error_pipe[2];
+    ASSERT_EQ(::pipe2(error_pipe, O_CLOEXEC), 0);
+    std::optional<int64_t> liar_exit;
+    auto liar = zygote->spawn(argv, {null_fd, null_fd, null_fd, error_pipe[1]}, own_network_root,
+                              [&](int64_t status, int) { liar_exit = status; });
+    ::close(error_pipe[1]);
+    ASSERT_TRUE(liar.ok()) << liar.error().message;
+    EXPECT_TRUE(run_until([&] { return liar_exit.has_value(); }, 10000));
+    EXPECT_EQ(liar_exit.value_or(-1), 125) << options[1] << ": the setup failure's status";
+    std::string said;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(error_pipe[0], buffer, sizeof buffer)) > 0) said.append(buffer, n);
+    ::close(error_pipe[0]);
+    EXPECT_NE(said.find(expected), std::string::npos)
+        << options[1] << " " << options.back() << ": " << said;
+  }
   (*sleeper)->send_signal(SIGKILL);
   EXPECT_TRUE(run_until([&] { return sleeper_exit.has_value(); }, 10000));
   ::close(null_fd);
