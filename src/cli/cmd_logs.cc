@@ -1,5 +1,8 @@
 // `stackie logs`: the daemon's log lines of one or several blocks, optionally followed.
+#include <poll.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include "cli/cli_daemon.h"
 #include "cli/cli_time.h"
 #include "cli/cmd.h"
+#include "cli/log_file_follow.h"
 #include "cli/log_text_event.h"
 #include "cli/terminal_text.h"
 
@@ -124,6 +128,15 @@ int run_logs(std::span<char*> argv) {
   // A follower takes the lines of each read as one `text` event (cli/log_text_event.h; a
   // daemon that does not know it sends a `line` event per line).
   if (follow) params.set("batch", "text");
+  // Where it can, a follower reads the log files itself after the tail (cli/log_file_follow.h):
+  // the daemon then does nothing per line for it.
+  std::unique_ptr<LogFileFollow> files;
+  if (follow && LogFileFollow::supported()) {
+    if (auto made = LogFileFollow::create(); made.ok()) {
+      files = std::move(*made);
+      params.set("files", true);
+    }
+  }
   if (since_ms) {
     params.set("since", static_cast<long long>(*since_ms));
     // --since alone means every line from then on that the daemon still holds, not 10 of them.
@@ -201,45 +214,137 @@ int run_logs(std::span<char*> argv) {
     print_text(batch);
     return true;
   };
-  auto reply = connection.client->call(
-      "logs", params,
-      [&](const ipc::Event& event) {
-        // The daemon counts the events it skipped. A follower's event is a read's lines, and
-        // how many lines it missed comes in the stream itself ("[stackie] N lines skipped").
-        if (event.name == "skipped") {
-          std::fprintf(stderr, "stackie: %lld %s skipped (slow reader)\n",
-                       static_cast<long long>(event.data["count"].int_or(0)),
-                       follow ? "batches of lines" : "lines");
-          return;
-        }
-        // A `text` event the fast decoder did not take (written otherwise): the same lines.
-        if (event.name == "text") {
-          if (log_text_from_json(event.data, batch)) print_text(batch);
-          return;
-        }
-        const Json& data = event.data;
-        auto level_of = [](const Json& line) {
-          return parse_log_level(line["level"].string_or("")).value_or(LogLevel::unknown);
-        };
-        out.clear();
-        if (event.name == "line") {
-          add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
-                   data["stream"].string_or(""), data["ts"].string_or(""), level_of(data),
-                   data["text"].string_or(""));
-        } else if (event.name == "lines" && data["lines"].is_array()) {
-          for (const auto& line : data["lines"].as_array())
-            add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
-                     data["stream"].string_or(""), data["ts"].string_or(""), level_of(line),
-                     line["text"].string_or(""));
-        } else {
-          return;
-        }
-        print(out);
-      },
-      take_text_event);
-  if (!reply.ok()) return report_transport_error(reply.error());
-  if (!reply->ok()) return report_remote_error(reply->error());
-  return kExitOk;
+  // A block whose files are followed here: from where the daemon's tail ended.
+  auto follow_files = [&](const Json& data) -> Status {
+    auto start = [](const Json& file) {
+      return LogFileStart{static_cast<uint64_t>(file["inode"].int_or(0)),
+                          static_cast<uint64_t>(file["size"].int_or(0))};
+    };
+    bool wants_out = true, wants_err = true;
+    if (streams.size() > 0) {
+      wants_out = wants_err = false;
+      for (const auto& stream : streams.as_array()) {
+        wants_out = wants_out || stream.string_or("") == "stdout";
+        wants_err = wants_err || stream.string_or("") == "stderr";
+      }
+    }
+    const LogFileStart out_start = start(data["stdout"]), err_start = start(data["stderr"]);
+    return files->add(data["stack"].string_or("?"), data["block"].string_or("?"),
+                      data["directory"].string_or(""), wants_out ? &out_start : nullptr,
+                      wants_err ? &err_start : nullptr);
+  };
+  // Records read from the files ("STAMP TEXT\n" each): printed as the daemon's lines would be,
+  // the level filter applied here. Without a prefix, JSON or a terminal they go out as they are
+  // (-t) or as their texts.
+  const std::optional<LogLevel> min_level =
+      level.empty() ? std::nullopt : std::optional<LogLevel>(parse_log_level(level));
+  auto print_records = [&](const std::string& stack, const std::string& block,
+                           std::string_view stream, std::string_view records) {
+    const bool raw = !json && !prefix && !on_terminal && !min_level;
+    if (raw && timestamps) return print(records);
+    out.clear();
+    for (size_t start = 0; start < records.size();) {
+      size_t end = records.find('\n', start);
+      if (end == std::string_view::npos) end = records.size();
+      const std::string_view record = records.substr(start, end - start);
+      start = end + 1;
+      const size_t space = record.find(' ');
+      const std::string_view text =
+          space == std::string_view::npos ? record : record.substr(space + 1);
+      if (raw) {
+        out.append(text);
+        out += '\n';
+        continue;
+      }
+      const LogLevel announced = json || min_level ? classify_log_line(text) : LogLevel::unknown;
+      if (min_level && (announced == LogLevel::unknown || announced < *min_level)) continue;
+      const std::string ts(space == std::string_view::npos ? "" : record.substr(0, space));
+      add_line(out, stack, block, std::string(stream), ts, announced, text);
+    }
+    print(out);
+  };
+  auto note = [&](const std::string& stack, const std::string& block, const std::string& text) {
+    std::fprintf(stderr, "stackie: %s%s%s: %s\n", with_stack ? stack.c_str() : "",
+                 with_stack ? "/" : "", block.c_str(), text.c_str());
+  };
+  bool files_failed = false;
+  const ipc::Client::EventHandler on_event = [&](const ipc::Event& event) {
+    if (event.name == "files") {
+      if (!files) return;
+      if (auto added = follow_files(event.data); !added.ok()) {
+        std::fprintf(stderr, "stackie: cannot follow the log files of %s: %s\n",
+                     event.data["block"].string_or("?").c_str(), added.error().message.c_str());
+        files_failed = true;
+      }
+      files->drain(print_records, note);
+      return;
+    }
+    // The daemon counts the events it skipped. A follower's event is a read's lines, and
+    // how many lines it missed comes in the stream itself ("[stackie] N lines skipped").
+    if (event.name == "skipped") {
+      std::fprintf(stderr, "stackie: %lld %s skipped (slow reader)\n",
+                   static_cast<long long>(event.data["count"].int_or(0)),
+                   follow ? "batches of lines" : "lines");
+      return;
+    }
+    // A `text` event the fast decoder did not take (written otherwise): the same lines.
+    if (event.name == "text") {
+      if (log_text_from_json(event.data, batch)) print_text(batch);
+      return;
+    }
+    const Json& data = event.data;
+    auto level_of = [](const Json& line) {
+      return parse_log_level(line["level"].string_or("")).value_or(LogLevel::unknown);
+    };
+    out.clear();
+    if (event.name == "line") {
+      add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
+               data["stream"].string_or(""), data["ts"].string_or(""), level_of(data),
+               data["text"].string_or(""));
+    } else if (event.name == "lines" && data["lines"].is_array()) {
+      for (const auto& line : data["lines"].as_array())
+        add_line(out, data["stack"].string_or("?"), data["block"].string_or("?"),
+                 data["stream"].string_or(""), data["ts"].string_or(""), level_of(line),
+                 line["text"].string_or(""));
+    } else {
+      return;
+    }
+    print(out);
+  };
+  if (!files) {
+    auto reply = connection.client->call("logs", params, on_event, take_text_event);
+    if (!reply.ok()) return report_transport_error(reply.error());
+    if (!reply->ok()) return report_remote_error(reply->error());
+    return kExitOk;
+  }
+  // The daemon's messages (the tail, a `files` event per block, events of blocks followed the
+  // other way) and the files, until the daemon ends the call (the stack went away).
+  ipc::Client& client = *connection.client;
+  auto id = client.send("logs", params);
+  if (!id.ok()) return report_transport_error(id.error());
+  for (;;) {
+    if (files_failed) return kExitFailed;
+    if (!client.buffered()) {
+      pollfd ready[] = {{client.fd(), POLLIN, 0}, {files->fd(), POLLIN, 0}};
+      if (::poll(ready, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return report_transport_error(system_error(errno, "poll"));
+      }
+      if (ready[1].revents != 0) files->drain(print_records, note);
+      if (ready[0].revents == 0) continue;
+    }
+    auto message = client.read_message(std::chrono::milliseconds(0));
+    if (!message.ok()) return report_transport_error(message.error());
+    if (auto* event = std::get_if<ipc::Event>(&*message)) {
+      if (event->id == *id) on_event(*event);
+      continue;
+    }
+    const ipc::Reply& reply = std::get<ipc::Reply>(*message);
+    if (reply.id != *id) continue;
+    files->drain(print_records, note);  // what was written before the stack went away
+    if (!reply.ok()) return report_remote_error(reply.error());
+    return files_failed ? kExitFailed : kExitOk;
+  }
 }
 
 }  // namespace stackie::cli

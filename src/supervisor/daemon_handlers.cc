@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -352,11 +353,12 @@ struct DaemonHandlers::Follower final : LogSink {
   uint64_t id = 0;
   TimestampText stamps;
   // What the client takes for the lines of a read: a `line` event each, one `lines` event
-  // ("batch": true) or one `text` event ("batch": "text").
-  enum class Batch { none, lines, text } batch = Batch::none;
+  // ("batch": true) or one `text` event ("batch": "text"), or nothing ("files": true: it reads
+  // the block's log files itself, and this follower only ends its call with the stack).
+  enum class Batch { none, lines, text, files } batch = Batch::none;
   std::vector<LogBatchLine> wanted;  // reused: the lines of a batch that pass the filter
   bool offer(const LogLine& line) override {
-    if (!filter.wants(line)) return true;  // not asked for: nothing to skip either
+    if (batch == Batch::files || !filter.wants(line)) return true;  // nothing to send or skip
     const std::string& timestamp = stamps.of(line.time_ms);
     return session.event_lazily(
                "line", [&] { return log_line_event(stack, block, line, timestamp); },
@@ -366,6 +368,7 @@ struct DaemonHandlers::Follower final : LogSink {
   }
   // All of the batch in one `lines` event, or none of it.
   size_t offer_batch(const LogBatch& lines) override {
+    if (batch == Batch::files) return 0;
     if (batch == Batch::none) return LogSink::offer_batch(lines);
     if (!filter.wants_stream(lines.stream)) return 0;
     wanted.clear();
@@ -391,11 +394,11 @@ struct DaemonHandlers::Follower final : LogSink {
   }
   // A client that does not keep up: its events would be skipped, so BlockLogs does not gather
   // lines for it (issue 25: a stuck `logs -f` must cost the block nothing per line).
-  bool taking_lines() const override { return session.takes_events(); }
+  bool taking_lines() const override { return batch != Batch::files && session.takes_events(); }
   // What offer_batch() would have wanted and had skipped, counted from the read's levels: as
   // many lines, and the events they would have been (one `lines` event, or one per line).
   size_t missed(LogStream stream, const LevelCounts& per_level) override {
-    if (!filter.wants_stream(stream)) return 0;
+    if (batch == Batch::files || !filter.wants_stream(stream)) return 0;
     uint64_t wanted_lines = 0;
     for (size_t level = 0; level < per_level.size(); ++level)
       if (filter.wants_level(static_cast<LogLevel>(level))) wanted_lines += per_level[level];
@@ -806,6 +809,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
         "line", log_line_event(target->stack, target->block, line, format_timestamp(line.time_ms)));
   if (!params["follow"].bool_or(false)) return session.reply(Json::object());
 
+  const bool files = params["files"].bool_or(false);
   auto& list = followers_[session.serial()];
   for (const auto& target : targets) {
     auto follower = std::make_unique<Follower>();
@@ -814,11 +818,55 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     follower->block = target.block;
     follower->filter = *filter;
     follower->batch = batching;
+    // The client follows the block's files from where the tail above ended; a block whose
+    // files cannot be found is followed with events, as without "files".
+    if (files) {
+      if (auto event = log_files_event(target.stack, target.block)) {
+        session.event("files", *event);
+        follower->batch = Follower::Batch::files;
+      }
+    }
     auto id = daemon_.supervisor().follow(target.stack, target.block, follower.get());
     if (!id.ok()) continue;
     follower->id = *id;
     list.push_back(std::move(follower));
   }
+}
+
+// Where a block's log files are, and where they end now (docs/ipc.md `files`): each file by
+// inode, so that a client that opens it after a rotation still finds where to start. Written on
+// this loop, so they end where the block's ring ends. None when the directory is not there (no
+// files written: the block is followed with events).
+std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_name,
+                                                    const std::string& block) {
+#ifdef _WIN32
+  // The Windows CLI does not ask (no follower of files there yet): events, as before.
+  (void)stack_name;
+  (void)block;
+  return std::nullopt;
+#else
+  const StackRunner* stack = daemon_.supervisor().stack(stack_name);
+  if (stack == nullptr) return std::nullopt;
+  for (const auto& row : daemon_.supervisor().ps(stack_name)) {
+    if (row.block != block) continue;
+    const std::string directory = stack->spec().storage_root + "/logs/" + row.sandbox_id;
+    struct stat info {};
+    if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+    auto where = [&](const char* name) {
+      struct stat file {};
+      if (::lstat((directory + "/" + name).c_str(), &file) != 0 || !S_ISREG(file.st_mode))
+        return Json::object({{"inode", 0}, {"size", 0}});
+      return Json::object({{"inode", static_cast<int64_t>(file.st_ino)},
+                           {"size", static_cast<int64_t>(file.st_size)}});
+    };
+    return Json::object({{"stack", stack_name},
+                         {"block", block},
+                         {"directory", directory},
+                         {"stdout", where("stdout.log")},
+                         {"stderr", where("stderr.log")}});
+  }
+  return std::nullopt;
+#endif
 }
 
 void DaemonHandlers::exec(Session session, const Json& params) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +82,7 @@ class DaemonHandlers final : public ipc::Handler {
   void stats_tick(StatsWatch& watch);
   void daemon_status(ipc::Session session);
   void drop_followers_of(const std::string& stack);
+  std::optional<Json> log_files_event(const std::string& stack, const std::string& block);
 
   // Which stack/block a request means (docs/ipc.md: `stack` may be omitted).
   struct Target {

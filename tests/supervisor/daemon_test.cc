@@ -439,5 +439,65 @@ TEST_F(HandlersTest, LogsTailThenFollowAcrossARestart) {
   EXPECT_TRUE(run_until([&] { return handlers_->follower_count() == 0; }, 3000));
 }
 
+// A follower that reads the files itself ("files": true, cli/log_file_follow.h) is told where
+// they are and where they ended after its tail, and is sent no line after that: the daemon does
+// nothing per line for it (issue 25). Its call ends when the stack goes away.
+TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
+  auto b = block("api", {"print", "hello", "tick", "20"});
+  stacks_["/p/s.yml"] = stack("s", {b});
+  serve();
+  send(1, "up", up_params("/p/s.yml"));
+  ASSERT_TRUE(reply_in(until_reply(1))->ok());
+  ASSERT_TRUE(run_until([&] {
+    auto tail = daemon_->supervisor().tail("s", "api", 20);
+    for (const auto& l : *tail)
+      if (l.text == "hello") return true;
+    return false;
+  }));
+  send(2, "logs",
+       Json::object({{"tail", 1000}, {"follow", true}, {"files", true}, {"batch", "text"}}));
+  run_for(300);  // ticks written meanwhile: in the file, and in no event
+  send(3, "down", Json::object({{"stack", "s"}}));
+  auto messages = until_reply(3);
+  auto replied = [&](int id) {
+    for (const auto& m : messages)
+      if (auto* r = std::get_if<ipc::Reply>(&m); r && r->id == id) return true;
+    return false;
+  };
+  if (!replied(2)) {  // the follow's call ends with the stack: before or after down's reply
+    auto rest = until_reply(2);
+    messages.insert(messages.end(), rest.begin(), rest.end());
+  }
+  EXPECT_TRUE(replied(2)) << "the call of a follower of the files ends with its stack";
+  std::optional<Json> files;
+  int files_events = 0, lines_after = 0;
+  bool hello = false;
+  for (const auto& m : messages) {
+    auto* e = std::get_if<ipc::Event>(&m);
+    if (e == nullptr || e->id != 2) continue;
+    if (e->name == "files") {
+      files = e->data;
+      ++files_events;
+    } else if (e->name == "line" && !files) {
+      hello = hello || e->data["text"].string_or("") == "hello";
+    } else {
+      ++lines_after;  // a line, lines or text event after the files one
+    }
+  }
+  EXPECT_TRUE(hello) << "the tail came first";
+  ASSERT_EQ(files_events, 1);
+  EXPECT_EQ(lines_after, 0);
+  const Json& where = *files;
+  const std::string directory = where["directory"].string_or("");
+  EXPECT_EQ(directory, dir_ + "/storage/logs/" + b.sandbox_id);
+  struct stat info {};
+  ASSERT_EQ(::stat((directory + "/stdout.log").c_str(), &info), 0);
+  EXPECT_EQ(where["stdout"]["inode"].int_or(0), static_cast<int64_t>(info.st_ino));
+  const int64_t ended = where["stdout"]["size"].int_or(0);
+  EXPECT_GT(ended, 0);
+  EXPECT_LT(ended, static_cast<int64_t>(info.st_size)) << "ticks were written after";
+  EXPECT_GT(where["stderr"]["inode"].int_or(0), 0) << "stderr.log holds stackie's notes";
+}
+
 }  // namespace
 }  // namespace stackie

@@ -1,0 +1,63 @@
+// `stackie logs -f` reading the blocks' log files itself (issue 25): the daemon sends the tail
+// and where each file ended then (docs/ipc.md, the `files` event), and the lines that come
+// after are read here, from stdout.log and stderr.log, as `tail -F` would. The daemon does
+// nothing per line for such a follower, so a follower costs the block nothing (the events of a
+// follower took 30-50% of a flooding block's rate on two cores, bench/RESULTS.md), and a
+// follower that falls behind misses no line until the files it has not read are rotated away
+// (said in a note). Linux (inotify); elsewhere supported() is false and the daemon sends
+// events, as before.
+//
+// The files are the daemon's (no block can write there), opened with O_NOFOLLOW all the same,
+// relative to their directory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace stackie::cli {
+
+// Where the follower of one file starts: the file that was stdout.log or stderr.log (inode 0:
+// there was none, so everything in the first one is new) and its size then.
+struct LogFileStart {
+  uint64_t inode = 0;
+  uint64_t offset = 0;
+};
+
+class LogFileFollow {
+ public:
+  static bool supported();
+  static Result<std::unique_ptr<LogFileFollow>> create();
+  ~LogFileFollow();
+  LogFileFollow(const LogFileFollow&) = delete;
+  LogFileFollow& operator=(const LogFileFollow&) = delete;
+
+  // Follows `directory`'s stdout.log (`out`) and stderr.log (`err`) of stack/block from where
+  // they were.
+  Status add(const std::string& stack, const std::string& block, const std::string& directory,
+             const LogFileStart* out, const LogFileStart* err);
+  // Readable when a followed directory changed (poll for POLLIN, then drain()).
+  int fd() const;
+
+  // Whole records of one stream, "STAMP TEXT\n" each, as the daemon wrote them.
+  using Records = std::function<void(const std::string& stack, const std::string& block,
+                                     std::string_view stream, std::string_view records)>;
+  // A line of ours about a file (lines it could not read).
+  using Note = std::function<void(const std::string& stack, const std::string& block,
+                                  const std::string& message)>;
+  // Reads what every followed file gained since, rotations followed.
+  void drain(const Records& records, const Note& note);
+
+  struct Tail;
+  struct Impl;
+
+ private:
+  LogFileFollow() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stackie::cli

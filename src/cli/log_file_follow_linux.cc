@@ -1,0 +1,206 @@
+// The follower of log files on Linux (log_file_follow.h): one inotify watch per block's log
+// directory, each file read to its end after any change in its directory.
+#include "cli/log_file_follow.h"
+
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "base/safe_open.h"
+
+namespace stackie::cli {
+
+namespace {
+
+// One read's worth: as much as a few rotations' worth of records would not fit, and as little
+// as keeps the follower small.
+constexpr size_t kReadSize = 1 << 20;
+
+uint64_t inode_of(int fd) {
+  struct stat info {};
+  return fstat(fd, &info) == 0 ? static_cast<uint64_t>(info.st_ino) : 0;
+}
+
+// The inode `name` has in `dir` now, 0 when there is none (or it is not a regular file).
+uint64_t inode_at(int dir, const std::string& name) {
+  struct stat info {};
+  if (fstatat(dir, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode))
+    return 0;
+  return static_cast<uint64_t>(info.st_ino);
+}
+
+UniqueFd open_at(int dir, const std::string& name) {
+  return UniqueFd(openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+}
+
+}  // namespace
+
+// A block's log directory, held open; made again by the daemon when someone deletes it.
+struct Directory {
+  std::string path;
+  UniqueFd fd;
+};
+
+// One stream's file of one block: the file being read (it may have been renamed away by a
+// rotation since), and the end of a record not written whole yet.
+struct LogFileFollow::Tail {
+  std::string stack, block, stream, name;
+  Directory* dir = nullptr;
+  UniqueFd file;
+  std::string partial;
+  bool lost_at_start = false;  // the file the daemon's offset was in is gone already
+};
+
+struct LogFileFollow::Impl {
+  UniqueFd inotify;
+  static constexpr uint32_t kWatched = IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DONT_FOLLOW;
+  std::vector<std::unique_ptr<Directory>> directories;
+  std::vector<std::unique_ptr<Tail>> tails;
+  std::vector<char> buffer = std::vector<char>(kReadSize);
+
+  // Hands on the whole records in `data`, keeping a last one without its newline for later.
+  void take(Tail& tail, std::string_view data, const Records& records) {
+    if (!tail.partial.empty()) {
+      const size_t newline = data.find('\n');
+      if (newline == std::string_view::npos) {
+        tail.partial.append(data);
+        return;
+      }
+      tail.partial.append(data.substr(0, newline + 1));
+      records(tail.stack, tail.block, tail.stream, tail.partial);
+      tail.partial.clear();
+      data.remove_prefix(newline + 1);
+    }
+    const size_t last = data.rfind('\n');
+    if (last == std::string_view::npos) {
+      tail.partial.assign(data);
+      return;
+    }
+    records(tail.stack, tail.block, tail.stream, data.substr(0, last + 1));
+    tail.partial.assign(data.substr(last + 1));
+  }
+
+  // Everything the open file holds past where we are.
+  void read_all(Tail& tail, const Records& records) {
+    for (;;) {
+      const ssize_t n = read(tail.file.get(), buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      take(tail, std::string_view(buffer.data(), static_cast<size_t>(n)), records);
+    }
+  }
+
+  // The directory at its path is not the one held (deleted, and made again by the daemon):
+  // the new one is followed from here on. False when it is the same, or none is there.
+  bool directory_replaced(Directory& dir) {
+    UniqueFd now(open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!now.valid() || inode_of(now.get()) == inode_of(dir.fd.get())) return false;
+    if (inotify_add_watch(inotify.get(), dir.path.c_str(), kWatched) < 0) return false;
+    dir.fd = std::move(now);
+    return true;
+  }
+
+  void drain(Tail& tail, const Records& records, const Note& note) {
+    if (tail.lost_at_start) {
+      tail.lost_at_start = false;
+      note(tail.stack, tail.block,
+           "[stackie] lines of " + tail.name + " skipped: rotated away before they were read");
+    }
+    for (;;) {
+      if (!tail.file.valid()) {
+        // None yet (no line written to it so far), or in a directory made again.
+        tail.file = open_at(tail.dir->fd.get(), tail.name);
+        if (!tail.file.valid() && directory_replaced(*tail.dir))
+          tail.file = open_at(tail.dir->fd.get(), tail.name);
+        if (!tail.file.valid()) return;
+      }
+      read_all(tail, records);
+      // At its end: still the file of that name, or rotated away (renamed NAME.1) after the
+      // records just read? Then the next one is read from its start.
+      const uint64_t ours = inode_of(tail.file.get());
+      if (inode_at(tail.dir->fd.get(), tail.name) == ours) return;
+      read_all(tail, records);  // what was written before the rename
+      if (!tail.partial.empty()) {
+        tail.partial += '\n';  // a record cut short (a write that failed half-way)
+        records(tail.stack, tail.block, tail.stream, tail.partial);
+        tail.partial.clear();
+      }
+      if (inode_at(tail.dir->fd.get(), tail.name + ".1") != ours && !directory_replaced(*tail.dir))
+        note(tail.stack, tail.block,
+             "[stackie] lines of " + tail.name + " skipped: rotated away before they were read");
+      tail.file = UniqueFd();
+    }
+  }
+};
+
+bool LogFileFollow::supported() {
+  return true;
+}
+
+Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
+  std::unique_ptr<LogFileFollow> follow(new LogFileFollow());
+  follow->impl_ = std::make_unique<Impl>();
+  follow->impl_->inotify = UniqueFd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!follow->impl_->inotify.valid()) return system_error(errno, "inotify");
+  return follow;
+}
+
+LogFileFollow::~LogFileFollow() = default;
+
+int LogFileFollow::fd() const {
+  return impl_->inotify.get();
+}
+
+Status LogFileFollow::add(const std::string& stack, const std::string& block,
+                          const std::string& directory, const LogFileStart* out,
+                          const LogFileStart* err) {
+  auto dir = std::make_unique<Directory>();
+  dir->path = directory;
+  dir->fd = UniqueFd(open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir->fd.valid()) return system_error(errno, "open " + directory);
+  // Watched before the files are opened: nothing written between the two goes unnoticed.
+  if (inotify_add_watch(impl_->inotify.get(), directory.c_str(), Impl::kWatched) < 0)
+    return system_error(errno, "watch " + directory);
+  for (const auto& [stream, name, start] :
+       {std::tuple{"stdout", "stdout.log", out}, std::tuple{"stderr", "stderr.log", err}}) {
+    if (start == nullptr) continue;
+    auto tail = std::make_unique<Tail>();
+    tail->stack = stack;
+    tail->block = block;
+    tail->stream = stream;
+    tail->name = name;
+    tail->dir = dir.get();
+    // The file the daemon's offset is in: the current one, or the one a rotation renamed
+    // since. Neither (rotated further, or none then): from the start of the current one.
+    if (start->inode != 0) {
+      for (const std::string& candidate : {tail->name, tail->name + ".1"}) {
+        if (inode_at(dir->fd.get(), candidate) != start->inode) continue;
+        tail->file = open_at(dir->fd.get(), candidate);
+        if (tail->file.valid() && inode_of(tail->file.get()) == start->inode &&
+            lseek(tail->file.get(), static_cast<off_t>(start->offset), SEEK_SET) >= 0)
+          break;
+        tail->file = UniqueFd();
+      }
+      tail->lost_at_start = !tail->file.valid();
+    }
+    impl_->tails.push_back(std::move(tail));
+  }
+  impl_->directories.push_back(std::move(dir));
+  return {};
+}
+
+void LogFileFollow::drain(const Records& records, const Note& note) {
+  // The events only say "something changed": every file is looked at.
+  alignas(inotify_event) char events[4096];
+  while (read(impl_->inotify.get(), events, sizeof events) > 0) {
+  }
+  for (auto& tail : impl_->tails) impl_->drain(*tail, records, note);
+}
+
+}  // namespace stackie::cli

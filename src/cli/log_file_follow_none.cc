@@ -1,0 +1,31 @@
+// No follower of log files here (log_file_follow.h): `logs -f` takes the daemon's events.
+#include "cli/log_file_follow.h"
+
+#include <uv.h>
+
+namespace stackie::cli {
+
+struct LogFileFollow::Impl {};
+
+bool LogFileFollow::supported() {
+  return false;
+}
+
+Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
+  return Error{UV_ENOTSUP, "no follower of log files on this platform"};
+}
+
+LogFileFollow::~LogFileFollow() = default;
+
+int LogFileFollow::fd() const {
+  return -1;
+}
+
+Status LogFileFollow::add(const std::string&, const std::string&, const std::string&,
+                          const LogFileStart*, const LogFileStart*) {
+  return Error{UV_ENOTSUP, "no follower of log files on this platform"};
+}
+
+void LogFileFollow::drain(const Records&, const Note&) {}
+
+}  // namespace stackie::cli

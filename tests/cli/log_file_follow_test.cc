@@ -1,0 +1,158 @@
+// `logs -f` from the files (cli/log_file_follow.h) against the daemon's own writer of them
+// (supervisor/log_files.h): every record once and in order through rotations, from where the
+// daemon's tail ended, a note for what was rotated away unread, and never a link followed.
+#include "cli/log_file_follow.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "supervisor/log_files.h"
+#include "support/temp_dir.h"
+
+namespace stackie::cli {
+namespace {
+
+// "2026-12-04T10:00:00.000Z line N\n": a record as the daemon writes it.
+std::string record(int n) {
+  return "2026-12-04T10:00:00.000Z line " + std::to_string(n) + "\n";
+}
+
+std::string records(int from, int to) {
+  std::string out;
+  for (int n = from; n <= to; ++n) out += record(n);
+  return out;
+}
+
+LogFileStart where(const std::string& file) {
+  struct stat info {};
+  if (::stat(file.c_str(), &info) != 0) return {};
+  return {static_cast<uint64_t>(info.st_ino), static_cast<uint64_t>(info.st_size)};
+}
+
+class LogFileFollowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(temp_.ok());
+    auto opened = LogFiles::open(dir_, kMaxBytes, kCount, "");
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    files_ = std::move(*opened);
+    auto made = LogFileFollow::create();
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    follow_ = std::move(*made);
+  }
+  // Follows stdout.log from `start`.
+  void follow_from(LogFileStart start) {
+    auto added = follow_->add("s", "b", dir_, &start, nullptr);
+    ASSERT_TRUE(added.ok()) << added.error().message;
+  }
+  void write(int from, int to) {
+    auto written = files_->write(records(from, to), "");
+    ASSERT_EQ(written.failed_batches, 0u) << written.first_error;
+  }
+  void drain() {
+    follow_->drain(
+        [&](const std::string& stack, const std::string& block, std::string_view stream,
+            std::string_view got) {
+          EXPECT_EQ(stack + "/" + block + " " + std::string(stream), "s/b stdout");
+          EXPECT_EQ(got.back(), '\n') << "records are handed on whole";
+          seen_ += got;
+        },
+        [&](const std::string&, const std::string&, const std::string& note) {
+          notes_.push_back(note);
+        });
+  }
+
+  static constexpr uint64_t kMaxBytes = 4096;  // a rotation every ~120 records
+  static constexpr int kCount = 3;
+  testing::TempDir temp_{"stackie-follow"};
+  std::string dir_ = temp_ / "logs/blk";
+  std::unique_ptr<LogFiles> files_;
+  std::unique_ptr<LogFileFollow> follow_;
+  std::string seen_;
+  std::vector<std::string> notes_;
+};
+
+TEST_F(LogFileFollowTest, EveryRecordOnceAndInOrderThroughRotations) {
+  follow_from({});  // no file yet: everything in the first one is new
+  int n = 1;
+  for (int round = 0; round < 40; ++round, n += 50) {
+    write(n, n + 49);
+    drain();
+  }
+  EXPECT_EQ(seen_, records(1, n - 1));
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/stdout.log.2")) << "the test rotated";
+}
+
+TEST_F(LogFileFollowTest, StartsWhereTheDaemonsTailEnded) {
+  write(1, 10);
+  const LogFileStart start = where(dir_ + "/stdout.log");
+  write(11, 20);
+  follow_from(start);
+  drain();
+  EXPECT_EQ(seen_, records(11, 20));
+}
+
+TEST_F(LogFileFollowTest, StartsInTheRenamedFileWhenARotationCameBetween) {
+  write(1, 10);
+  const LogFileStart start = where(dir_ + "/stdout.log");
+  write(11, 200);  // past kMaxBytes: stdout.log became stdout.log.1
+  ASSERT_NE(where(dir_ + "/stdout.log").inode, start.inode);
+  follow_from(start);
+  drain();
+  EXPECT_EQ(seen_, records(11, 200));
+  EXPECT_TRUE(notes_.empty());
+}
+
+TEST_F(LogFileFollowTest, AFollowerThatFellBehindIsToldWhatWasRotatedAwayUnread) {
+  follow_from({});
+  write(1, 10);
+  drain();
+  for (int n = 11; n < 2000; n += 100) write(n, n + 99);  // many rotations, none read
+  drain();
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_NE(notes_[0].find("skipped"), std::string::npos) << notes_[0];
+  // What it did read is whole records, in order, ending with the last one written.
+  EXPECT_EQ(seen_.rfind(records(1, 10), 0), 0u);
+  const std::string last = record(2010);
+  EXPECT_EQ(seen_.substr(seen_.size() - last.size()), last);
+}
+
+TEST_F(LogFileFollowTest, ARecordWrittenInTwoPiecesIsHandedOnWhole) {
+  follow_from({});
+  std::ofstream(dir_ + "/stdout.log", std::ios::app) << "2026-12-04T10:00:00.000Z half";
+  drain();
+  EXPECT_EQ(seen_, "");
+  std::ofstream(dir_ + "/stdout.log", std::ios::app) << " and half\n";
+  drain();
+  EXPECT_EQ(seen_, "2026-12-04T10:00:00.000Z half and half\n");
+}
+
+TEST_F(LogFileFollowTest, ALinkPlantedAsTheLogFileIsNotFollowed) {
+  const std::string secret = temp_.write("secret.txt", "the user's secret\n");
+  files_.reset();
+  std::filesystem::remove(dir_ + "/stdout.log");
+  ASSERT_EQ(::symlink(secret.c_str(), (dir_ + "/stdout.log").c_str()), 0);
+  follow_from({});
+  drain();
+  EXPECT_EQ(seen_, "");
+}
+
+TEST_F(LogFileFollowTest, ADirectoryMadeAgainIsFollowedThere) {
+  follow_from({});
+  write(1, 5);
+  drain();
+  std::filesystem::remove_all(dir_);
+  write(6, 10);  // the writer makes the directory again
+  drain();
+  EXPECT_EQ(seen_, records(1, 10));
+}
+
+}  // namespace
+}  // namespace stackie::cli
