@@ -35,6 +35,10 @@ uint64_t inode_at(int dir, const std::string& name) {
   return static_cast<uint64_t>(info.st_ino);
 }
 
+std::string rotated(const std::string& name, int k) {
+  return name + "." + std::to_string(k);
+}
+
 UniqueFd open_at(int dir, const std::string& name) {
   return UniqueFd(openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
 }
@@ -55,11 +59,14 @@ struct LogFileFollow::Tail {
   UniqueFd file;
   std::string partial;
   bool lost_at_start = false;  // the file the daemon's offset was in is gone already
+  bool from_oldest = false;    // no file then: every file found is new, the oldest first
 };
 
 struct LogFileFollow::Impl {
   UniqueFd inotify;
   static constexpr uint32_t kWatched = IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DONT_FOLLOW;
+  // How many rotated files (NAME.1 ...) are looked for: more than any setting keeps.
+  static constexpr int kMaxRotated = 64;
   std::vector<std::unique_ptr<Directory>> directories;
   std::vector<std::unique_ptr<Tail>> tails;
   std::vector<char> buffer = std::vector<char>(kReadSize);
@@ -106,23 +113,58 @@ struct LogFileFollow::Impl {
     return true;
   }
 
+  // What follows `ours` once it is no longer NAME: the file written right after it, NAME.(k-1)
+  // when ours is NAME.k now (NAME when k is 1: not made yet, when the rename was just done), or
+  // when ours was rotated out of the directory too, the oldest file left (`lost`). Looked up
+  // again when a rotation came between the look and the open.
+  struct Next {
+    UniqueFd file;
+    bool lost = false;
+  };
+  Next next_after(Tail& tail, uint64_t ours) {
+    const int dir = tail.dir->fd.get();
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      int k = 1;
+      while (k <= kMaxRotated && inode_at(dir, rotated(tail.name, k)) != ours) ++k;
+      if (k > kMaxRotated) break;
+      UniqueFd next = open_at(dir, k == 1 ? tail.name : rotated(tail.name, k - 1));
+      if (inode_at(dir, rotated(tail.name, k)) == ours) return {std::move(next), false};
+    }
+    if (directory_replaced(*tail.dir)) return {open_at(tail.dir->fd.get(), tail.name), false};
+    return {oldest(tail), true};
+  }
+
+  UniqueFd oldest(Tail& tail) {
+    const int dir = tail.dir->fd.get();
+    for (int k = kMaxRotated; k >= 1; --k)
+      if (UniqueFd file = open_at(dir, rotated(tail.name, k)); file.valid()) return file;
+    return open_at(dir, tail.name);
+  }
+
   void drain(Tail& tail, const Records& records, const Note& note) {
+    auto say_lost = [&] {
+      note(tail.stack, tail.block,
+           "[stackie] lines of " + tail.name +
+               " may be missing here: its files were rotated away before they were read");
+    };
     if (tail.lost_at_start) {
       tail.lost_at_start = false;
-      note(tail.stack, tail.block,
-           "[stackie] lines of " + tail.name + " skipped: rotated away before they were read");
+      say_lost();
     }
     for (;;) {
       if (!tail.file.valid()) {
-        // None yet (no line written to it so far), or in a directory made again.
-        tail.file = open_at(tail.dir->fd.get(), tail.name);
+        // None yet (no line written to it so far, or a rotation's new one not made yet), or
+        // in a directory made again.
+        if (tail.from_oldest) tail.file = oldest(tail);
+        if (!tail.file.valid()) tail.file = open_at(tail.dir->fd.get(), tail.name);
         if (!tail.file.valid() && directory_replaced(*tail.dir))
           tail.file = open_at(tail.dir->fd.get(), tail.name);
         if (!tail.file.valid()) return;
+        tail.from_oldest = false;
       }
       read_all(tail, records);
       // At its end: still the file of that name, or rotated away (renamed NAME.1) after the
-      // records just read? Then the next one is read from its start.
+      // records just read? Then the one written after it is read from its start.
       const uint64_t ours = inode_of(tail.file.get());
       if (inode_at(tail.dir->fd.get(), tail.name) == ours) return;
       read_all(tail, records);  // what was written before the rename
@@ -131,10 +173,9 @@ struct LogFileFollow::Impl {
         records(tail.stack, tail.block, tail.stream, tail.partial);
         tail.partial.clear();
       }
-      if (inode_at(tail.dir->fd.get(), tail.name + ".1") != ours && !directory_replaced(*tail.dir))
-        note(tail.stack, tail.block,
-             "[stackie] lines of " + tail.name + " skipped: rotated away before they were read");
-      tail.file = UniqueFd();
+      Next next = next_after(tail, ours);
+      if (next.lost) say_lost();
+      tail.file = std::move(next.file);
     }
   }
 };
@@ -179,7 +220,8 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
     // The file the daemon's offset is in: the current one, or the one a rotation renamed
     // since. Neither (rotated further, or none then): from the start of the current one.
     if (start->inode != 0) {
-      for (const std::string& candidate : {tail->name, tail->name + ".1"}) {
+      for (int k = 0; k <= Impl::kMaxRotated && !tail->file.valid(); ++k) {
+        const std::string candidate = k == 0 ? tail->name : rotated(tail->name, k);
         if (inode_at(dir->fd.get(), candidate) != start->inode) continue;
         tail->file = open_at(dir->fd.get(), candidate);
         if (tail->file.valid() && inode_of(tail->file.get()) == start->inode &&
@@ -189,6 +231,7 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
       }
       tail->lost_at_start = !tail->file.valid();
     }
+    tail->from_oldest = start->inode == 0;
     impl_->tails.push_back(std::move(tail));
   }
   impl_->directories.push_back(std::move(dir));
