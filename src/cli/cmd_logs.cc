@@ -279,6 +279,14 @@ int run_logs(std::span<char*> argv) {
       files->drain(print_records, note);
       return;
     }
+    // Its files were not written (a full disk, say): what they hold is read to its end, and
+    // the daemon sends the lines from here on.
+    if (event.name == "files_failed") {
+      if (!files) return;
+      files->drain(print_records, note);
+      files->remove(event.data["stack"].string_or(""), event.data["block"].string_or(""));
+      return;
+    }
     // The daemon counts the events it skipped. A follower's event is a read's lines, and
     // how many lines it missed comes in the stream itself ("[stackie] N lines skipped").
     if (event.name == "skipped") {

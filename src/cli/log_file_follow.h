@@ -40,6 +40,8 @@ class LogFileFollow {
   // they were.
   Status add(const std::string& stack, const std::string& block, const std::string& directory,
              const LogFileStart* out, const LogFileStart* err);
+  // Stops reading stack/block's files (the daemon sends its lines instead: `files_failed`).
+  void remove(const std::string& stack, const std::string& block);
   // Readable when a followed directory changed (poll for POLLIN, then drain()).
   int fd() const;
 

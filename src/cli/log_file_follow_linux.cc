@@ -194,6 +194,12 @@ Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
 
 LogFileFollow::~LogFileFollow() = default;
 
+void LogFileFollow::remove(const std::string& stack, const std::string& block) {
+  std::erase_if(impl_->tails, [&](const std::unique_ptr<Tail>& tail) {
+    return tail->stack == stack && tail->block == block;
+  });
+}
+
 int LogFileFollow::fd() const {
   return impl_->inotify.get();
 }

@@ -17,6 +17,8 @@ Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
 
 LogFileFollow::~LogFileFollow() = default;
 
+void LogFileFollow::remove(const std::string&, const std::string&) {}
+
 int LogFileFollow::fd() const {
   return -1;
 }

@@ -137,6 +137,8 @@ void BlockLogs::files_written(const LogFilesWritten& written) {
   if (!written.first_error.empty() && written.first_error != write_error_)
     changed = written.first_error;
   write_error_ = written.error_now;
+  if (!written.first_error.empty())
+    for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
   if (!changed.empty())
     add_own_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }

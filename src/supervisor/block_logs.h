@@ -144,6 +144,9 @@ class LogSink {
   // level; returns how many of them it would have taken: they count as skipped, exactly as if
   // offer_batch() had refused them. By default, all of them.
   virtual size_t missed(LogStream stream, const LevelCounts& per_level);
+  // The block's files were not written (`error`): a sink that reads them instead of taking
+  // lines (a `logs -f` that follows the files) must be offered the lines from now on.
+  virtual void files_failed(const std::string& error) { (void)error; }
 };
 
 class BlockLogs {

@@ -356,6 +356,7 @@ struct DaemonHandlers::Follower final : LogSink {
   // ("batch": true) or one `text` event ("batch": "text"), or nothing ("files": true: it reads
   // the block's log files itself, and this follower only ends its call with the stack).
   enum class Batch { none, lines, text, files } batch = Batch::none;
+  Batch asked = Batch::none;         // with files: what it takes if they fail (below)
   std::vector<LogBatchLine> wanted;  // reused: the lines of a batch that pass the filter
   bool offer(const LogLine& line) override {
     if (batch == Batch::files || !filter.wants(line)) return true;  // nothing to send or skip
@@ -395,6 +396,14 @@ struct DaemonHandlers::Follower final : LogSink {
   // A client that does not keep up: its events would be skipped, so BlockLogs does not gather
   // lines for it (issue 25: a stuck `logs -f` must cost the block nothing per line).
   bool taking_lines() const override { return batch != Batch::files && session.takes_events(); }
+  // The files this client reads were not written: it is told, and sent the lines from here on
+  // (the note saying why comes next, as a `line`), as a follower that never asked for files.
+  void files_failed(const std::string& error) override {
+    if (batch != Batch::files) return;
+    batch = asked;
+    session.event("files_failed",
+                  Json::object({{"stack", stack}, {"block", block}, {"error", error}}));
+  }
   // What offer_batch() would have wanted and had skipped, counted from the read's levels: as
   // many lines, and the events they would have been (one `lines` event, or one per line).
   size_t missed(LogStream stream, const LevelCounts& per_level) override {
@@ -823,6 +832,7 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     if (files) {
       if (auto event = log_files_event(target.stack, target.block)) {
         session.event("files", *event);
+        follower->asked = batching;
         follower->batch = Follower::Batch::files;
       }
     }

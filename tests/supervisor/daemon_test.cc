@@ -6,6 +6,8 @@
 #include <sys/un.h>
 
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -497,6 +499,52 @@ TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
   EXPECT_GT(ended, 0);
   EXPECT_LT(ended, static_cast<int64_t>(info.st_size)) << "ticks were written after";
   EXPECT_GT(where["stderr"]["inode"].int_or(0), 0) << "stderr.log holds stackie's notes";
+}
+
+// When the files cannot be written (a full disk, a directory where stdout.log was), a follower
+// of them is told and sent the lines from then on: it would otherwise wait for lines that are
+// in no file.
+TEST_F(HandlersTest, AFollowerOfFilesThatCannotBeWrittenIsSentTheLines) {
+  auto b = block("api", {"tick", "20"});
+  stacks_["/p/s.yml"] = stack("s", {b});
+  serve();
+  send(1, "up", up_params("/p/s.yml"));
+  ASSERT_TRUE(reply_in(until_reply(1))->ok());
+  send(2, "logs",
+       Json::object({{"tail", 0}, {"follow", true}, {"files", true}, {"batch", "text"}}));
+  std::vector<ipc::ServerMessage> got;
+  auto event_named = [&](const std::string& name) -> const ipc::Event* {
+    for (const auto& m : got)
+      if (auto* e = std::get_if<ipc::Event>(&m); e && e->id == 2 && e->name == name) return e;
+    return nullptr;
+  };
+  auto read_until = [&](const std::function<bool()>& done) {
+    return run_until([&] {
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(fd_, buf, sizeof buf)) > 0) pending_.append(buf, size_t(n));
+      for (size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
+        auto message = ipc::decode_server_message(pending_.substr(0, nl));
+        pending_.erase(0, nl + 1);
+        if (message.ok()) got.push_back(std::move(*message));
+      }
+      return done();
+    });
+  };
+  ASSERT_TRUE(read_until([&] { return event_named("files") != nullptr; }));
+  const std::string file = event_named("files")->data["directory"].string_or("") + "/stdout.log";
+  ASSERT_TRUE(read_until([&] { return std::filesystem::exists(file); }));
+  ASSERT_TRUE(std::filesystem::remove(file));
+  ASSERT_TRUE(std::filesystem::create_directory(file));  // no file can be written there now
+  ASSERT_TRUE(read_until([&] {
+    const ipc::Event* text = event_named("text");
+    return event_named("files_failed") != nullptr && text != nullptr &&
+           text->data["text"].string_or("").find("tick") != std::string::npos;
+  })) << "no files_failed event followed by the lines";
+  EXPECT_NE(event_named("files_failed")->data["error"].string_or("").find("stdout.log"),
+            std::string::npos);
+  send(3, "down", Json::object({{"stack", "s"}}));
+  until_reply(3);
 }
 
 }  // namespace
