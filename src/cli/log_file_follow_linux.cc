@@ -21,6 +21,7 @@ namespace {
 // One read's worth: as much as a few rotations' worth of records would not fit, and as little
 // as keeps the follower small.
 constexpr size_t kReadSize = 1 << 20;
+constexpr size_t kMaxRecord = 4 << 20;
 
 uint64_t inode_of(int fd) {
   struct stat info {};
@@ -86,11 +87,18 @@ struct LogFileFollow::Impl {
     }
     const size_t last = data.rfind('\n');
     if (last == std::string_view::npos) {
-      tail.partial.assign(data);
-      return;
+      tail.partial.append(data);
+    } else {
+      records(tail.stack, tail.block, tail.stream, data.substr(0, last + 1));
+      tail.partial.assign(data.substr(last + 1));
     }
-    records(tail.stack, tail.block, tail.stream, data.substr(0, last + 1));
-    tail.partial.assign(data.substr(last + 1));
+    // No record the daemon writes is this long (it cuts a block's overlong lines): whatever
+    // this is, it is shown in pieces rather than held without end.
+    if (tail.partial.size() > kMaxRecord) {
+      tail.partial += '\n';
+      records(tail.stack, tail.block, tail.stream, tail.partial);
+      tail.partial.clear();
+    }
   }
 
   // Everything the open file holds past where we are.
