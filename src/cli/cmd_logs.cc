@@ -258,7 +258,9 @@ int run_logs(std::span<char*> argv) {
       }
       const LogLevel announced = json || min_level ? classify_log_line(text) : LogLevel::unknown;
       if (min_level && (announced == LogLevel::unknown || announced < *min_level)) continue;
-      const std::string ts(space == std::string_view::npos ? "" : record.substr(0, space));
+      // Read from a file: on a terminal, shown as text like the rest of the line.
+      const std::string ts =
+          shown(std::string(space == std::string_view::npos ? "" : record.substr(0, space)));
       add_line(out, stack, block, std::string(stream), ts, announced, text);
     }
     print(out);
@@ -268,6 +270,7 @@ int run_logs(std::span<char*> argv) {
                  with_stack ? "/" : "", block.c_str(), text.c_str());
   };
   bool files_failed = false;
+  bool more_in_files = false;  // the last drain stopped before the files' end
   const ipc::Client::EventHandler on_event = [&](const ipc::Event& event) {
     if (event.name == "files") {
       if (!files) return;
@@ -276,14 +279,15 @@ int run_logs(std::span<char*> argv) {
                      event.data["block"].string_or("?").c_str(), added.error().message.c_str());
         files_failed = true;
       }
-      files->drain(print_records, note);
+      more_in_files = !files->drain(print_records, note);
       return;
     }
     // Its files were not written (a full disk, say): what they hold is read to its end, and
     // the daemon sends the lines from here on.
     if (event.name == "files_failed") {
       if (!files) return;
-      files->drain(print_records, note);
+      while (!files->drain(print_records, note)) {
+      }
       files->remove(event.data["stack"].string_or(""), event.data["block"].string_or(""));
       return;
     }
@@ -334,11 +338,13 @@ int run_logs(std::span<char*> argv) {
     if (files_failed) return kExitFailed;
     if (!client.buffered()) {
       pollfd ready[] = {{client.fd(), POLLIN, 0}, {files->fd(), POLLIN, 0}};
-      if (::poll(ready, 2, -1) < 0) {
+      const int count = ::poll(ready, 2, more_in_files ? 0 : -1);
+      if (count < 0) {
         if (errno == EINTR) continue;
         return report_transport_error(system_error(errno, "poll"));
       }
-      if (ready[1].revents != 0) files->drain(print_records, note);
+      if (ready[1].revents != 0 || more_in_files)
+        more_in_files = !files->drain(print_records, note);
       if (ready[0].revents == 0) continue;
     }
     auto message = client.read_message(std::chrono::milliseconds(0));
@@ -349,7 +355,8 @@ int run_logs(std::span<char*> argv) {
     }
     const ipc::Reply& reply = std::get<ipc::Reply>(*message);
     if (reply.id != *id) continue;
-    files->drain(print_records, note);  // what was written before the stack went away
+    while (!files->drain(print_records, note)) {  // what was written before the stack went away
+    }
     if (!reply.ok()) return report_remote_error(reply.error());
     return files_failed ? kExitFailed : kExitOk;
   }

@@ -51,8 +51,10 @@ class LogFileFollow {
   // A line of ours about a file (lines it could not read).
   using Note = std::function<void(const std::string& stack, const std::string& block,
                                   const std::string& message)>;
-  // Reads what every followed file gained since, rotations followed.
-  void drain(const Records& records, const Note& note);
+  // Reads what every followed file gained since, rotations followed: at most 8 MiB of each
+  // file a call, so that one flooding block holds up no other. False when a file had more:
+  // call again before waiting on fd().
+  bool drain(const Records& records, const Note& note);
 
   struct Tail;
   struct Impl;

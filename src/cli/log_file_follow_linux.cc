@@ -21,11 +21,22 @@ namespace {
 // One read's worth: as much as a few rotations' worth of records would not fit, and as little
 // as keeps the follower small.
 constexpr size_t kReadSize = 1 << 20;
+// What one file may give in one drain(): a block that floods does not hold up the others, nor
+// the daemon's messages (drain() then says there is more).
+constexpr size_t kReadPerDrain = 8 << 20;
 constexpr size_t kMaxRecord = 4 << 20;
+// How many rotated files (NAME.1 ...) are looked for: as many as a setting may keep
+// (stackie-config(5) logs.max_files).
+constexpr int kMaxRotated = 1000;
+
+struct stat stat_of(int fd) {
+  struct stat info {};
+  if (fstat(fd, &info) != 0) info.st_ino = 0;
+  return info;
+}
 
 uint64_t inode_of(int fd) {
-  struct stat info {};
-  return fstat(fd, &info) == 0 ? static_cast<uint64_t>(info.st_ino) : 0;
+  return static_cast<uint64_t>(stat_of(fd).st_ino);
 }
 
 // The inode `name` has in `dir` now, 0 when there is none (or it is not a regular file).
@@ -40,8 +51,12 @@ std::string rotated(const std::string& name, int k) {
   return name + "." + std::to_string(k);
 }
 
+// A regular file of `dir`, never through a link; anything else (a directory planted where a
+// log file was) is no file to follow.
 UniqueFd open_at(int dir, const std::string& name) {
-  return UniqueFd(openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd file(openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (file.valid() && !S_ISREG(stat_of(file.get()).st_mode)) return UniqueFd();
+  return file;
 }
 
 }  // namespace
@@ -59,56 +74,62 @@ struct LogFileFollow::Tail {
   Directory* dir = nullptr;
   UniqueFd file;
   std::string partial;
+  uint64_t after = 0;          // no file open: the inode of the one read last, rotated away
+  bool lost_said = false;      // ... and that lines may be missing after it was said
   bool lost_at_start = false;  // the file the daemon's offset was in is gone already
   bool from_oldest = false;    // no file then: every file found is new, the oldest first
 };
 
 struct LogFileFollow::Impl {
   UniqueFd inotify;
+  // A block's directory: its files changing. Its parent: the directory made again after it
+  // was deleted (a deleted directory's watch goes with it).
   static constexpr uint32_t kWatched = IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DONT_FOLLOW;
-  // How many rotated files (NAME.1 ...) are looked for: more than any setting keeps.
-  static constexpr int kMaxRotated = 64;
+  static constexpr uint32_t kParentWatched = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
   std::vector<std::unique_ptr<Directory>> directories;
   std::vector<std::unique_ptr<Tail>> tails;
   std::vector<char> buffer = std::vector<char>(kReadSize);
+
+  void emit(Tail& tail, const Records& records) {
+    tail.partial += '\n';
+    records(tail.stack, tail.block, tail.stream, tail.partial);
+    tail.partial.clear();
+  }
 
   // Hands on the whole records in `data`, keeping a last one without its newline for later.
   void take(Tail& tail, std::string_view data, const Records& records) {
     if (!tail.partial.empty()) {
       const size_t newline = data.find('\n');
+      tail.partial.append(
+          data.substr(0, newline == std::string_view::npos ? data.size() : newline));
       if (newline == std::string_view::npos) {
-        tail.partial.append(data);
-        return;
+        data = {};
+      } else {
+        emit(tail, records);
+        data.remove_prefix(newline + 1);
       }
-      tail.partial.append(data.substr(0, newline + 1));
-      records(tail.stack, tail.block, tail.stream, tail.partial);
-      tail.partial.clear();
-      data.remove_prefix(newline + 1);
     }
     const size_t last = data.rfind('\n');
-    if (last == std::string_view::npos) {
-      tail.partial.append(data);
-    } else {
+    if (last != std::string_view::npos) {
       records(tail.stack, tail.block, tail.stream, data.substr(0, last + 1));
-      tail.partial.assign(data.substr(last + 1));
+      data.remove_prefix(last + 1);
     }
+    tail.partial.append(data);
     // No record the daemon writes is this long (it cuts a block's overlong lines): whatever
     // this is, it is shown in pieces rather than held without end.
-    if (tail.partial.size() > kMaxRecord) {
-      tail.partial += '\n';
-      records(tail.stack, tail.block, tail.stream, tail.partial);
-      tail.partial.clear();
-    }
+    if (tail.partial.size() > kMaxRecord) emit(tail, records);
   }
 
-  // Everything the open file holds past where we are.
-  void read_all(Tail& tail, const Records& records) {
-    for (;;) {
-      const ssize_t n = read(tail.file.get(), buffer.data(), buffer.size());
+  // What the open file holds past where we are, up to `budget` bytes; false when it had more.
+  bool read_some(Tail& tail, const Records& records, size_t& budget) {
+    while (budget > 0) {
+      const ssize_t n = read(tail.file.get(), buffer.data(), std::min(buffer.size(), budget));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
+      if (n <= 0) return true;
+      budget -= static_cast<size_t>(n);
       take(tail, std::string_view(buffer.data(), static_cast<size_t>(n)), records);
     }
+    return false;
   }
 
   // The directory at its path is not the one held (deleted, and made again by the daemon):
@@ -119,6 +140,10 @@ struct LogFileFollow::Impl {
     if (inotify_add_watch(inotify.get(), dir.path.c_str(), kWatched) < 0) return false;
     dir.fd = std::move(now);
     return true;
+  }
+
+  static bool directory_deleted(const Directory& dir) {
+    return stat_of(dir.fd.get()).st_nlink == 0;
   }
 
   // What follows `ours` once it is no longer NAME: the file written right after it, NAME.(k-1)
@@ -138,7 +163,11 @@ struct LogFileFollow::Impl {
       UniqueFd next = open_at(dir, k == 1 ? tail.name : rotated(tail.name, k - 1));
       if (inode_at(dir, rotated(tail.name, k)) == ours) return {std::move(next), false};
     }
-    if (directory_replaced(*tail.dir)) return {open_at(tail.dir->fd.get(), tail.name), false};
+    // Gone with its directory: the daemon makes a new one, and everything in it is new.
+    if (directory_deleted(*tail.dir)) {
+      if (!directory_replaced(*tail.dir)) return {};  // not made again yet
+      return {oldest(tail), false};
+    }
     return {oldest(tail), true};
   }
 
@@ -149,7 +178,23 @@ struct LogFileFollow::Impl {
     return open_at(dir, tail.name);
   }
 
-  void drain(Tail& tail, const Records& records, const Note& note) {
+  // The file to read when none is open; invalid when there is none yet.
+  UniqueFd next_file(Tail& tail, const std::function<void()>& say_lost) {
+    if (tail.from_oldest) return oldest(tail);
+    if (tail.after != 0) {  // the file after the one read last: still to be made, or made since
+      Next next = next_after(tail, tail.after);
+      if (next.lost && !tail.lost_said) say_lost();
+      tail.lost_said = tail.lost_said || next.lost;
+      return std::move(next.file);
+    }
+    UniqueFd file = open_at(tail.dir->fd.get(), tail.name);
+    if (!file.valid() && directory_replaced(*tail.dir))
+      file = open_at(tail.dir->fd.get(), tail.name);
+    return file;
+  }
+
+  // False when the file had more than this drain may take.
+  bool drain(Tail& tail, const Records& records, const Note& note) {
     auto say_lost = [&] {
       note(tail.stack, tail.block,
            "[stackie] lines of " + tail.name +
@@ -159,31 +204,41 @@ struct LogFileFollow::Impl {
       tail.lost_at_start = false;
       say_lost();
     }
+    size_t budget = kReadPerDrain;
     for (;;) {
       if (!tail.file.valid()) {
-        // None yet (no line written to it so far, or a rotation's new one not made yet), or
-        // in a directory made again.
-        if (tail.from_oldest) tail.file = oldest(tail);
-        if (!tail.file.valid()) tail.file = open_at(tail.dir->fd.get(), tail.name);
-        if (!tail.file.valid() && directory_replaced(*tail.dir))
-          tail.file = open_at(tail.dir->fd.get(), tail.name);
-        if (!tail.file.valid()) return;
+        tail.file = next_file(tail, say_lost);
+        if (!tail.file.valid()) return true;
         tail.from_oldest = false;
+        tail.after = 0;
+        tail.lost_said = false;
       }
-      read_all(tail, records);
+      if (!read_some(tail, records, budget)) return false;
       // At its end: still the file of that name, or rotated away (renamed NAME.1) after the
       // records just read? Then the one written after it is read from its start.
-      const uint64_t ours = inode_of(tail.file.get());
-      if (inode_at(tail.dir->fd.get(), tail.name) == ours) return;
-      read_all(tail, records);  // what was written before the rename
-      if (!tail.partial.empty()) {
-        tail.partial += '\n';  // a record cut short (a write that failed half-way)
-        records(tail.stack, tail.block, tail.stream, tail.partial);
-        tail.partial.clear();
+      const struct stat ours = stat_of(tail.file.get());
+      if (inode_at(tail.dir->fd.get(), tail.name) == static_cast<uint64_t>(ours.st_ino)) {
+        // Cut in place (a setting of one file: no rename): from its start again.
+        const off_t at = lseek(tail.file.get(), 0, SEEK_CUR);
+        if (at > ours.st_size) {
+          tail.partial.clear();
+          lseek(tail.file.get(), 0, SEEK_SET);
+          say_lost();
+          continue;
+        }
+        return true;
       }
-      Next next = next_after(tail, ours);
-      if (next.lost) say_lost();
-      tail.file = std::move(next.file);
+      if (!read_some(tail, records, budget)) return false;  // written before the rename
+      if (!tail.partial.empty()) emit(tail, records);       // a record cut short by a failed write
+      tail.after = static_cast<uint64_t>(ours.st_ino);
+      tail.file = UniqueFd();
+      UniqueFd next = next_file(tail, say_lost);
+      if (next.valid() && inode_of(next.get()) == tail.after) return true;  // no progress
+      tail.file = std::move(next);
+      if (tail.file.valid()) {
+        tail.after = 0;
+        tail.lost_said = false;
+      }
     }
   }
 };
@@ -222,6 +277,11 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
   // Watched before the files are opened: nothing written between the two goes unnoticed.
   if (inotify_add_watch(impl_->inotify.get(), directory.c_str(), Impl::kWatched) < 0)
     return system_error(errno, "watch " + directory);
+  // Best effort: without it, a directory deleted and made again is seen at the next change of
+  // another followed file.
+  const std::string parent = directory.substr(0, directory.rfind('/'));
+  if (!parent.empty())
+    (void)inotify_add_watch(impl_->inotify.get(), parent.c_str(), Impl::kParentWatched);
   for (const auto& [stream, name, start] :
        {std::tuple{"stdout", "stdout.log", out}, std::tuple{"stderr", "stderr.log", err}}) {
     if (start == nullptr) continue;
@@ -234,7 +294,7 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
     // The file the daemon's offset is in: the current one, or the one a rotation renamed
     // since. Neither (rotated further, or none then): from the start of the current one.
     if (start->inode != 0) {
-      for (int k = 0; k <= Impl::kMaxRotated && !tail->file.valid(); ++k) {
+      for (int k = 0; k <= kMaxRotated && !tail->file.valid(); ++k) {
         const std::string candidate = k == 0 ? tail->name : rotated(tail->name, k);
         if (inode_at(dir->fd.get(), candidate) != start->inode) continue;
         tail->file = open_at(dir->fd.get(), candidate);
@@ -252,12 +312,14 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
   return {};
 }
 
-void LogFileFollow::drain(const Records& records, const Note& note) {
+bool LogFileFollow::drain(const Records& records, const Note& note) {
   // The events only say "something changed": every file is looked at.
   alignas(inotify_event) char events[4096];
   while (read(impl_->inotify.get(), events, sizeof events) > 0) {
   }
-  for (auto& tail : impl_->tails) impl_->drain(*tail, records, note);
+  bool done = true;
+  for (auto& tail : impl_->tails) done = impl_->drain(*tail, records, note) && done;
+  return done;
 }
 
 }  // namespace stackie::cli

@@ -28,6 +28,8 @@ Status LogFileFollow::add(const std::string&, const std::string&, const std::str
   return Error{UV_ENOTSUP, "no follower of log files on this platform"};
 }
 
-void LogFileFollow::drain(const Records&, const Note&) {}
+bool LogFileFollow::drain(const Records&, const Note&) {
+  return true;
+}
 
 }  // namespace stackie::cli

@@ -73,7 +73,6 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
   read_ = {};
-  flush_files();
 }
 
 void BlockLogs::end_of_stream(LogStream stream) {
@@ -83,7 +82,6 @@ void BlockLogs::end_of_stream(LogStream stream) {
   const std::string_view stamp = stamps_.of(time_ms);
   splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
   finish_batch();
-  flush_files();
 }
 
 void BlockLogs::note(std::string_view text) {
@@ -119,13 +117,20 @@ void release_after_flood(Buffer& batch) {
 
 }  // namespace
 
-// One write per read from the pipe, not one per line.
-void BlockLogs::flush_files() {
-  if (!files_ || (out_batch_.empty() && err_batch_.empty())) return;
+// One write per read from the pipe, not one per line. A failed one is told to the followers at
+// once (LogSink::files_failed): one that reads the files takes lines from then on.
+std::optional<LogFilesWritten> BlockLogs::write_files() {
+  if (!files_ || (out_batch_.empty() && err_batch_.empty())) return std::nullopt;
   LogFilesWritten written = files_->write(out_batch_.view(), err_batch_.view());
   release_after_flood(out_batch_);
   release_after_flood(err_batch_);
-  files_written(written);
+  if (!written.first_error.empty())
+    for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
+  return written;
+}
+
+void BlockLogs::flush_files() {
+  if (auto written = write_files()) files_written(*written);
 }
 
 // An error is said once when it starts or changes (in the ring, for `logs`; in stderr.log with
@@ -137,8 +142,6 @@ void BlockLogs::files_written(const LogFilesWritten& written) {
   if (!written.first_error.empty() && written.first_error != write_error_)
     changed = written.first_error;
   write_error_ = written.error_now;
-  if (!written.first_error.empty())
-    for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
   if (!changed.empty())
     add_own_line(LogStream::daemon, "[stackie] log file not written: " + changed, now_ms());
 }
@@ -216,8 +219,12 @@ void BlockLogs::push_batch_to_ring() {
   ring_.push_lines(batch_time_ms_, batch_stream_, batch());
 }
 
+// The ring, the files, then the followers: a follower of the files whose write failed is
+// switched to lines before this read is delivered (it is told the read's lines were skipped,
+// as they were not gathered for it). The note of the failure comes after the read's lines.
 void BlockLogs::finish_batch() {
   push_batch_to_ring();
+  const std::optional<LogFilesWritten> written = write_files();
   deliver_batch(batch_stream_, batch_time_ms_);
   release_after_flood(batch_text_);
   // Every read fills batch_lines_, not only while someone follows: one that was no flood gives
@@ -226,6 +233,7 @@ void BlockLogs::finish_batch() {
     std::vector<LogBatchLine>().swap(batch_lines_);
   batch_size_ = 0;
   batch_copied_.clear();
+  if (written) files_written(*written);
 }
 
 void BlockLogs::deliver_batch(LogStream stream, int64_t time_ms) {

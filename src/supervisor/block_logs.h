@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -216,6 +217,7 @@ class BlockLogs {
   // Makes room for one more line, or hands the lines so far to the ring.
   void grow_batch();
   std::span<const LogBatchLine> batch() const { return {batch_lines_.data(), batch_size_}; }
+  std::optional<LogFilesWritten> write_files();
   void flush_files();
   // What a write to the files came to (the errors `status` shows).
   void files_written(const LogFilesWritten& written);

@@ -830,8 +830,10 @@ void DaemonHandlers::logs(Session session, const Json& params) {
     // The client follows the block's files from where the tail above ended; a block whose
     // files cannot be found is followed with events, as without "files".
     if (files) {
-      if (auto event = log_files_event(target.stack, target.block)) {
-        session.event("files", *event);
+      // Only once the client has the event: a full queue skips it, and the block would then
+      // be followed by nobody.
+      auto event = log_files_event(target.stack, target.block);
+      if (event && session.event("files", *event) == ipc::EventOutcome::sent) {
         follower->asked = batching;
         follower->batch = Follower::Batch::files;
       }
@@ -845,8 +847,8 @@ void DaemonHandlers::logs(Session session, const Json& params) {
 
 // Where a block's log files are, and where they end now (docs/ipc.md `files`): each file by
 // inode, so that a client that opens it after a rotation still finds where to start. Written on
-// this loop, so they end where the block's ring ends. None when the directory is not there (no
-// files written: the block is followed with events).
+// this loop, so they end where the block's ring ends. None when the directory is not there or
+// a file is not being written (the block is followed with events).
 std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_name,
                                                     const std::string& block) {
 #ifdef _WIN32
@@ -859,6 +861,7 @@ std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_nam
   if (stack == nullptr) return std::nullopt;
   for (const auto& row : daemon_.supervisor().ps(stack_name)) {
     if (row.block != block) continue;
+    if (!row.log_error.empty()) return std::nullopt;
     const std::string directory = stack->spec().storage_root + "/logs/" + row.sandbox_id;
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;

@@ -4,6 +4,7 @@
 #include "cli/log_file_follow.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,8 +161,84 @@ TEST_F(LogFileFollowTest, ADirectoryMadeAgainIsFollowedThere) {
   drain();
   std::filesystem::remove_all(dir_);
   write(6, 10);  // the writer makes the directory again
+  // Seen without a change in any other followed file: its parent is watched too.
+  pollfd ready{follow_->fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&ready, 1, 1000), 1) << "the new directory woke nobody";
   drain();
   EXPECT_EQ(seen_, records(1, 10));
+  EXPECT_TRUE(notes_.empty()) << notes_.front();
+}
+
+// A directory where stdout.log was (no file can be written there: the daemon says so and sends
+// the lines, daemon_test.cc): the follower reads what it had and waits, it does not spin.
+TEST_F(LogFileFollowTest, ADirectoryPlantedAsTheLogFileIsNoFileToFollow) {
+  follow_from({});
+  write(1, 5);
+  drain();
+  std::filesystem::remove(dir_ + "/stdout.log");
+  std::filesystem::create_directory(dir_ + "/stdout.log");
+  drain();  // returns
+  drain();
+  EXPECT_EQ(seen_, records(1, 5));
+  EXPECT_LE(notes_.size(), 1u);
+}
+
+// One file kept (logs.max_files = 1): it is cut in place, not renamed. The follower starts it
+// again from its start, says lines may be missing, and hands on whole records only.
+TEST(LogFileFollowOneFile, AFileCutInPlaceIsReadAgainFromItsStart) {
+  testing::TempDir temp{"stackie-follow"};
+  const std::string dir = temp / "logs/one";
+  auto files = LogFiles::open(dir, 4096, 1, "");
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  auto follow = LogFileFollow::create();
+  ASSERT_TRUE(follow.ok());
+  LogFileStart none;
+  ASSERT_TRUE((*follow)->add("s", "b", dir, &none, nullptr).ok());
+  std::string seen;
+  int notes = 0;
+  auto drain = [&] {
+    (*follow)->drain([&](const std::string&, const std::string&, std::string_view,
+                         std::string_view got) { seen += got; },
+                     [&](const std::string&, const std::string&, const std::string&) { ++notes; });
+  };
+  (*files)->write(records(1, 100), "");
+  drain();
+  ASSERT_EQ(seen, records(1, 100));
+  (*files)->write(records(101, 200), "");  // past 4096 bytes: cut, then these written
+  (*files)->write(records(201, 202), "");
+  drain();
+  EXPECT_EQ(notes, 1);
+  const std::string last = record(202);
+  ASSERT_GE(seen.size(), last.size());
+  EXPECT_EQ(seen.substr(seen.size() - last.size()), last);
+  for (size_t at = 0; at < seen.size(); at = seen.find('\n', at) + 1)
+    EXPECT_EQ(seen.compare(at, 5, "2026-"), 0) << "a record cut in two at " << at;
+}
+
+// A block that floods does not hold up the others: one drain takes at most 8 MiB of a file,
+// and says there is more.
+TEST(LogFileFollowBudget, OneDrainTakesAPieceOfAFloodAndSaysThereIsMore) {
+  testing::TempDir temp{"stackie-follow"};
+  const std::string dir = temp / "logs/flood";
+  auto files = LogFiles::open(dir, uint64_t{64} << 20, 2, "");
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  const std::string flood = records(1, 300000);  // about 12 MB
+  ASSERT_GT(flood.size(), size_t{8} << 20);
+  ASSERT_EQ((*files)->write(flood, "").failed_batches, 0u);
+  auto follow = LogFileFollow::create();
+  ASSERT_TRUE(follow.ok());
+  LogFileStart none;
+  ASSERT_TRUE((*follow)->add("s", "b", dir, &none, nullptr).ok());
+  std::string seen;
+  auto drain = [&] {
+    return (*follow)->drain([&](const std::string&, const std::string&, std::string_view,
+                                std::string_view got) { seen += got; },
+                            [&](const std::string&, const std::string&, const std::string&) {});
+  };
+  EXPECT_FALSE(drain()) << "all of it in one drain";
+  EXPECT_LE(seen.size(), size_t{8} << 20);
+  EXPECT_TRUE(drain());
+  EXPECT_EQ(seen, flood);
 }
 
 }  // namespace
