@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -474,6 +475,7 @@ TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
   std::optional<Json> files;
   int files_events = 0, lines_after = 0;
   bool hello = false;
+  std::string last_stdout_line;  // of the tail
   for (const auto& m : messages) {
     auto* e = std::get_if<ipc::Event>(&m);
     if (e == nullptr || e->id != 2) continue;
@@ -482,6 +484,8 @@ TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
       ++files_events;
     } else if (e->name == "line" && !files) {
       hello = hello || e->data["text"].string_or("") == "hello";
+      if (e->data["stream"].string_or("") == "stdout")
+        last_stdout_line = e->data["text"].string_or("");
     } else {
       ++lines_after;  // a line, lines or text event after the files one
     }
@@ -498,6 +502,13 @@ TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
   const int64_t ended = where["stdout"]["size"].int_or(0);
   EXPECT_GT(ended, 0);
   EXPECT_LT(ended, static_cast<int64_t>(info.st_size)) << "ticks were written after";
+  // The seam: the file up to where it ended is the tail's last line's end, no more, no less.
+  std::ifstream in(directory + "/stdout.log");
+  std::string upto(static_cast<size_t>(ended), '\0');
+  in.read(upto.data(), ended);
+  const std::string end_of_tail = " " + last_stdout_line + "\n";
+  ASSERT_FALSE(last_stdout_line.empty());
+  EXPECT_EQ(upto.substr(upto.size() - end_of_tail.size()), end_of_tail);
   EXPECT_GT(where["stderr"]["inode"].int_or(0), 0) << "stderr.log holds stackie's notes";
 }
 
