@@ -1,8 +1,5 @@
 // `stackie logs`: the daemon's log lines of one or several blocks, optionally followed.
-#include <poll.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 #include <chrono>
 #include <cstdio>
@@ -337,15 +334,10 @@ int run_logs(std::span<char*> argv) {
   for (;;) {
     if (files_failed) return kExitFailed;
     if (!client.buffered()) {
-      pollfd ready[] = {{client.fd(), POLLIN, 0}, {files->fd(), POLLIN, 0}};
-      const int count = ::poll(ready, 2, more_in_files ? 0 : -1);
-      if (count < 0) {
-        if (errno == EINTR) continue;
-        return report_transport_error(system_error(errno, "poll"));
-      }
-      if (ready[1].revents != 0 || more_in_files)
-        more_in_files = !files->drain(print_records, note);
-      if (ready[0].revents == 0) continue;
+      auto ready = files->wait(client.fd(), more_in_files ? 0 : -1);
+      if (!ready.ok()) return report_transport_error(ready.error());
+      if (ready->files || more_in_files) more_in_files = !files->drain(print_records, note);
+      if (!ready->other) continue;
     }
     auto message = client.read_message(std::chrono::milliseconds(0));
     if (!message.ok()) return report_transport_error(message.error());

@@ -44,6 +44,13 @@ class LogFileFollow {
   void remove(const std::string& stack, const std::string& block);
   // Readable when a followed directory changed (poll for POLLIN, then drain()).
   int fd() const;
+  // Waits up to `timeout_ms` (-1: without end) for `other` (the daemon's socket) to be
+  // readable or a followed directory to change: which of them are.
+  struct Ready {
+    bool other = false;
+    bool files = false;
+  };
+  Result<Ready> wait(int other, int timeout_ms) const;
 
   // Whole records of one stream, "STAMP TEXT\n" each, as the daemon wrote them.
   using Records = std::function<void(const std::string& stack, const std::string& block,

@@ -3,6 +3,7 @@
 #include "cli/log_file_follow.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -261,6 +262,14 @@ void LogFileFollow::remove(const std::string& stack, const std::string& block) {
   std::erase_if(impl_->tails, [&](const std::unique_ptr<Tail>& tail) {
     return tail->stack == stack && tail->block == block;
   });
+}
+
+Result<LogFileFollow::Ready> LogFileFollow::wait(int other, int timeout_ms) const {
+  pollfd ready[] = {{other, POLLIN, 0}, {impl_->inotify.get(), POLLIN, 0}};
+  const int count = ::poll(ready, 2, timeout_ms);
+  if (count < 0 && errno != EINTR) return system_error(errno, "poll");
+  if (count <= 0) return Ready{};
+  return Ready{ready[0].revents != 0, ready[1].revents != 0};
 }
 
 int LogFileFollow::fd() const {

@@ -19,6 +19,10 @@ LogFileFollow::~LogFileFollow() = default;
 
 void LogFileFollow::remove(const std::string&, const std::string&) {}
 
+Result<LogFileFollow::Ready> LogFileFollow::wait(int, int) const {
+  return Error{UV_ENOTSUP, "no follower of log files on this platform"};
+}
+
 int LogFileFollow::fd() const {
   return -1;
 }

@@ -26,8 +26,11 @@ bool ForegroundUp::interrupted() {
 }
 
 void ForegroundUp::print_line(const Json& line) {
+  print_text(line["block"].string_or("?"), line["text"].string_or(""));
+}
+
+void ForegroundUp::print_text(const std::string& name, std::string_view text) {
   static const char* kColors[] = {"36", "33", "32", "35", "34", "31"};  // as stackie logs
-  std::string name = line["block"].string_or("?");
   auto known = std::find(colored_.begin(), colored_.end(), name);
   size_t slot = static_cast<size_t>(known - colored_.begin());
   if (known == colored_.end()) colored_.push_back(name);
@@ -38,27 +41,83 @@ void ForegroundUp::print_line(const Json& line) {
   if (shown.size() < name_width_) shown.append(name_width_ - shown.size(), ' ');  // aligned
   out += shown + " |";
   if (color_) out += "\033[0m";
-  out += " " + terminal_safe(line["text"].string_or("")) + "\n";
+  out += " " + terminal_safe(std::string(text)) + "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
 }
 
+void ForegroundUp::on_files_event(const ipc::Event& event) {
+  if (!files_) return;
+  if (event.name == "files") {
+    const LogFileStart out{static_cast<uint64_t>(event.data["stdout"]["inode"].int_or(0)),
+                           static_cast<uint64_t>(event.data["stdout"]["size"].int_or(0))};
+    const LogFileStart err{static_cast<uint64_t>(event.data["stderr"]["inode"].int_or(0)),
+                           static_cast<uint64_t>(event.data["stderr"]["size"].int_or(0))};
+    const std::string block = event.data["block"].string_or("?");
+    if (auto added = files_->add(event.data["stack"].string_or(""), block,
+                                 event.data["directory"].string_or(""), &out, &err);
+        !added.ok())
+      std::fprintf(stderr, "stackie: cannot follow the log files of %s: %s\n", block.c_str(),
+                   added.error().message.c_str());
+  } else if (event.name == "files_failed") {
+    while (!drain_files()) {
+    }
+    files_->remove(event.data["stack"].string_or(""), event.data["block"].string_or(""));
+    return;
+  }
+  more_in_files_ = !drain_files();
+}
+
+bool ForegroundUp::drain_files() {
+  if (!files_) return true;
+  return files_->drain(
+      [&](const std::string&, const std::string& block, std::string_view, std::string_view got) {
+        for (size_t start = 0; start < got.size();) {
+          size_t end = got.find('\n', start);
+          if (end == std::string_view::npos) end = got.size();
+          const std::string_view record = got.substr(start, end - start);
+          const size_t space = record.find(' ');
+          print_text(block, space == std::string_view::npos ? record : record.substr(space + 1));
+          start = end + 1;
+        }
+      },
+      [&](const std::string&, const std::string& block, const std::string& note) {
+        print_text(block, note);
+      });
+}
+
 int ForegroundUp::follow(ipc::Client& client, const std::string& stack,
                          const std::vector<std::string>& blocks, int64_t since_ms) {
-  auto logs = client.send("logs", Json::object({{"stack", stack},
-                                                {"since", static_cast<long long>(since_ms)},
-                                                {"tail", kEveryLine},
-                                                {"follow", true}}));
+  Json params = Json::object({{"stack", stack},
+                              {"since", static_cast<long long>(since_ms)},
+                              {"tail", kEveryLine},
+                              {"follow", true}});
+  if (LogFileFollow::supported()) {
+    if (auto made = LogFileFollow::create(); made.ok()) {
+      files_ = std::move(*made);
+      params.set("files", true);
+    }
+  }
+  auto logs = client.send("logs", params);
   if (!logs.ok()) return report_transport_error(logs.error());
   for (const auto& block : blocks) name_width_ = std::max(name_width_, block.size());
   std::printf("following the logs of every block; Ctrl-C stops the stack\n");
   std::fflush(stdout);
   while (!interrupted()) {
-    auto message = client.read_message(kPollSignals);
+    if (files_ && !client.buffered()) {
+      auto ready =
+          files_->wait(client.fd(), more_in_files_ ? 0 : static_cast<int>(kPollSignals.count()));
+      if (!ready.ok()) return report_transport_error(ready.error());
+      if (ready->files || more_in_files_) more_in_files_ = !drain_files();
+      if (!ready->other) continue;
+    }
+    auto message = client.read_message(files_ ? std::chrono::milliseconds(0) : kPollSignals);
     if (!message.ok() && message.error().code == UV_ETIMEDOUT) continue;
     if (!message.ok()) return report_transport_error(message.error());
     if (auto* event = std::get_if<ipc::Event>(&*message)) {
       if (event->id == *logs && event->name == "line") print_line(event->data);
+      if (event->id == *logs && (event->name == "files" || event->name == "files_failed"))
+        on_files_event(*event);
       if (event->id == *logs && event->name == "skipped")
         std::fprintf(stderr, "stackie: %lld lines skipped (slow terminal)\n",
                      static_cast<long long>(event->data["count"].int_or(0)));
@@ -66,6 +125,8 @@ int ForegroundUp::follow(ipc::Client& client, const std::string& stack,
     }
     auto& reply = std::get<ipc::Reply>(*message);
     if (reply.id != *logs) continue;
+    while (!drain_files()) {  // what was written before the stack went away
+    }
     // The daemon ends a follower of a stack that went down: a `stackie down` elsewhere.
     if (!reply.ok()) return report_remote_error(reply.error());
     std::printf("stack %s is down\n", stack.c_str());
@@ -120,6 +181,8 @@ int ForegroundUp::stop_on(ipc::Client& client, Json target, const std::vector<st
     }
     auto& reply = std::get<ipc::Reply>(*message);
     if (reply.id != *down) continue;  // the logs follower ending, the kills' answers
+    while (!drain_files()) {          // the blocks' last lines, written while they stopped
+    }
     if (!reply.ok()) return report_remote_error(reply.error());
     std::printf("stack %s is down\n", reply.result()["stack"].string_or(stack).c_str());
     std::fflush(stdout);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/log_file_follow.h"
 #include "cli/signal_pipe.h"
 #include "ipc/client.h"
 
@@ -38,6 +40,16 @@ class ForegroundUp {
   int stop_on(ipc::Client& client, Json target, const std::vector<std::string>& blocks,
               std::optional<ipc::RequestId> logs_id);
   void print_line(const Json& line);
+  void print_text(const std::string& block, std::string_view text);
+  // The lines of a `files` or `files_failed` event of the logs call (cli/log_file_follow.h).
+  void on_files_event(const ipc::Event& event);
+  // What the followed files hold now; false when a file had more.
+  bool drain_files();
+
+  // Where it can, the lines after the tail are read from the blocks' log files (as `logs -f`
+  // does): the daemon then does nothing per line, however fast a block writes.
+  std::unique_ptr<LogFileFollow> files_;
+  bool more_in_files_ = false;
 
   bool color_;
   SignalPipe signals_;

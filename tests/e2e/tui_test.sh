@@ -148,7 +148,7 @@ mkdir fg && cat > fg/stackie.yml <<'YML'
 fg:
   blocks:
     greeter:
-      command: [sh, -c, 'echo "hello from greeter"; exec sleep 600']
+      command: [sh, -c, 'echo "hello from greeter"; sleep 2; echo "later from greeter"; exec sleep 600']
     stubborn:
       command: [sh, -c, 'trap "" TERM; echo "stubborn ignores TERM"; while :; do sleep 1; done']
       stop_timeout: 60s
@@ -157,6 +157,8 @@ tmx send-keys -t tui "clear; cd $T/fg && $S up; echo UP-EXIT=\$?" Enter
 wait_screen "following the logs of every block; Ctrl-C stops the stack"; check "up stays in the foreground on a terminal" 0 $?
 wait_screen "greeter  | hello from greeter"; check "with the blocks' log lines" 0 $?
 contains "of every block" "$(screen)" "stubborn | stubborn ignores TERM"
+# A line written once up follows (on Linux read from the block's log file, not sent by the daemon).
+wait_screen "greeter  | later from greeter"; check "and the lines written after" 0 $?
 tmx send-keys -t tui C-c
 wait_screen "stopping stack fg (Ctrl-C again to kill its blocks)"; check "Ctrl-C stops the stack" 0 $?
 tmx send-keys -t tui C-c
