@@ -60,19 +60,19 @@ UniqueFd open_at(int dir, const std::string& name) {
   return file;
 }
 
-}  // namespace
-
 // A block's log directory, held open; made again by the daemon when someone deletes it.
-struct Directory {
+struct LogDirectory {
   std::string path;
   UniqueFd fd;
 };
+
+}  // namespace
 
 // One stream's file of one block: the file being read (it may have been renamed away by a
 // rotation since), and the end of a record not written whole yet.
 struct LogFileFollow::Tail {
   std::string stack, block, stream, name;
-  Directory* dir = nullptr;
+  LogDirectory* dir = nullptr;
   UniqueFd file;
   std::string partial;
   uint64_t after = 0;          // no file open: the inode of the one read last, rotated away
@@ -87,7 +87,7 @@ struct LogFileFollow::Impl {
   // was deleted (a deleted directory's watch goes with it).
   static constexpr uint32_t kWatched = IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DONT_FOLLOW;
   static constexpr uint32_t kParentWatched = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
-  std::vector<std::unique_ptr<Directory>> directories;
+  std::vector<std::unique_ptr<LogDirectory>> directories;
   std::vector<std::unique_ptr<Tail>> tails;
   std::vector<char> buffer = std::vector<char>(kReadSize);
 
@@ -135,7 +135,7 @@ struct LogFileFollow::Impl {
 
   // The directory at its path is not the one held (deleted, and made again by the daemon):
   // the new one is followed from here on. False when it is the same, or none is there.
-  bool directory_replaced(Directory& dir) {
+  bool directory_replaced(LogDirectory& dir) {
     UniqueFd now(open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!now.valid() || inode_of(now.get()) == inode_of(dir.fd.get())) return false;
     if (inotify_add_watch(inotify.get(), dir.path.c_str(), kWatched) < 0) return false;
@@ -143,7 +143,7 @@ struct LogFileFollow::Impl {
     return true;
   }
 
-  static bool directory_deleted(const Directory& dir) {
+  static bool directory_deleted(const LogDirectory& dir) {
     return stat_of(dir.fd.get()).st_nlink == 0;
   }
 
@@ -279,7 +279,7 @@ int LogFileFollow::fd() const {
 Status LogFileFollow::add(const std::string& stack, const std::string& block,
                           const std::string& directory, const LogFileStart* out,
                           const LogFileStart* err) {
-  auto dir = std::make_unique<Directory>();
+  auto dir = std::make_unique<LogDirectory>();
   dir->path = directory;
   dir->fd = UniqueFd(open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir->fd.valid()) return system_error(errno, "open " + directory);
