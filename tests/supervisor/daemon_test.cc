@@ -316,6 +316,19 @@ class HandlersTest : public DaemonTest {
   Json up_params(const std::string& file) {
     return Json::object({{"file", file}, {"cwd", dir_}, {"env", Json::object()}});
   }
+  // Serves, brings up stack "s" of block `b` (request 1) and waits until `b` logged `line`.
+  void up_until_logged(const ResolvedBlock& b, const std::string& line) {
+    stacks_["/p/s.yml"] = stack("s", {b});
+    serve();
+    send(1, "up", up_params("/p/s.yml"));
+    ASSERT_TRUE(reply_in(until_reply(1))->ok());
+    ASSERT_TRUE(run_until([&] {
+      auto tail = daemon_->supervisor().tail("s", b.name, 20);
+      for (const auto& l : *tail)
+        if (l.text == line) return true;
+      return false;
+    }));
+  }
 
   std::unique_ptr<DaemonHandlers> handlers_;
   std::unique_ptr<ipc::Server> server_;
@@ -397,16 +410,8 @@ TEST_F(HandlersTest, ErrorsHaveTheDocumentedCodes) {
 TEST_F(HandlersTest, LogsTailThenFollowAcrossARestart) {
   std::string starts = dir_ + "/starts";
   auto b = block("api", {"stamp", starts, "print", "hello", "wait"});
-  stacks_["/p/s.yml"] = stack("s", {b});
-  serve();
-  send(1, "up", up_params("/p/s.yml"));
-  ASSERT_TRUE(reply_in(until_reply(1))->ok());
-  ASSERT_TRUE(run_until([&] {
-    auto tail = daemon_->supervisor().tail("s", "api", 20);
-    for (const auto& l : *tail)
-      if (l.text == "hello") return true;
-    return false;
-  }));
+  up_until_logged(b, "hello");
+  if (HasFatalFailure()) return;
   send(2, "logs", Json::object({{"tail", 20}, {"follow", true}}));
   send(3, "restart", Json::object({{"block", "api"}}));
   auto messages = until_reply(3);
@@ -447,16 +452,8 @@ TEST_F(HandlersTest, LogsTailThenFollowAcrossARestart) {
 // nothing per line for it (issue 25). Its call ends when the stack goes away.
 TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
   auto b = block("api", {"print", "hello", "tick", "20"});
-  stacks_["/p/s.yml"] = stack("s", {b});
-  serve();
-  send(1, "up", up_params("/p/s.yml"));
-  ASSERT_TRUE(reply_in(until_reply(1))->ok());
-  ASSERT_TRUE(run_until([&] {
-    auto tail = daemon_->supervisor().tail("s", "api", 20);
-    for (const auto& l : *tail)
-      if (l.text == "hello") return true;
-    return false;
-  }));
+  up_until_logged(b, "hello");
+  if (HasFatalFailure()) return;
   send(2, "logs",
        Json::object({{"tail", 1000}, {"follow", true}, {"files", true}, {"batch", "text"}}));
   run_for(300);  // ticks written meanwhile: in the file, and in no event
