@@ -434,6 +434,7 @@ TEST_F(LockboxTest, AZygoteMonitorRefusesWhatItsNamespacesWereNotMadeFor) {
     ::close(error_pipe[1]);
     ASSERT_TRUE(liar.ok()) << liar.error().message;
     EXPECT_TRUE(run_until([&] { return liar_exit.has_value(); }, 10000));
+    (*liar)->orphan([] {});  // ended: let go, as a spawner's facade does
     EXPECT_EQ(liar_exit.value_or(-1), 125) << options[1] << ": the setup failure's status";
     std::string said;
     char buffer[4096];
@@ -445,6 +446,7 @@ TEST_F(LockboxTest, AZygoteMonitorRefusesWhatItsNamespacesWereNotMadeFor) {
   }
   (*sleeper)->send_signal(SIGKILL);
   EXPECT_TRUE(run_until([&] { return sleeper_exit.has_value(); }, 10000));
+  (*sleeper)->orphan([] {});
   ::close(null_fd);
   zygote.reset();
 }
