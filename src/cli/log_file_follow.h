@@ -1,8 +1,9 @@
 // `stackie logs -f` reading the blocks' log files itself (issue 25): the daemon sends the tail
 // and where each file ended then (docs/ipc.md, the `files` event), and the lines that come
 // after are read here, from stdout.log and stderr.log, as `tail -F` would. The daemon does
-// nothing per line for such a follower, so a follower costs the block nothing (the events of a
-// follower took 30-50% of a flooding block's rate on two cores, bench/RESULTS.md), and a
+// nothing per line for such a follower: what it costs a flooding block is its own reading (0-11%
+// of the block's rate on two cores, where the events of a follower took 30-60%:
+// bench/RESULTS.md), and a
 // follower that falls behind misses no line until the files it has not read are rotated away
 // (said in a note). Linux (inotify); elsewhere supported() is false and the daemon sends
 // events, as before.
