@@ -213,10 +213,6 @@ int run_logs(std::span<char*> argv) {
   };
   // A block whose files are followed here: from where the daemon's tail ended.
   auto follow_files = [&](const Json& data) -> Status {
-    auto start = [](const Json& file) {
-      return LogFileStart{static_cast<uint64_t>(file["inode"].int_or(0)),
-                          static_cast<uint64_t>(file["size"].int_or(0))};
-    };
     bool wants_out = true, wants_err = true;
     if (streams.size() > 0) {
       wants_out = wants_err = false;
@@ -225,7 +221,8 @@ int run_logs(std::span<char*> argv) {
         wants_err = wants_err || stream.string_or("") == "stderr";
       }
     }
-    const LogFileStart out_start = start(data["stdout"]), err_start = start(data["stderr"]);
+    const LogFileStart out_start = log_file_start(data["stdout"]);
+    const LogFileStart err_start = log_file_start(data["stderr"]);
     return files->add(data["stack"].string_or("?"), data["block"].string_or("?"),
                       data["directory"].string_or(""), wants_out ? &out_start : nullptr,
                       wants_err ? &err_start : nullptr);
@@ -283,9 +280,8 @@ int run_logs(std::span<char*> argv) {
     // the daemon sends the lines from here on.
     if (event.name == "files_failed") {
       if (!files) return;
-      while (!files->drain(print_records, note)) {
-      }
-      files->remove(event.data["stack"].string_or(""), event.data["block"].string_or(""));
+      files->finish(event.data["stack"].string_or(""), event.data["block"].string_or(""),
+                    print_records, note);
       return;
     }
     // The daemon counts the events it skipped. A follower's event is a read's lines, and
@@ -347,8 +343,7 @@ int run_logs(std::span<char*> argv) {
     }
     const ipc::Reply& reply = std::get<ipc::Reply>(*message);
     if (reply.id != *id) continue;
-    while (!files->drain(print_records, note)) {  // what was written before the stack went away
-    }
+    files->drain_to_end(print_records, note);  // what was written before the stack went away
     if (!reply.ok()) return report_remote_error(reply.error());
     return files_failed ? kExitFailed : kExitOk;
   }

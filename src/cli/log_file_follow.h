@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "base/json.h"
 
 namespace stackie::cli {
 
@@ -28,6 +29,12 @@ struct LogFileStart {
   uint64_t inode = 0;
   uint64_t offset = 0;
 };
+
+// One file's start in a `files` event: {inode, size}.
+inline LogFileStart log_file_start(const Json& file) {
+  return {static_cast<uint64_t>(file["inode"].int_or(0)),
+          static_cast<uint64_t>(file["size"].int_or(0))};
+}
 
 class LogFileFollow {
  public:
@@ -41,12 +48,8 @@ class LogFileFollow {
   // they were.
   Status add(const std::string& stack, const std::string& block, const std::string& directory,
              const LogFileStart* out, const LogFileStart* err);
-  // Stops reading stack/block's files (the daemon sends its lines instead: `files_failed`).
-  void remove(const std::string& stack, const std::string& block);
-  // Readable when a followed directory changed (poll for POLLIN, then drain()).
-  int fd() const;
-  // Waits up to `timeout_ms` (-1: without end) for `other` (the daemon's socket) to be
-  // readable or a followed directory to change: which of them are.
+  // Waits up to `timeout_ms` (-1: without end) for `other` (the daemon's socket; -1 for none)
+  // to be readable or a followed directory to change: which of them are.
   struct Ready {
     bool other = false;
     bool files = false;
@@ -61,8 +64,17 @@ class LogFileFollow {
                                   const std::string& message)>;
   // Reads what every followed file gained since, rotations followed: at most 8 MiB of each
   // file a call, so that one flooding block holds up no other. False when a file had more:
-  // call again before waiting on fd().
+  // call again before wait().
   bool drain(const Records& records, const Note& note);
+  // drain() until every file was read to its end.
+  void drain_to_end(const Records& records, const Note& note) {
+    while (!drain(records, note)) {
+    }
+  }
+  // Reads what stack/block's files hold to their end, then stops reading them (the daemon
+  // sends its lines instead: `files_failed`).
+  void finish(const std::string& stack, const std::string& block, const Records& records,
+              const Note& note);
 
   struct Tail;
   struct Impl;

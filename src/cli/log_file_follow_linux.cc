@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -258,7 +258,9 @@ Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
 
 LogFileFollow::~LogFileFollow() = default;
 
-void LogFileFollow::remove(const std::string& stack, const std::string& block) {
+void LogFileFollow::finish(const std::string& stack, const std::string& block,
+                           const Records& records, const Note& note) {
+  drain_to_end(records, note);
   std::erase_if(impl_->tails, [&](const std::unique_ptr<Tail>& tail) {
     return tail->stack == stack && tail->block == block;
   });
@@ -270,10 +272,6 @@ Result<LogFileFollow::Ready> LogFileFollow::wait(int other, int timeout_ms) cons
   if (count < 0 && errno != EINTR) return system_error(errno, "poll");
   if (count <= 0) return Ready{};
   return Ready{ready[0].revents != 0, ready[1].revents != 0};
-}
-
-int LogFileFollow::fd() const {
-  return impl_->inotify.get();
 }
 
 Status LogFileFollow::add(const std::string& stack, const std::string& block,

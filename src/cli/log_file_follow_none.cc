@@ -17,14 +17,10 @@ Result<std::unique_ptr<LogFileFollow>> LogFileFollow::create() {
 
 LogFileFollow::~LogFileFollow() = default;
 
-void LogFileFollow::remove(const std::string&, const std::string&) {}
+void LogFileFollow::finish(const std::string&, const std::string&, const Records&, const Note&) {}
 
 Result<LogFileFollow::Ready> LogFileFollow::wait(int, int) const {
   return Error{UV_ENOTSUP, "no follower of log files on this platform"};
-}
-
-int LogFileFollow::fd() const {
-  return -1;
 }
 
 Status LogFileFollow::add(const std::string&, const std::string&, const std::string&,

@@ -49,10 +49,8 @@ void ForegroundUp::print_text(const std::string& name, std::string_view text) {
 void ForegroundUp::on_files_event(const ipc::Event& event) {
   if (!files_) return;
   if (event.name == "files") {
-    const LogFileStart out{static_cast<uint64_t>(event.data["stdout"]["inode"].int_or(0)),
-                           static_cast<uint64_t>(event.data["stdout"]["size"].int_or(0))};
-    const LogFileStart err{static_cast<uint64_t>(event.data["stderr"]["inode"].int_or(0)),
-                           static_cast<uint64_t>(event.data["stderr"]["size"].int_or(0))};
+    const LogFileStart out = log_file_start(event.data["stdout"]);
+    const LogFileStart err = log_file_start(event.data["stderr"]);
     const std::string block = event.data["block"].string_or("?");
     if (auto added = files_->add(event.data["stack"].string_or(""), block,
                                  event.data["directory"].string_or(""), &out, &err);
@@ -60,18 +58,20 @@ void ForegroundUp::on_files_event(const ipc::Event& event) {
       std::fprintf(stderr, "stackie: cannot follow the log files of %s: %s\n", block.c_str(),
                    added.error().message.c_str());
   } else if (event.name == "files_failed") {
-    while (!drain_files()) {
-    }
-    files_->remove(event.data["stack"].string_or(""), event.data["block"].string_or(""));
+    files_->finish(event.data["stack"].string_or(""), event.data["block"].string_or(""),
+                   file_records(), file_notes());
     return;
   }
   more_in_files_ = !drain_files();
 }
 
 bool ForegroundUp::drain_files() {
-  if (!files_) return true;
-  return files_->drain(
-      [&](const std::string&, const std::string& block, std::string_view, std::string_view got) {
+  return !files_ || files_->drain(file_records(), file_notes());
+}
+
+LogFileFollow::Records ForegroundUp::file_records() {
+  return
+      [this](const std::string&, const std::string& block, std::string_view, std::string_view got) {
         for (size_t start = 0; start < got.size();) {
           size_t end = got.find('\n', start);
           if (end == std::string_view::npos) end = got.size();
@@ -80,10 +80,13 @@ bool ForegroundUp::drain_files() {
           print_text(block, space == std::string_view::npos ? record : record.substr(space + 1));
           start = end + 1;
         }
-      },
-      [&](const std::string&, const std::string& block, const std::string& note) {
-        print_text(block, note);
-      });
+      };
+}
+
+LogFileFollow::Note ForegroundUp::file_notes() {
+  return [this](const std::string&, const std::string& block, const std::string& note) {
+    print_text(block, note);
+  };
 }
 
 int ForegroundUp::follow(ipc::Client& client, const std::string& stack,

@@ -45,6 +45,9 @@ class ForegroundUp {
   void on_files_event(const ipc::Event& event);
   // What the followed files hold now; false when a file had more.
   bool drain_files();
+  // Their records and notes, printed as print_line prints an event's lines.
+  LogFileFollow::Records file_records();
+  LogFileFollow::Note file_notes();
 
   // Where it can, the lines after the tail are read from the blocks' log files (as `logs -f`
   // does): the daemon then does nothing per line, however fast a block writes.

@@ -724,7 +724,7 @@ void DaemonHandlers::status(Session session, const Json& params) {
   for (const auto& row : daemon_.supervisor().ps(target->stack)) {
     if (row.block != target->block) continue;
     Json result = ps_row(row);
-    std::string logs_dir = stack->spec().storage_root + "/logs/" + row.sandbox_id;
+    std::string logs_dir = stack->log_directory(row.sandbox_id);
     Json volumes = Json::array();
     std::string tmp;
     for (const auto& block : stack->spec().blocks) {
@@ -862,7 +862,7 @@ std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_nam
   for (const auto& row : daemon_.supervisor().ps(stack_name)) {
     if (row.block != block) continue;
     if (!row.log_error.empty()) return std::nullopt;
-    const std::string directory = stack->spec().storage_root + "/logs/" + row.sandbox_id;
+    const std::string directory = stack->log_directory(row.sandbox_id);
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
     auto where = [&](const char* name) {

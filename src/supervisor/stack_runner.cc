@@ -109,7 +109,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
   auto& logs = logs_[block.name];
   if (!logs) {
     std::string directory;
-    if (!spec_.storage_root.empty()) directory = spec_.storage_root + "/logs/" + block.sandbox_id;
+    if (!spec_.storage_root.empty()) directory = log_directory(block.sandbox_id);
     STACKIE_TRY_ASSIGN(opened,
                        BlockLogs::open(block.name, directory, config_.logs, spec_.storage_root));
     logs = opened;

@@ -66,6 +66,11 @@ class StackRunner {
   void down();
 
   const ResolvedStack& spec() const { return spec_; }
+  // <storage>/logs/<sandbox-id>: where a block's log files are written (BlockLogs), and where
+  // `status` and a `logs -f` that reads them find them.
+  std::string log_directory(const std::string& sandbox_id) const {
+    return spec_.storage_root + "/logs/" + sandbox_id;
+  }
   const StackOptions& options() const { return options_; }
   bool going_down() const { return going_down_; }
   bool all_running() const;  // every block running, or a one-shot task that completed
