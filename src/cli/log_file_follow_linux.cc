@@ -77,8 +77,9 @@ struct LogFileFollow::Tail {
   std::string partial;
   uint64_t after = 0;          // no file open: the inode of the one read last, rotated away
   bool lost_said = false;      // ... and that lines may be missing after it was said
+  UniqueFd read_last;          // that file, held open so that no file made since has its inode
   bool lost_at_start = false;  // the file the daemon's offset was in is gone already
-  bool from_oldest = false;    // no file then: every file found is new, the oldest first
+  bool from_oldest = false;    // every file found is new (none then, or it is gone): oldest first
 };
 
 struct LogFileFollow::Impl {
@@ -212,6 +213,7 @@ struct LogFileFollow::Impl {
         if (!tail.file.valid()) return true;
         tail.from_oldest = false;
         tail.after = 0;
+        tail.read_last = UniqueFd();
         tail.lost_said = false;
       }
       if (!read_some(tail, records, budget)) return false;
@@ -232,12 +234,13 @@ struct LogFileFollow::Impl {
       if (!read_some(tail, records, budget)) return false;  // written before the rename
       if (!tail.partial.empty()) emit(tail, records);       // a record cut short by a failed write
       tail.after = static_cast<uint64_t>(ours.st_ino);
-      tail.file = UniqueFd();
+      tail.read_last = std::move(tail.file);
       UniqueFd next = next_file(tail, say_lost);
       if (next.valid() && inode_of(next.get()) == tail.after) return true;  // no progress
       tail.file = std::move(next);
       if (tail.file.valid()) {
         tail.after = 0;
+        tail.read_last = UniqueFd();
         tail.lost_said = false;
       }
     }
@@ -299,7 +302,9 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
     tail->name = name;
     tail->dir = dir.get();
     // The file the daemon's offset is in: the current one, or the one a rotation renamed
-    // since. Neither (rotated further, or none then): from the start of the current one.
+    // since. None then: everything in the first file is new. Rotated out of the directory
+    // since: every file left is newer than it, so all are read, the oldest first (after a
+    // note that lines may be missing).
     if (start->inode != 0) {
       for (int k = 0; k <= kMaxRotated && !tail->file.valid(); ++k) {
         const std::string candidate = k == 0 ? tail->name : rotated(tail->name, k);
@@ -312,7 +317,7 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
       }
       tail->lost_at_start = !tail->file.valid();
     }
-    tail->from_oldest = start->inode == 0;
+    tail->from_oldest = start->inode == 0 || tail->lost_at_start;
     impl_->tails.push_back(std::move(tail));
   }
   impl_->directories.push_back(std::move(dir));

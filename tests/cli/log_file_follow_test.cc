@@ -3,12 +3,14 @@
 // daemon's tail ended, a note for what was rotated away unread, and never a link followed.
 #include "cli/log_file_follow.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,32 @@ TEST_F(LogFileFollowTest, StartsInTheRenamedFileWhenARotationCameBetween) {
   drain();
   EXPECT_EQ(seen_, records(11, 200));
   EXPECT_TRUE(notes_.empty());
+}
+
+// The file the daemon's tail ended in was rotated out of the directory before the follower
+// looked: every file left is newer, so all of them are read, the oldest first, after a note.
+TEST_F(LogFileFollowTest, AStartRotatedAwayBeforeTheFirstLookReadsEveryFileLeft) {
+  write(1, 10);
+  const LogFileStart start = where(dir_ + "/stdout.log");
+  // Held open so that its inode cannot be given to a file made since: the follower knows a
+  // file by its inode, and this test is about one that is gone.
+  const int held = ::open((dir_ + "/stdout.log").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  write(11, 1000);  // rotated past kCount files: the start's file is gone
+  std::string left;
+  for (const char* name : {"/stdout.log.2", "/stdout.log.1", "/stdout.log"}) {
+    ASSERT_NE(where(dir_ + name).inode, start.inode);
+    std::ifstream file(dir_ + name);
+    left += std::string(std::istreambuf_iterator<char>(file), {});
+  }
+  follow_from(start);
+  drain();
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_NE(notes_[0].find("rotated away"), std::string::npos) << notes_[0];
+  EXPECT_TRUE(seen_ == left) << "read from: " << seen_.substr(0, seen_.find('\n')) << ", "
+                             << seen_.size() << " bytes of " << left.size();
+  EXPECT_EQ(seen_.substr(seen_.size() - record(1000).size()), record(1000));
+  ::close(held);
 }
 
 TEST_F(LogFileFollowTest, AFollowerThatFellBehindIsToldWhatWasRotatedAwayUnread) {
