@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <cstdint>
+
 namespace stackie {
 
 // A socket that is close-on-exec (and non-blocking with `nonblock`); -1 with errno on failure.
@@ -27,5 +29,10 @@ ssize_t recvmsg_cloexec(int fd, msghdr* message, int flags);
 bool grow_pipe(int fd, int bytes);
 // A pipe's capacity in bytes, or `fallback` where it cannot be asked.
 int pipe_capacity(int fd, int fallback);
+
+// When `name` in directory `dir` (or `dir` itself, for "") was made, in microseconds since the
+// epoch, links not followed; 0 where the file system does not keep it or the call fails. With
+// the inode it tells a file from a newer one that was given a deleted file's inode.
+uint64_t file_birth_us(int dir, const char* name);
 
 }  // namespace stackie

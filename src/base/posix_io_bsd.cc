@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +82,15 @@ bool grow_pipe(int, int) {
 
 int pipe_capacity(int, int fallback) {
   return fallback;
+}
+
+uint64_t file_birth_us(int dir, const char* name) {
+  struct stat info {};
+  const int failed =
+      name[0] == '\0' ? ::fstat(dir, &info) : ::fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW);
+  if (failed != 0) return 0;
+  return static_cast<uint64_t>(info.st_birthtimespec.tv_sec) * 1000000 +
+         static_cast<uint64_t>(info.st_birthtimespec.tv_nsec) / 1000;
 }
 
 }  // namespace stackie

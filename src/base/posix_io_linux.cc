@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/posix_io.h"
@@ -33,6 +34,14 @@ bool grow_pipe(int fd, int bytes) {
 int pipe_capacity(int fd, int fallback) {
   int size = ::fcntl(fd, F_GETPIPE_SZ);
   return size > 0 ? size : fallback;
+}
+
+uint64_t file_birth_us(int dir, const char* name) {
+  struct statx info {};
+  const int flags = AT_SYMLINK_NOFOLLOW | (name[0] == '\0' ? AT_EMPTY_PATH : 0);
+  if (::statx(dir, name, flags, STATX_BTIME, &info) != 0 || !(info.stx_mask & STATX_BTIME))
+    return 0;
+  return static_cast<uint64_t>(info.stx_btime.tv_sec) * 1000000 + info.stx_btime.tv_nsec / 1000;
 }
 
 }  // namespace stackie

@@ -24,16 +24,19 @@
 namespace stackie::cli {
 
 // Where the follower of one file starts: the file that was stdout.log or stderr.log (inode 0:
-// there was none, so everything in the first one is new) and its size then.
+// there was none, so everything in the first one is new), its size then, and when it was made
+// (µs since the epoch; 0: unknown), which tells it from a newer file given its inode.
 struct LogFileStart {
   uint64_t inode = 0;
   uint64_t offset = 0;
+  uint64_t born_us = 0;
 };
 
-// One file's start in a `files` event: {inode, size}.
+// One file's start in a `files` event: {inode, size, born}.
 inline LogFileStart log_file_start(const Json& file) {
   return {static_cast<uint64_t>(file["inode"].int_or(0)),
-          static_cast<uint64_t>(file["size"].int_or(0))};
+          static_cast<uint64_t>(file["size"].int_or(0)),
+          static_cast<uint64_t>(file["born"].int_or(0))};
 }
 
 class LogFileFollow {

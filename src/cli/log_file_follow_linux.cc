@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/posix_io.h"
 #include "base/safe_open.h"
 
 namespace stackie::cli {
@@ -46,6 +47,17 @@ uint64_t inode_at(int dir, const std::string& name) {
   if (fstatat(dir, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode))
     return 0;
   return static_cast<uint64_t>(info.st_ino);
+}
+
+// Whether `file` is the one the daemon's offset was in: its inode, no shorter than the offset,
+// and born when that one was (where the file system says): a file made after rotations deleted
+// that one may have been given its inode.
+bool is_start(int file, const LogFileStart& start) {
+  const struct stat info = stat_of(file);
+  if (static_cast<uint64_t>(info.st_ino) != start.inode) return false;
+  if (static_cast<uint64_t>(info.st_size) < start.offset) return false;
+  const uint64_t born = file_birth_us(file, "");
+  return start.born_us == 0 || born == 0 || born == start.born_us;
 }
 
 std::string rotated(const std::string& name, int k) {
@@ -151,7 +163,7 @@ struct LogFileFollow::Impl {
   // What follows `ours` once it is no longer NAME: the file written right after it, NAME.(k-1)
   // when ours is NAME.k now (NAME when k is 1: not made yet, when the rename was just done), or
   // when ours was rotated out of the directory too, the oldest file left (`lost`). Looked up
-  // again when a rotation came between the look and the open.
+  // again when a rotation came between the look and the open, or moved ours past the look.
   struct Next {
     UniqueFd file;
     bool lost = false;
@@ -161,7 +173,10 @@ struct LogFileFollow::Impl {
     for (int attempt = 0; attempt < 8; ++attempt) {
       int k = 1;
       while (k <= kMaxRotated && inode_at(dir, rotated(tail.name, k)) != ours) ++k;
-      if (k > kMaxRotated) break;
+      if (k > kMaxRotated) {
+        if (attempt < 1) continue;  // moved by rotations while it was looked for: once more
+        break;
+      }
       UniqueFd next = open_at(dir, k == 1 ? tail.name : rotated(tail.name, k - 1));
       if (inode_at(dir, rotated(tail.name, k)) == ours) return {std::move(next), false};
     }
@@ -195,6 +210,19 @@ struct LogFileFollow::Impl {
     return file;
   }
 
+  // Opens the file to read next; false when there is none yet, or the one found is the one read
+  // last (still held, so that inode is that file: a rotation moved it while it was looked for).
+  bool open_next(Tail& tail, const std::function<void()>& say_lost) {
+    UniqueFd next = next_file(tail, say_lost);
+    if (!next.valid() || (tail.after != 0 && inode_of(next.get()) == tail.after)) return false;
+    tail.file = std::move(next);
+    tail.from_oldest = false;
+    tail.after = 0;
+    tail.read_last = UniqueFd();
+    tail.lost_said = false;
+    return true;
+  }
+
   // False when the file had more than this drain may take.
   bool drain(Tail& tail, const Records& records, const Note& note) {
     auto say_lost = [&] {
@@ -208,14 +236,7 @@ struct LogFileFollow::Impl {
     }
     size_t budget = kReadPerDrain;
     for (;;) {
-      if (!tail.file.valid()) {
-        tail.file = next_file(tail, say_lost);
-        if (!tail.file.valid()) return true;
-        tail.from_oldest = false;
-        tail.after = 0;
-        tail.read_last = UniqueFd();
-        tail.lost_said = false;
-      }
+      if (!tail.file.valid() && !open_next(tail, say_lost)) return true;
       if (!read_some(tail, records, budget)) return false;
       // At its end: still the file of that name, or rotated away (renamed NAME.1) after the
       // records just read? Then the one written after it is read from its start.
@@ -235,14 +256,6 @@ struct LogFileFollow::Impl {
       if (!tail.partial.empty()) emit(tail, records);       // a record cut short by a failed write
       tail.after = static_cast<uint64_t>(ours.st_ino);
       tail.read_last = std::move(tail.file);
-      UniqueFd next = next_file(tail, say_lost);
-      if (next.valid() && inode_of(next.get()) == tail.after) return true;  // no progress
-      tail.file = std::move(next);
-      if (tail.file.valid()) {
-        tail.after = 0;
-        tail.read_last = UniqueFd();
-        tail.lost_said = false;
-      }
     }
   }
 };
@@ -310,7 +323,7 @@ Status LogFileFollow::add(const std::string& stack, const std::string& block,
         const std::string candidate = k == 0 ? tail->name : rotated(tail->name, k);
         if (inode_at(dir->fd.get(), candidate) != start->inode) continue;
         tail->file = open_at(dir->fd.get(), candidate);
-        if (tail->file.valid() && inode_of(tail->file.get()) == start->inode &&
+        if (tail->file.valid() && is_start(tail->file.get(), *start) &&
             lseek(tail->file.get(), static_cast<off_t>(start->offset), SEEK_SET) >= 0)
           break;
         tail->file = UniqueFd();

@@ -1,9 +1,10 @@
 #include "supervisor/daemon_handlers.h"
 
-#include <optional>
-
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <optional>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +16,9 @@
 #include "base/fs_path.h"
 #include "base/log_level.h"
 #include "base/version.h"
+#ifndef _WIN32
+#include "base/posix_io.h"
+#endif
 #include "stack/shared_mode.h"
 #include "supervisor/block_stats.h"
 #include "supervisor/block_target.h"
@@ -865,12 +869,16 @@ std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_nam
     const std::string directory = stack->log_directory(row.sandbox_id);
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+    // A file by its inode and, where the file system keeps it, its birth: an inode can be
+    // given to a newer file once rotations have deleted this one.
     auto where = [&](const char* name) {
+      const std::string path = directory + "/" + name;
       struct stat file {};
-      if (::lstat((directory + "/" + name).c_str(), &file) != 0 || !S_ISREG(file.st_mode))
+      if (::lstat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode))
         return Json::object({{"inode", 0}, {"size", 0}});
       return Json::object({{"inode", static_cast<int64_t>(file.st_ino)},
-                           {"size", static_cast<int64_t>(file.st_size)}});
+                           {"size", static_cast<int64_t>(file.st_size)},
+                           {"born", static_cast<int64_t>(file_birth_us(AT_FDCWD, path.c_str()))}});
     };
     return Json::object({{"stack", stack_name},
                          {"block", block},

@@ -44,8 +44,22 @@ void RotatingFile::use_directory(int dir) {
   fd_ = -1;
 }
 
+void RotatingFile::remove_leftovers() {
+  leftovers_removed_ = true;
+  // They run on from NAME.count without a gap (rotations filled them in order); as many as a
+  // setting may keep (stackie-config(5) logs.max_files). Best effort: a file that stays is
+  // only shown again by a follower.
+  constexpr int kMostKept = 1000;
+  for (int k = count_; k < kMostKept; ++k) {
+    const std::string leftover = name_ + "." + std::to_string(k);
+    if (!open_file_in(dir_, leftover, O_RDONLY, dir_shown_).ok()) return;
+    if (!remove_file_in(dir_, leftover, dir_shown_).ok()) return;
+  }
+}
+
 Status RotatingFile::open() {
   if (dir_ < 0) return system_error(ENOENT, "open " + path_);
+  if (!leftovers_removed_) remove_leftovers();
   STACKIE_TRY_ASSIGN(opened, open_file_in(dir_, name_, O_WRONLY | O_APPEND | O_CREAT, dir_shown_));
   fd_ = opened.release();
   size_ = file_size(fd_);

@@ -36,6 +36,9 @@ class RotatingFile {
   // someone else's rotation. Checked before each write, so a vanished file is made again on the
   // next line, without a timer.
   bool still_in_directory() const;
+  // NAME.count and up: files of a larger logs.max_files kept before. Older than every file kept,
+  // yet a follower of the files (`logs -f`) would take them for the newest rotated ones.
+  void remove_leftovers();
   Status open();
   Status rotate();
   Status write_all(std::string_view text);
@@ -48,6 +51,7 @@ class RotatingFile {
   int count_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  bool leftovers_removed_ = false;
 };
 
 // What one write of a block's records to its files came to: how many of its batches (one per

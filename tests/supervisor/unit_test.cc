@@ -241,6 +241,21 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
 }
 
+// logs.max_files lowered since: the files past the new count are older than every file kept,
+// and a follower of the files would read them as the newest rotated ones. They go at the first
+// write.
+TEST_F(RotatingFileTest, FilesOfALargerCountKeptBeforeAreRemoved) {
+  for (int k = 1; k <= 5; ++k) std::ofstream(dir_ + "/stdout.log." + std::to_string(k)) << "old\n";
+  std::ofstream(dir_ + "/stdout.log.7") << "after a gap: not of the chain\n";
+  RotatingFile file(dir_ + "/stdout.log", 100, 3);
+  ASSERT_TRUE(file.append("new\n").ok());
+  EXPECT_TRUE(exists(dir_ + "/stdout.log"));
+  EXPECT_TRUE(exists(dir_ + "/stdout.log.1"));
+  EXPECT_TRUE(exists(dir_ + "/stdout.log.2"));
+  for (int k = 3; k <= 5; ++k) EXPECT_FALSE(exists(dir_ + "/stdout.log." + std::to_string(k))) << k;
+  EXPECT_TRUE(exists(dir_ + "/stdout.log.7"));
+}
+
 // Issue 14: a log file replaced by a link (to a file of the user's) is refused, not followed,
 // and rotation renames inside the log directory only.
 TEST_F(RotatingFileTest, NeverWritesThroughALink) {
