@@ -1,5 +1,6 @@
 // The daemon core: single instance, pid file, state file and restore, SIGTERM, plus the IPC
 // handlers over a real socket.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -496,6 +497,9 @@ TEST_F(HandlersTest, AFollowerOfTheFilesIsToldWhereTheyEndedAndSentNoLine) {
   struct stat info {};
   ASSERT_EQ(::stat((directory + "/stdout.log").c_str(), &info), 0);
   EXPECT_EQ(where["stdout"]["inode"].int_or(0), static_cast<int64_t>(info.st_ino));
+  // Its birth, where the file system keeps one: an inode alone may be a newer file's.
+  EXPECT_EQ(where["stdout"]["born"].int_or(-1),
+            static_cast<int64_t>(file_birth_us(AT_FDCWD, (directory + "/stdout.log").c_str())));
   const int64_t ended = where["stdout"]["size"].int_or(0);
   EXPECT_GT(ended, 0);
   EXPECT_LT(ended, static_cast<int64_t>(info.st_size)) << "ticks were written after";
