@@ -163,7 +163,7 @@ struct LogFileFollow::Impl {
   // What follows `ours` once it is no longer NAME: the file written right after it, NAME.(k-1)
   // when ours is NAME.k now (NAME when k is 1: not made yet, when the rename was just done), or
   // when ours was rotated out of the directory too, the oldest file left (`lost`). Looked up
-  // again when a rotation came between the look and the open, or moved ours past the look.
+  // again when a rotation came between the look and the open.
   struct Next {
     UniqueFd file;
     bool lost = false;
@@ -173,10 +173,7 @@ struct LogFileFollow::Impl {
     for (int attempt = 0; attempt < 8; ++attempt) {
       int k = 1;
       while (k <= kMaxRotated && inode_at(dir, rotated(tail.name, k)) != ours) ++k;
-      if (k > kMaxRotated) {
-        if (attempt < 1) continue;  // moved by rotations while it was looked for: once more
-        break;
-      }
+      if (k > kMaxRotated) break;
       UniqueFd next = open_at(dir, k == 1 ? tail.name : rotated(tail.name, k - 1));
       if (inode_at(dir, rotated(tail.name, k)) == ours) return {std::move(next), false};
     }

@@ -18,6 +18,7 @@
 #include "base/version.h"
 #ifndef _WIN32
 #include "base/posix_io.h"
+#include "base/safe_open.h"
 #endif
 #include "stack/shared_mode.h"
 #include "supervisor/block_stats.h"
@@ -869,16 +870,17 @@ std::optional<Json> DaemonHandlers::log_files_event(const std::string& stack_nam
     const std::string directory = stack->log_directory(row.sandbox_id);
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
-    // A file by its inode and, where the file system keeps it, its birth: an inode can be
-    // given to a newer file once rotations have deleted this one.
+    // A file by its inode and, where the file system keeps it, its birth (an inode can be
+    // given to a newer file once rotations have deleted this one), all of one open file.
     auto where = [&](const char* name) {
-      const std::string path = directory + "/" + name;
-      struct stat file {};
-      if (::lstat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode))
-        return Json::object({{"inode", 0}, {"size", 0}});
-      return Json::object({{"inode", static_cast<int64_t>(file.st_ino)},
-                           {"size", static_cast<int64_t>(file.st_size)},
-                           {"born", static_cast<int64_t>(file_birth_us(AT_FDCWD, path.c_str()))}});
+      const UniqueFd file(
+          ::open((directory + "/" + name).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      struct stat held {};
+      if (!file.valid() || ::fstat(file.get(), &held) != 0 || !S_ISREG(held.st_mode))
+        return Json::object({{"inode", 0}, {"size", 0}, {"born", 0}});
+      return Json::object({{"inode", static_cast<int64_t>(held.st_ino)},
+                           {"size", static_cast<int64_t>(held.st_size)},
+                           {"born", static_cast<int64_t>(file_birth_us(file.get(), ""))}});
     };
     return Json::object({{"stack", stack_name},
                          {"block", block},

@@ -37,7 +37,7 @@ class RotatingFile {
   // next line, without a timer.
   bool still_in_directory() const;
   // NAME.count and up: files of a larger logs.max_files kept before. Older than every file kept,
-  // yet a follower of the files (`logs -f`) would take them for the newest rotated ones.
+  // yet a follower of the files (`logs -f`) that reads every file left would read them as new.
   void remove_leftovers();
   Status open();
   Status rotate();
