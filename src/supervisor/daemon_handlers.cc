@@ -4,13 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <optional>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <optional>
 
 #include "base/directories.h"
 #include "base/fs_path.h"
