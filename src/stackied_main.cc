@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "api/api_routes.h"
@@ -22,6 +23,7 @@
 #include "base/sandbox_probe.h"
 #endif
 #include "base/version.h"
+#include "ipc/client.h"
 #include "ipc/server.h"
 #include "spawn/passthrough_monitor.h"
 #include "spawn/spawner.h"
@@ -236,12 +238,40 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
   return options;
 }
 
+// Whether a daemon answers on the socket of `home`: one that holds the lock without answering
+// is on its way out.
+bool a_daemon_answers(const std::string& home) {
+  auto socket = stackie::daemon_socket_path(home);
+  if (!socket.ok()) return true;  // no socket to wait for: nothing will change
+  auto client = stackie::ipc::Client::connect(*socket);
+  return client.ok() || !(stackie::ipc::is_daemon_not_running(client.error()) ||
+                          stackie::ipc::is_daemon_exiting(client.error()));
+}
+
+// Daemon::open, waiting for a daemon that is stopping. Told to stop, a daemon closes its socket
+// first and holds the single-instance lock until its process is gone (the sanitizers' leak
+// check at exit took seconds), so `daemon stop` then `up` found the lock taken and nobody
+// serving. A holder that answers on the socket is another daemon: given way to at once.
+stackie::Result<std::unique_ptr<stackie::Daemon>> open_daemon(const std::string& home,
+                                                              uv_loop_t* loop,
+                                                              const Spawners& spawners,
+                                                              stackie::Daemon** running) {
+  constexpr auto kStoppingDaemonWait = std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + kStoppingDaemonWait;
+  for (;;) {
+    auto daemon = stackie::Daemon::open(daemon_options(home, loop, spawners, running));
+    if (daemon.ok() || daemon.error().code != UV_EBUSY) return daemon;
+    if (std::chrono::steady_clock::now() > deadline || a_daemon_answers(home)) return daemon;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 // Opens the daemon and its socket, restores the stacks of the state file, reports ready and
 // runs the loop until every stack is down. Returns the exit status.
 int serve(uv_loop_t* loop, const Spawners& spawners, const std::string& home, int activated_fd,
           int* ready_fd, std::optional<int> api_port) {
   stackie::Daemon* running = nullptr;  // set once open
-  auto daemon = stackie::Daemon::open(daemon_options(home, loop, spawners, &running));
+  auto daemon = open_daemon(home, loop, spawners, &running);
   if (!daemon.ok()) return fail(ready_fd, daemon.error().message);
   running = daemon->get();
 

@@ -246,4 +246,23 @@ run ps >/dev/null 2>&1; check "ps over a stale socket exits 3" 3 $?
 run up --no-sandbox >/dev/null 2>&1; check "up over a stale socket" 0 $?
 run down >/dev/null 2>&1
 
+# A daemon told to stop closes its socket first and holds its single-instance lock until its
+# process is gone (seconds under the sanitizers' exit-time leak check): an up then waits for it
+# rather than failing with "another stackied is running". Played by a holder of the lock that
+# serves nothing and lets go after 1.5 s.
+run daemon stop >/dev/null 2>&1
+python3 -c '
+import fcntl, sys, time
+lock = open(sys.argv[1], "a")
+fcntl.flock(lock, fcntl.LOCK_EX)  # once the stopped daemon has let go
+open(sys.argv[2], "w").close()
+time.sleep(1.5)' "$STACKIE_HOME/stackied.lock" "$T/lock-held" &
+holder=$!
+for try in $(seq 1 100); do [ -e "$T/lock-held" ] && break; sleep 0.1; done
+out=$(run up --no-sandbox 2>&1); status=$?
+check "up waits for a stopping daemon's lock" 0 $status
+[ $status -eq 0 ] || note "$(echo "$out" | tail -1)"
+wait "$holder"
+run down >/dev/null 2>&1
+
 done_testing
