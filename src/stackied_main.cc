@@ -249,9 +249,9 @@ bool a_daemon_answers(const std::string& home) {
 }
 
 // Daemon::open, waiting for a daemon that is stopping. Told to stop, a daemon closes its socket
-// first and holds the single-instance lock until its process is gone (the sanitizers' leak
-// check at exit took seconds), so `daemon stop` then `up` found the lock taken and nobody
-// serving. A holder that answers on the socket is another daemon: given way to at once.
+// first and lets go of the single-instance lock only once its loop has ended (slower under the
+// sanitizers), so `daemon stop` then `up` could find the lock taken and nobody serving. A
+// holder that answers on the socket is another daemon: given way to at once.
 stackie::Result<std::unique_ptr<stackie::Daemon>> open_daemon(const std::string& home,
                                                               uv_loop_t* loop,
                                                               const Spawners& spawners,

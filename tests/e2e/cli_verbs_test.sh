@@ -246,10 +246,10 @@ run ps >/dev/null 2>&1; check "ps over a stale socket exits 3" 3 $?
 run up --no-sandbox >/dev/null 2>&1; check "up over a stale socket" 0 $?
 run down >/dev/null 2>&1
 
-# A daemon told to stop closes its socket first and holds its single-instance lock until its
-# process is gone (seconds under the sanitizers' exit-time leak check): an up then waits for it
-# rather than failing with "another stackied is running". Played by a holder of the lock that
-# serves nothing and lets go after 1.5 s.
+# A daemon told to stop closes its socket first and lets go of its single-instance lock only
+# once its loop has ended (slower under the sanitizers): an up then waits for it rather than
+# failing with "another stackied is running". Played by a holder of the lock that serves
+# nothing and lets go after 1.5 s.
 run daemon stop >/dev/null 2>&1
 python3 -c '
 import fcntl, sys, time
