@@ -15,6 +15,7 @@
 
 #include "base/posix_io.h"
 #include "base/safe_open.h"
+#include "stack/settings.h"
 
 namespace stackie::cli {
 
@@ -27,9 +28,8 @@ constexpr size_t kReadSize = 1 << 20;
 // the daemon's messages (drain() then says there is more).
 constexpr size_t kReadPerDrain = 8 << 20;
 constexpr size_t kMaxRecord = 4 << 20;
-// How many rotated files (NAME.1 ...) are looked for: as many as a setting may keep
-// (stackie-config(5) logs.max_files).
-constexpr int kMaxRotated = 1000;
+// How many rotated files (NAME.1 ...) are looked for: as many as a setting may keep.
+constexpr int kMaxRotated = kMostLogFiles;
 
 struct stat stat_of(int fd) {
   struct stat info {};

@@ -170,9 +170,10 @@ Result<Settings> parse_settings(std::string_view text, const std::string& path) 
     }
     if (const toml::node* files = logs->get("max_files")) {
       auto value = files->value_exact<int64_t>();
-      if (!value || *value < 1 || *value > 1000)
-        return error_at(where_of(*files, path),
-                        "'logs.max_files' must be a whole number from 1 to 1000");
+      if (!value || *value < 1 || *value > kMostLogFiles)
+        return error_at(
+            where_of(*files, path),
+            "'logs.max_files' must be a whole number from 1 to " + std::to_string(kMostLogFiles));
       settings.log_max_files = static_cast<int>(*value);
     }
   }

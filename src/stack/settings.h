@@ -12,6 +12,10 @@
 
 namespace stackie {
 
+// The most rotated files a log stream may keep (logs.max_files): what the writer cleans up
+// and a follower of the files looks through stop here.
+inline constexpr int kMostLogFiles = 1000;
+
 struct Settings {
   std::string storage_root;  // empty = $STACKIE_HOME/storage; else absolute
   std::string socket_path;   // empty = DESIGN.md §4 default (see socket_path())

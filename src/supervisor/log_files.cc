@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/directories.h"
+#include "stack/settings.h"
 
 namespace stackie {
 
@@ -46,11 +47,9 @@ void RotatingFile::use_directory(int dir) {
 
 void RotatingFile::remove_leftovers() {
   leftovers_removed_ = true;
-  // They run on from NAME.count without a gap (rotations filled them in order); as many as a
-  // setting may keep (stackie-config(5) logs.max_files). Best effort: a file that stays is
-  // only shown again by a follower.
-  constexpr int kMostKept = 1000;
-  for (int k = count_; k < kMostKept; ++k) {
+  // They run on from NAME.count without a gap (rotations filled them in order), up to as many
+  // as a setting may keep. Best effort: a file that stays is only shown again by a follower.
+  for (int k = count_; k < kMostLogFiles; ++k) {
     const std::string leftover = name_ + "." + std::to_string(k);
     if (!open_file_in(dir_, leftover, O_RDONLY, dir_shown_).ok()) return;
     if (!remove_file_in(dir_, leftover, dir_shown_).ok()) return;

@@ -242,7 +242,7 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
 }
 
 // logs.max_files lowered since: the files past the new count are older than every file kept,
-// and a follower of the files would read them as the newest rotated ones. They go at the first
+// and a follower that reads every file left would read them as new. They go at the first
 // write.
 TEST_F(RotatingFileTest, FilesOfALargerCountKeptBeforeAreRemoved) {
   for (int k = 1; k <= 5; ++k) std::ofstream(dir_ + "/stdout.log." + std::to_string(k)) << "old\n";
