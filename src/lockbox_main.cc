@@ -61,7 +61,12 @@ int run_lockbox(int argc, char** argv) {
                   (options.backend == "auto" &&
                    stackie::choose_linux_backend().backend == stackie::LinuxBackend::landlock);
   if (landlock) return stackie::linux_sandbox::run_landlocked(request);
-  return stackie::linux_sandbox::run_sandboxed(request);
+  const int code = stackie::linux_sandbox::run_sandboxed(request);
+  // run_sandboxed returns once pid 1 is reaped, and every process of its pid namespace went
+  // with it: a zygote's monitor says so before its own exit (zygote_protocol.h). Not one in the
+  // block's cgroup: told, the daemon removes that cgroup, which this process would still hold.
+  if (request.cgroup_fd < 0) stackie::linux_sandbox::report_sandbox_gone(code);
+  return code;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "sandbox/linux_namespaces.h"
@@ -24,6 +25,34 @@ namespace {
 using zygote::ReplyKind;
 using zygote::ZygoteReply;
 using zygote::ZygoteRequest;
+
+// Set in each monitor the zygote forks: whom to tell that its sandbox is gone, and as which
+// monitor (report_sandbox_gone). Zero in the zygote itself and in an exec'd lockbox.
+struct ThisMonitor {
+  pid_t zygote = 0;
+  uint32_t generation = 0;
+};
+ThisMonitor this_monitor;
+
+// The zygote's monitors that are not reaped yet, by pid: the generation each was forked as, and
+// whether its exit was already reported on its own word (zygote_protocol.h, gone_signal).
+struct Monitor {
+  uint32_t generation = 0;
+  bool reported = false;
+};
+
+// What the zygote's loop and the functions it calls share.
+struct Zygote {
+  int sock = -1;       // the daemon's
+  int signal_fd = -1;  // SIGCHLD and gone_signal(), blocked
+  sigset_t original_mask{};
+  LockboxMain run = nullptr;
+  std::unordered_map<pid_t, Monitor> monitors;
+  uint32_t next_generation = 1;
+
+  // Before a fork: the generation of the monitor it makes.
+  uint32_t take_generation() { return next_generation++ & zygote::kGenerationMask; }
+};
 
 struct Received {
   std::vector<char> bytes;
@@ -182,17 +211,18 @@ void drop(Spare& spare) {
   spare = Spare{};
 }
 
-Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
-                 uint32_t ahead) {
+Spare fork_spare(Zygote& z, uint32_t ahead) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return {};
   const pid_t zygote = getpid();
+  const uint32_t generation = z.take_generation();
   const pid_t pid = fork();
   if (pid == 0) {
     die_with(zygote);
+    this_monitor = {zygote, generation};
     close(pair[0]);
-    close(sock);
-    close(signal_fd);
+    close(z.sock);
+    close(z.signal_fd);
     // Whatever fails here is kept and reported by the monitor for its request
     // (enter_new_namespaces), as an exec'd lockbox would report it.
     if (ahead & zygote::kAheadNamespaces)
@@ -202,13 +232,14 @@ Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, Lockbox
     if (request.eof || request.truncated) _exit(0);
     std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());
     if (argv.empty()) _exit(125);  // the zygote checked it: nothing else sends here
-    become_monitor(pair[1], -1, original_mask, request.fds, argv, run);
+    become_monitor(pair[1], -1, z.original_mask, request.fds, argv, z.run);
   }
   close(pair[1]);
   if (pid < 0) {
     close(pair[0]);
     return {};
   }
+  z.monitors[pid] = Monitor{generation};
   Spare spare{pid, static_cast<int>(syscall(SYS_pidfd_open, pid, 0)), pair[0], ahead};
   if (spare.pidfd < 0) {
     kill(pid, SIGKILL);  // not reaped yet, so still ours; reported and ignored as above
@@ -219,50 +250,51 @@ Spare fork_spare(int sock, int signal_fd, const sigset_t& original_mask, Lockbox
 }
 
 // Forks the monitor on the spot (no spare, or the spare would not take the request).
-void fork_monitor(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
-                  Received& request, std::vector<char*>& argv) {
+void fork_monitor(Zygote& z, Received& request, std::vector<char*>& argv) {
   const pid_t zygote = getpid();
+  const uint32_t generation = z.take_generation();
   pid_t pid = fork();
   if (pid == 0) {
     die_with(zygote);
-    become_monitor(sock, signal_fd, original_mask, request.fds, argv, run);
+    this_monitor = {zygote, generation};
+    become_monitor(z.sock, z.signal_fd, z.original_mask, request.fds, argv, z.run);
   }
   const int fork_errno = errno;
   close_all(request.fds);  // the monitor's own now; the daemon waits for their ends of file
   if (pid < 0) {
-    send_reply(sock, ZygoteReply{ReplyKind::failed, 0, fork_errno});
+    send_reply(z.sock, ZygoteReply{ReplyKind::failed, 0, fork_errno});
     return;
   }
+  z.monitors[pid] = Monitor{generation};
   // Not reaped before the reply is sent (SIGCHLD is only read in the loop), so the pidfd is
   // this child's even when it has already exited.
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     const int pidfd_errno = errno;
     kill(pid, SIGKILL);  // the daemon could not signal it safely; it gets its exit as usual
-    send_reply(sock, ZygoteReply{ReplyKind::failed, pid, pidfd_errno});
+    send_reply(z.sock, ZygoteReply{ReplyKind::failed, pid, pidfd_errno});
     return;
   }
-  send_reply(sock, ZygoteReply{ReplyKind::spawned, pid, 0}, pidfd);
+  send_reply(z.sock, ZygoteReply{ReplyKind::spawned, pid, 0}, pidfd);
   close(pidfd);
 }
 
-void handle_request(int sock, int signal_fd, const sigset_t& original_mask, LockboxMain run,
-                    Received& request, Spare& spare) {
+void handle_request(Zygote& z, Received& request, Spare& spare) {
   std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());
   if (request.truncated || argv.empty()) {
     close_all(request.fds);
-    send_reply(sock, ZygoteReply{ReplyKind::failed, 0, EPROTO});
+    send_reply(z.sock, ZygoteReply{ReplyKind::failed, 0, EPROTO});
     return;
   }
   if (usable_for(spare, header_of(request.bytes)) && pass_on(spare.sock, request)) {
     close_all(request.fds);  // the spare has its own copies
-    send_reply(sock, ZygoteReply{ReplyKind::spawned, spare.pid, 0}, spare.pidfd);
+    send_reply(z.sock, ZygoteReply{ReplyKind::spawned, spare.pid, 0}, spare.pidfd);
     close(spare.pidfd);
     close(spare.sock);
     spare = Spare{};
   } else {
     drop(spare);  // dead, broken, or in namespaces of another kind: it would not take it
-    fork_monitor(sock, signal_fd, original_mask, run, request, argv);
+    fork_monitor(z, request, argv);
   }
   // Not the next spare yet: see kSpareDelayMs.
 }
@@ -279,58 +311,94 @@ void handle_request(int sock, int signal_fd, const sigset_t& original_mask, Lock
 // zygote forked the spare between those requests anyway.
 constexpr int kSpareDelayMs = 20;
 
-void reap(int sock, int signal_fd) {
+// A monitor's word that its sandbox is gone (gone_signal()), answered `exited` at once with the
+// status its exit will have. Taken only from a monitor not reaped yet and as the generation it
+// was forked as: a report read after its monitor's reaping names nobody (its pid may be another
+// monitor's by then). A process of the user's own could forge one, as it could kill the zygote:
+// this is no boundary, only news that comes early.
+void take_gone_report(Zygote& z, const signalfd_siginfo& info) {
+  if (info.ssi_code != SI_QUEUE) return;
+  const auto found = z.monitors.find(static_cast<pid_t>(info.ssi_pid));
+  if (found == z.monitors.end() || found->second.reported ||
+      found->second.generation != zygote::generation_of(info.ssi_int))
+    return;
+  found->second.reported = true;
+  const int status = zygote::exit_code_of(info.ssi_int) << 8;  // as waitpid gives _exit(code)
+  send_reply(z.sock, ZygoteReply{ReplyKind::exited, found->first, status});
+}
+
+// The signals first (a monitor's report is queued before its exit), then every monitor that
+// has exited, answered unless its own report came first.
+void reap(Zygote& z) {
   signalfd_siginfo info;
-  while (read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+  while (read(z.signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (static_cast<int>(info.ssi_signo) == zygote::gone_signal()) take_gone_report(z, info);
   }
   int status = 0;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-    send_reply(sock, ZygoteReply{ReplyKind::exited, pid, status});
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    const auto found = z.monitors.find(pid);
+    const bool reported = found != z.monitors.end() && found->second.reported;
+    if (found != z.monitors.end()) z.monitors.erase(found);
+    if (!reported) send_reply(z.sock, ZygoteReply{ReplyKind::exited, pid, status});
+  }
 }
 
 }  // namespace
+
+void report_sandbox_gone(int exit_code) {
+  if (this_monitor.zygote == 0 || getppid() != this_monitor.zygote) return;
+  sigval value{};
+  value.sival_int = zygote::gone_value(this_monitor.generation, exit_code);
+  // Not queued (the user's limit of pending signals): the zygote reports the exit when it
+  // reaps this process, as it does for any monitor.
+  sigqueue(this_monitor.zygote, zygote::gone_signal(), value);
+}
 
 int serve_zygote(int sock, LockboxMain run) {
   // Dies with the daemon; the monitors die with it (their own PDEATHSIG, run_sandboxed).
   pid_t caller = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != caller) return 1;
-  sigset_t child_signal, original_mask;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &child_signal, &original_mask);
-  int signal_fd = signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (signal_fd < 0) return 1;
+  Zygote z;
+  z.sock = sock;
+  z.run = run;
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGCHLD);
+  sigaddset(&signals, zygote::gone_signal());
+  sigprocmask(SIG_BLOCK, &signals, &z.original_mask);
+  z.signal_fd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (z.signal_fd < 0) return 1;
   // What the next spare makes ahead: what the last request asked for (the first spare, before
   // any, makes nothing).
   uint32_t ahead = 0;
-  Spare spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
+  Spare spare = fork_spare(z, ahead);
   // Whether an idle zygote without a spare still tries to fork one: not after that failed (no
   // retry every kSpareDelayMs while forks fail, say at the user's process limit), until the
   // next request.
   bool spare_wanted = true;
   for (;;) {
-    pollfd ready[2] = {{sock, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    pollfd ready[2] = {{sock, POLLIN, 0}, {z.signal_fd, POLLIN, 0}};
     const int ready_count = poll(ready, 2, spare.pid < 0 && spare_wanted ? kSpareDelayMs : -1);
     if (ready_count < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (ready_count == 0) {  // idle for kSpareDelayMs with no spare
-      spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
+      spare = fork_spare(z, ahead);
       spare_wanted = spare.pid >= 0;
       continue;
     }
     if (ready[1].revents & POLLIN) {
-      reap(sock, signal_fd);
+      reap(z);
       // A monitor's exit, reported: the next spare now, before the daemon's next request.
-      if (spare.pid < 0) spare = fork_spare(sock, signal_fd, original_mask, run, ahead);
+      if (spare.pid < 0) spare = fork_spare(z, ahead);
     }
     if (ready[0].revents & POLLIN) {
       Received request = receive(sock);
       if (request.eof) break;
-      handle_request(sock, signal_fd, original_mask, run, request, spare);
+      handle_request(z, request, spare);
       const ZygoteRequest header = header_of(request.bytes);
       if (header.magic == zygote::kMagic && (header.ahead & ~zygote::kAheadKnown) == 0)
         ahead = header.ahead;

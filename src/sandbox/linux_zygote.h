@@ -11,4 +11,9 @@ using LockboxMain = int (*)(int argc, char** argv);
 // then), which takes the request's fds as its 0, 1, 2, ... and exits with run(argc, argv).
 int serve_zygote(int socket_fd, LockboxMain run);
 
+// In a monitor the zygote forked, once nothing of its sandbox runs any more (pid 1 reaped):
+// tells the zygote the code it is about to exit with, so that the daemon hears of the block's
+// end before this process's own exit is done (zygote_protocol.h). Does nothing elsewhere.
+void report_sandbox_gone(int exit_code);
+
 }  // namespace stackie::linux_sandbox
