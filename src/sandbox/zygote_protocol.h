@@ -69,9 +69,13 @@ inline uint32_t namespaces_ahead(bool own_network, bool root_inside) {
 // together are queued rather than merged, with the exit code and the monitor's generation (the
 // zygote's count of the monitors it forked, 23 bits) as its value. The generation keeps a report
 // that comes after its monitor was reaped from naming another monitor given the same pid.
+// Linux only, as the zygote is (macOS, which also compiles this header, has no realtime
+// signals).
+#if defined(__linux__)
 inline int gone_signal() {
   return SIGRTMIN;
 }
+#endif
 inline constexpr uint32_t kGenerationMask = (1u << 23) - 1;
 inline int gone_value(uint32_t generation, int exit_code) {
   return static_cast<int>(((generation & kGenerationMask) << 8) | (exit_code & 0xff));
