@@ -93,8 +93,10 @@ struct ExitBox {
 };
 
 // The daemon's requests on --stop-fd, read on a thread of their own and handed to main as
-// events: 's' asks the block to stop, 'k' ends it. End of file asks nothing: when the daemon
-// dies, its job ends this monitor and the block with it.
+// events: 's' asks the block to stop, 'k' ends it. End of file (the daemon is gone, or lets
+// this monitor go and kills it next) ends the block as 'k' does. The daemon's kill-on-close
+// job should have ended this monitor already; this does not rest on how the host ends jobs
+// (under Wine 8 a monitor was seen outliving its killed daemon by 15 s and more).
 struct StopRequests {
   int fd = -1;
   HANDLE stop = CreateEventW(nullptr, FALSE, FALSE, nullptr);  // auto-reset: one per request
@@ -109,6 +111,7 @@ DWORD WINAPI read_stop_requests(void* context) {
     if (byte == 's') SetEvent(requests->stop);
     if (byte == 'k') SetEvent(requests->kill);
   }
+  SetEvent(requests->kill);
   return 0;
 }
 
