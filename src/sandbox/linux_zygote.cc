@@ -34,12 +34,22 @@ struct ThisMonitor {
 };
 ThisMonitor this_monitor;
 
-// The zygote's monitors that are not reaped yet, by pid: the generation each was forked as, and
-// whether its exit was already reported on its own word (zygote_protocol.h, gone_signal).
+// The zygote's monitors that are not reaped yet, by pid: the generation each was forked as,
+// whether its word that its sandbox is gone is taken (zygote_protocol.h, gone_signal), and
+// whether its exit was already reported on that word.
 struct Monitor {
   uint32_t generation = 0;
+  bool may_report = false;
   bool reported = false;
 };
+
+// Only a monitor of the namespace lockbox without a cgroup says that its sandbox is gone, and the
+// daemon asks for namespaces ahead for just those requests (spawn_lockbox.cc): a report for
+// any other (a landlock monitor, whose blocks share the zygote's pid namespace and could forge
+// one) is not taken.
+bool may_report(const ZygoteRequest& request) {
+  return (request.ahead & zygote::kAheadNamespaces) != 0;
+}
 
 // What the zygote's loop and the functions it calls share.
 struct Zygote {
@@ -265,7 +275,7 @@ void fork_monitor(Zygote& z, Received& request, std::vector<char*>& argv) {
     send_reply(z.sock, ZygoteReply{ReplyKind::failed, 0, fork_errno});
     return;
   }
-  z.monitors[pid] = Monitor{generation};
+  z.monitors[pid] = Monitor{generation, may_report(header_of(request.bytes))};
   // Not reaped before the reply is sent (SIGCHLD is only read in the loop), so the pidfd is
   // this child's even when it has already exited.
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -288,6 +298,7 @@ void handle_request(Zygote& z, Received& request, Spare& spare) {
   }
   if (usable_for(spare, header_of(request.bytes)) && pass_on(spare.sock, request)) {
     close_all(request.fds);  // the spare has its own copies
+    z.monitors[spare.pid].may_report = may_report(header_of(request.bytes));
     send_reply(z.sock, ZygoteReply{ReplyKind::spawned, spare.pid, 0}, spare.pidfd);
     close(spare.pidfd);
     close(spare.sock);
@@ -319,7 +330,7 @@ constexpr int kSpareDelayMs = 20;
 void take_gone_report(Zygote& z, const signalfd_siginfo& info) {
   if (info.ssi_code != SI_QUEUE) return;
   const auto found = z.monitors.find(static_cast<pid_t>(info.ssi_pid));
-  if (found == z.monitors.end() || found->second.reported ||
+  if (found == z.monitors.end() || !found->second.may_report || found->second.reported ||
       found->second.generation != zygote::generation_of(info.ssi_int))
     return;
   found->second.reported = true;
@@ -348,6 +359,9 @@ void reap(Zygote& z) {
 
 void report_sandbox_gone(int exit_code) {
   if (this_monitor.zygote == 0 || getppid() != this_monitor.zygote) return;
+  // The block's stdout and stderr, which this process holds too, go first: the daemon then has
+  // the end of the block's output before it hears of the block's end.
+  for (int fd = 0; fd <= 2; ++fd) close(fd);
   sigval value{};
   value.sival_int = zygote::gone_value(this_monitor.generation, exit_code);
   // Not queued (the user's limit of pending signals): the zygote reports the exit when it

@@ -27,11 +27,13 @@
 //
 // A namespace monitor tells the zygote its exit code once its sandbox is gone (pid 1 reaped,
 // which took every process of the pid namespace with it), by a queued signal (gone_signal(),
-// gone_value()) just before it exits, and the zygote says `exited` at once: the monitor's own
-// exit (its address space and the sandbox's mount namespace torn down) took about half a
-// millisecond here, on the path of every block's stop and restart (issue 25). The monitor's
-// reaping is then not reported again. A monitor that ends otherwise (killed, another backend)
-// is reported when reaped, as before.
+// gone_value()) just before it exits, having closed the block's stdio, and the zygote says
+// `exited` at once: the monitor's own exit (its address space and the sandbox's mount
+// namespace torn down) took about half a millisecond here, on the path of every block's stop
+// and restart (issue 25). The monitor's reaping is then not reported again. The zygote takes
+// that word only for a request with kAheadNamespaces (the daemon sets it for the namespace
+// lockbox without a cgroup, and only then does the monitor send it). A monitor that ends
+// otherwise (killed, another backend) is reported when reaped, as before.
 #pragma once
 
 #include <signal.h>

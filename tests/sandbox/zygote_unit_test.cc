@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +28,9 @@ namespace {
 using zygote::ReplyKind;
 using zygote::ZygoteReply;
 
-// A monitor as the test asks: argv is {"monitor", WHAT, CODE}. It writes one byte to its fd 1
-// once it has done what it was asked, then waits for its end or returns CODE.
+// A monitor as the test asks: argv is {"monitor", WHAT, CODE}. It writes one byte to its fd 3
+// once it has done what it was asked, then waits for its end or returns CODE. Its fd 1 is a
+// pipe of the test's, as a block's stdout is a pipe of the daemon's.
 int test_monitor(int argc, char** argv) {
   if (argc != 3) return 100;
   const std::string what = argv[1];
@@ -44,7 +46,7 @@ int test_monitor(int argc, char** argv) {
     return 101;
   }
   const char done = 'd';
-  if (write(1, &done, 1) != 1) return 102;
+  if (write(3, &done, 1) != 1) return 102;
   if (what == "exit") return code;
   for (;;) pause();
 }
@@ -76,27 +78,41 @@ class ZygoteTest : public ::testing::Test {
   struct Spawned {
     pid_t pid = -1;
     int pidfd = -1;
-    int done = -1;  // the monitor's fd 1, read end
+    int out = -1;   // the monitor's fd 1, read end
+    int done = -1;  // the monitor's fd 3, read end
+    ~Spawned() {
+      for (int fd : {pidfd, out, done})
+        if (fd >= 0) close(fd);
+    }
   };
 
-  // Sends a spawn of test_monitor(WHAT, CODE) with a pipe as its fd 1; the zygote's answer.
-  Spawned spawn(const std::string& what, int code) {
+  // The kind of sandbox a request says it is for: a namespace monitor's (whose word that its
+  // sandbox is gone the zygote takes), or nothing ahead (a landlock or cgroup monitor's).
+  static constexpr uint32_t kNamespaces = zygote::kAheadNamespaces;
+  static constexpr uint32_t kNothingAhead = 0;
+
+  // Sends a spawn of test_monitor(WHAT, CODE) with pipes as its fds 1 and 3; the zygote's answer.
+  std::unique_ptr<Spawned> spawn(const std::string& what, int code, uint32_t ahead) {
     const std::vector<std::string> args = {"monitor", what, std::to_string(code)};
     zygote::ZygoteRequest header;
     header.argc = static_cast<uint32_t>(args.size());
-    header.fd_count = 3;
+    header.fd_count = 4;
+    header.ahead = ahead;
     std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
     for (const std::string& arg : args) bytes.append(arg).push_back('\0');
-    int pipe_fds[2];
-    EXPECT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+    int out[2], done[2];
+    EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
+    EXPECT_EQ(pipe2(done, O_CLOEXEC), 0);
     const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    const int fds[3] = {null, pipe_fds[1], null};
-    EXPECT_EQ(zygote::send_datagram(sock_, bytes.data(), bytes.size(), fds, 3),
+    const int fds[4] = {null, out[1], null, done[1]};
+    EXPECT_EQ(zygote::send_datagram(sock_, bytes.data(), bytes.size(), fds, 4),
               static_cast<ssize_t>(bytes.size()));
     close(null);
-    close(pipe_fds[1]);
-    Spawned spawned;
-    spawned.done = pipe_fds[0];
+    close(out[1]);
+    close(done[1]);
+    auto spawned = std::make_unique<Spawned>();
+    spawned->out = out[0];
+    spawned->done = done[0];
     int pidfd = -1;
     std::optional<ZygoteReply> reply = next_reply(&pidfd);
     if (!reply || reply->kind != ReplyKind::spawned) {
@@ -106,8 +122,8 @@ class ZygoteTest : public ::testing::Test {
                               : std::string("nothing"));
       return spawned;
     }
-    spawned.pid = reply->pid;
-    spawned.pidfd = pidfd;
+    spawned->pid = reply->pid;
+    spawned->pidfd = pidfd;
     return spawned;
   }
 
@@ -153,6 +169,12 @@ class ZygoteTest : public ::testing::Test {
     char byte;
     return poll(&ready, 1, 10000) == 1 && read(fd, &byte, 1) == 1;
   }
+  // Whether every writer of the pipe `fd` has let go of it (nothing in it).
+  static bool at_end(int fd) {
+    pollfd ready{fd, POLLIN, 0};
+    char byte;
+    return poll(&ready, 1, 0) == 1 && read(fd, &byte, 1) == 0;
+  }
   static bool has_exited(int pidfd) {
     pollfd ready{pidfd, POLLIN, 0};
     return poll(&ready, 1, 0) == 1;
@@ -168,56 +190,62 @@ class ZygoteTest : public ::testing::Test {
 };
 
 // A monitor whose sandbox is gone says so, and the daemon is told `exited` with its code while
-// the monitor itself has not exited yet (here it never would on its own). Its later exit is not
-// reported a second time.
+// the monitor itself has not exited yet (here it never would on its own), having let go of the
+// block's stdout first. Its later exit is not reported a second time.
 TEST_F(ZygoteTest, AMonitorsWordThatItsSandboxIsGoneIsAnsweredBeforeItExits) {
-  Spawned first = spawn("report-then-wait", 7);
-  ASSERT_GT(first.pid, 0);
-  std::optional<ZygoteReply> exited = next_exit({first.pid});
+  auto first = spawn("report-then-wait", 7, kNamespaces);
+  ASSERT_GT(first->pid, 0);
+  std::optional<ZygoteReply> exited = next_exit({first->pid});
   ASSERT_TRUE(exited) << "no exited message while the monitor lives on after its report";
   EXPECT_TRUE(WIFEXITED(exited->value) && WEXITSTATUS(exited->value) == 7) << exited->value;
-  EXPECT_FALSE(has_exited(first.pidfd)) << "the report came only with the monitor's exit";
+  EXPECT_FALSE(has_exited(first->pidfd)) << "the report came only with the monitor's exit";
+  EXPECT_TRUE(at_end(first->out)) << "the monitor still held the block's stdout when it reported";
 
-  kill_and_wait(first.pidfd);
+  kill_and_wait(first->pidfd);
   // Killed after its report: the zygote reaps it without a word. Any such word would come
   // before the answers to the next spawn (the zygote reads its children's ends first).
-  Spawned second = spawn("exit", 3);
-  ASSERT_GT(second.pid, 0);
-  std::optional<ZygoteReply> next = next_exit({first.pid, second.pid});
+  auto second = spawn("exit", 3, kNamespaces);
+  ASSERT_GT(second->pid, 0);
+  std::optional<ZygoteReply> next = next_exit({first->pid, second->pid});
   ASSERT_TRUE(next);
-  EXPECT_EQ(next->pid, second.pid) << "the first monitor's end was reported twice";
+  EXPECT_EQ(next->pid, second->pid) << "the first monitor's end was reported twice";
   EXPECT_TRUE(WIFEXITED(next->value) && WEXITSTATUS(next->value) == 3) << next->value;
-  close(first.pidfd);
-  close(first.done);
-  close(second.pidfd);
-  close(second.done);
 }
 
 // A report that does not carry the generation its monitor was forked as is not taken: the
 // monitor's end is reported when it is reaped, with the status it really had.
 TEST_F(ZygoteTest, AReportAsAnotherMonitorIsNotTaken) {
-  Spawned forger = spawn("forge-then-wait", 9);
-  ASSERT_GT(forger.pid, 0);
-  ASSERT_TRUE(wait_for_byte(forger.done)) << "the monitor did not run";  // its signal is queued
-  kill_and_wait(forger.pidfd);
-  std::optional<ZygoteReply> exited = next_exit({forger.pid});
+  auto forger = spawn("forge-then-wait", 9, kNamespaces);
+  ASSERT_GT(forger->pid, 0);
+  ASSERT_TRUE(wait_for_byte(forger->done)) << "the monitor did not run";  // its signal is queued
+  kill_and_wait(forger->pidfd);
+  std::optional<ZygoteReply> exited = next_exit({forger->pid});
   ASSERT_TRUE(exited);
   EXPECT_TRUE(WIFSIGNALED(exited->value) && WTERMSIG(exited->value) == SIGKILL)
       << "a forged report was taken: status " << exited->value;
-  close(forger.pidfd);
-  close(forger.done);
+}
+
+// Nor is the word of a monitor whose request asked for no namespaces (the landlock lockbox's,
+// whose blocks share the zygote's pid namespace and could send one; a block with a cgroup).
+TEST_F(ZygoteTest, AReportForAMonitorOfNoNamespacesIsNotTaken) {
+  auto other = spawn("report-then-wait", 8, kNothingAhead);
+  ASSERT_GT(other->pid, 0);
+  ASSERT_TRUE(wait_for_byte(other->done)) << "the monitor did not run";  // its signal is queued
+  kill_and_wait(other->pidfd);
+  std::optional<ZygoteReply> exited = next_exit({other->pid});
+  ASSERT_TRUE(exited);
+  EXPECT_TRUE(WIFSIGNALED(exited->value) && WTERMSIG(exited->value) == SIGKILL)
+      << "the report of a monitor of no namespaces was taken: status " << exited->value;
 }
 
 // A monitor that ends without a report (another backend, or a failure before any sandbox) is
 // reported when reaped, as always.
 TEST_F(ZygoteTest, AMonitorWithoutAReportIsReportedWhenReaped) {
-  Spawned plain = spawn("exit", 5);
-  ASSERT_GT(plain.pid, 0);
-  std::optional<ZygoteReply> exited = next_exit({plain.pid});
+  auto plain = spawn("exit", 5, kNamespaces);
+  ASSERT_GT(plain->pid, 0);
+  std::optional<ZygoteReply> exited = next_exit({plain->pid});
   ASSERT_TRUE(exited);
   EXPECT_TRUE(WIFEXITED(exited->value) && WEXITSTATUS(exited->value) == 5) << exited->value;
-  close(plain.pidfd);
-  close(plain.done);
 }
 
 }  // namespace
