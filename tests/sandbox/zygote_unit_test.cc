@@ -185,6 +185,8 @@ class ZygoteTest : public ::testing::Test {
     poll(&ready, 1, 10000);
   }
 
+  void expect_report_not_taken(const std::string& what, uint32_t ahead);
+
   pid_t zygote_ = -1;
   int sock_ = -1;
 };
@@ -212,30 +214,28 @@ TEST_F(ZygoteTest, AMonitorsWordThatItsSandboxIsGoneIsAnsweredBeforeItExits) {
   EXPECT_TRUE(WIFEXITED(next->value) && WEXITSTATUS(next->value) == 3) << next->value;
 }
 
-// A report that does not carry the generation its monitor was forked as is not taken: the
-// monitor's end is reported when it is reaped, with the status it really had.
-TEST_F(ZygoteTest, AReportAsAnotherMonitorIsNotTaken) {
-  auto forger = spawn("forge-then-wait", 9, kNamespaces);
-  ASSERT_GT(forger->pid, 0);
-  ASSERT_TRUE(wait_for_byte(forger->done)) << "the monitor did not run";  // its signal is queued
-  kill_and_wait(forger->pidfd);
-  std::optional<ZygoteReply> exited = next_exit({forger->pid});
+// A monitor that sent a report which must not be taken, killed once its signal is queued: its
+// end is reported when it is reaped, as the SIGKILL it was, not as the report said.
+void ZygoteTest::expect_report_not_taken(const std::string& what, uint32_t ahead) {
+  auto monitor = spawn(what, 9, ahead);
+  ASSERT_GT(monitor->pid, 0);
+  ASSERT_TRUE(wait_for_byte(monitor->done)) << "the monitor did not run";
+  kill_and_wait(monitor->pidfd);
+  std::optional<ZygoteReply> exited = next_exit({monitor->pid});
   ASSERT_TRUE(exited);
   EXPECT_TRUE(WIFSIGNALED(exited->value) && WTERMSIG(exited->value) == SIGKILL)
-      << "a forged report was taken: status " << exited->value;
+      << "the report was taken: status " << exited->value;
 }
 
-// Nor is the word of a monitor whose request asked for no namespaces (the landlock lockbox's,
-// whose blocks share the zygote's pid namespace and could send one; a block with a cgroup).
+// A report that does not carry the generation its monitor was forked as.
+TEST_F(ZygoteTest, AReportAsAnotherMonitorIsNotTaken) {
+  expect_report_not_taken("forge-then-wait", kNamespaces);
+}
+
+// The word of a monitor whose request asked for no namespaces (the landlock lockbox's, whose
+// blocks share the zygote's pid namespace and could send one; a block with a cgroup).
 TEST_F(ZygoteTest, AReportForAMonitorOfNoNamespacesIsNotTaken) {
-  auto other = spawn("report-then-wait", 8, kNothingAhead);
-  ASSERT_GT(other->pid, 0);
-  ASSERT_TRUE(wait_for_byte(other->done)) << "the monitor did not run";  // its signal is queued
-  kill_and_wait(other->pidfd);
-  std::optional<ZygoteReply> exited = next_exit({other->pid});
-  ASSERT_TRUE(exited);
-  EXPECT_TRUE(WIFSIGNALED(exited->value) && WTERMSIG(exited->value) == SIGKILL)
-      << "the report of a monitor of no namespaces was taken: status " << exited->value;
+  expect_report_not_taken("report-then-wait", kNothingAhead);
 }
 
 // A monitor that ends without a report (another backend, or a failure before any sandbox) is
