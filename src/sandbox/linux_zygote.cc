@@ -323,10 +323,12 @@ void handle_request(Zygote& z, Received& request, Spare& spare) {
 constexpr int kSpareDelayMs = 20;
 
 // A monitor's word that its sandbox is gone (gone_signal()), answered `exited` at once with the
-// status its exit will have. Taken only from a monitor not reaped yet and as the generation it
-// was forked as: a report read after its monitor's reaping names nobody (its pid may be another
-// monitor's by then). A process of the user's own could forge one, as it could kill the zygote:
-// this is no boundary, only news that comes early.
+// status its exit will have. Taken only from a namespace monitor not reaped yet and as the
+// generation it was forked as: a report read after its monitor's reaping names nobody (its pid
+// may be another monitor's by then). The sender's pid in a queued signal is the sender's word,
+// not the kernel's: no sandboxed block can reach the zygote (a namespace block is in a pid
+// namespace of its own; a daemon that runs landlock blocks runs no namespace monitor), but an
+// unsandboxed process of the user's could, as it could kill the zygote and every block.
 void take_gone_report(Zygote& z, const signalfd_siginfo& info) {
   if (info.ssi_code != SI_QUEUE) return;
   const auto found = z.monitors.find(static_cast<pid_t>(info.ssi_pid));
