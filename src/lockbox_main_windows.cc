@@ -238,7 +238,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  StopRequests requests;
+  // Static: the reader thread may still touch it (an end of file sets `kill`) while main returns.
+  static StopRequests requests;
   if (options.stop_fd >= 0) {
     if (!fd_is_open(options.stop_fd))
       return fail(sink, "options", EBADF,
