@@ -271,12 +271,12 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   if (failure.step) {
-    int code = forward_until_exit(child, false);
+    int code = forward_until_exit(child);
     report(request.sink, describe_child_failure(failure, request.command[0]));
     return code;
   }
   if (request.sink.error_fd >= 0) close(request.sink.error_fd);
-  return forward_until_exit(child, false);
+  return forward_until_exit(child);
 }
 
 }  // namespace stackie::linux_sandbox

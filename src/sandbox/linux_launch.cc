@@ -6,7 +6,10 @@
 //
 // Death is total: the monitor dies with its caller (PR_SET_PDEATHSIG), pid 1 dies with the
 // monitor (PR_SET_PDEATHSIG), and when pid 1 dies the kernel kills the whole pid namespace,
-// setsid-daemonised grandchildren included.
+// setsid-daemonised grandchildren included. The daemon ends a sandbox with kTreeKillSignal,
+// not a SIGKILL of the monitor: the monitor SIGKILLs pid 1 and exits once pid 1 is reaped, which
+// the kernel allows only after every process of the namespace is gone. So the monitor's exit,
+// which the daemon reports as the block's, comes after the last of the block's processes.
 //
 // pid 1 is a fork, not a CLONE_VM child, so it shares no memory with the monitor: it stays
 // dumpable (stackie-lockbox --join, run by the same user, may open its namespaces) while a
@@ -33,8 +36,18 @@ namespace stackie::linux_sandbox {
 namespace {
 
 // pid 1: finish the sandbox, start the block, then be its init.
+// The monitor's tree kill, blocked while pid 1 exists (the monitor takes it with signalfd);
+// pid 1 and the block get it unblocked.
+void tree_kill_blocked(bool blocked) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, kTreeKillSignal);
+  sigprocmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+}
+
 [[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  tree_kill_blocked(false);
   if (request.net.fd >= 0) close(request.net.fd);  // the monitor's alone
   // The monitor may have died before the line above; then the lifeline pipe is widowed.
   pollfd check{lifeline, POLLIN, 0};
@@ -76,7 +89,7 @@ namespace {
   if (request.sink.error_fd >= 0) close(request.sink.error_fd);
   close(lifeline);
   close_range(0, ~0U, 0);  // stdio and passed fds belong to the block now
-  _exit(forward_until_exit(block, /*reap_all=*/true));
+  _exit(forward_until_exit(block, {.reap_all = true}));
 }
 
 }  // namespace
@@ -127,7 +140,9 @@ int run_sandboxed(const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   // Blocked before the fork so no forwarded signal is lost in between; pid 1 inherits the mask.
+  // Until here the tree kill's default action ends the monitor: there is no pid 1 yet.
   block_handled_signals();
+  tree_kill_blocked(true);
   int lifeline[2];
   if (pipe2(lifeline, O_CLOEXEC) != 0) {
     report(request.sink, setup_error("fork", errno, "lifeline pipe"));
@@ -148,7 +163,7 @@ int run_sandboxed(const LaunchRequest& request) {
   for (int fd : request.policy.pass_fds) close(fd);
   // `network: localhost` (DESIGN.md §6): the monitor lives in the block's net ns and makes
   // the daemon's sockets there, between forwarded signals.
-  return forward_until_exit(init, /*reap_all=*/false, request.net.fd);
+  return forward_until_exit(init, {.tree_kill = true, .net_fd = request.net.fd});
 }
 
 }  // namespace stackie::linux_sandbox

@@ -40,8 +40,9 @@ int run_landlocked(const LaunchRequest& request);
 // or nullopt when PID is not one (then it is joined as a namespace sandbox).
 std::optional<int> join_landlocked(pid_t pid, const LaunchRequest& request);
 
-// Sent to a landlock monitor (and its parent-death signal): kill the block's whole tree, then
-// exit. Not one of the forwarded signals.
+// Sent to a monitor to end its sandbox, then exit once every process of it is gone: a
+// namespace monitor SIGKILLs pid 1 and waits for it; a landlock monitor (where it is also the
+// parent-death signal) kills the block's whole tree. Not one of the forwarded signals.
 inline constexpr int kTreeKillSignal = SIGPWR;
 
 // `--join PID`: PID is a monitor (its child, the sandbox's pid 1, is the target) or any process

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sandbox/linux_launch.h"
 #include "sandbox/linux_net_control.h"
 
 namespace stackie::linux_sandbox {
@@ -48,39 +49,47 @@ void install_forwarding_handlers() {
   sigaction(SIGCHLD, &action, nullptr);
 }
 
-int forward_until_exit(pid_t child, bool reap_all, int net_fd) {
-  int sfd = signalfd(-1, &handled_signals(), SFD_CLOEXEC);
+int forward_until_exit(pid_t child, const Forwarding& forwarding) {
+  sigset_t taken = handled_signals();
+  if (forwarding.tree_kill) {
+    // Blocked since before pid 1 was forked (block_handled_signals with tree_kill): one sent
+    // in between is pending and read below.
+    sigaddset(&taken, kTreeKillSignal);
+  }
+  int net_fd = forwarding.net_fd;
+  int sfd = signalfd(-1, &taken, SFD_CLOEXEC);
   for (;;) {
     // Reap first: the child may have exited before the signalfd existed.
     int status = 0;
     pid_t pid;
-    while ((pid = waitpid(reap_all ? -1 : child, &status, WNOHANG)) > 0) {
+    while ((pid = waitpid(forwarding.reap_all ? -1 : child, &status, WNOHANG)) > 0) {
       if (pid == child) {
         if (sfd >= 0) close(sfd);
         return exit_code(status);
       }
     }
     if (pid < 0 && errno == ECHILD) return kExitSetupFailed;
-    signalfd_siginfo info;
+    int sig = 0;
     if (sfd < 0) {  // no signalfd (fd limit): fall back to waiting synchronously
       siginfo_t si;
-      int sig = sigwaitinfo(&handled_signals(), &si);
-      if (sig > 0 && sig != SIGCHLD) kill(child, sig);
-      continue;
-    }
-    if (net_fd >= 0) {
-      pollfd fds[2] = {{sfd, POLLIN, 0}, {net_fd, POLLIN, 0}};
-      if (poll(fds, 2, -1) < 0) continue;  // EINTR
-      if (fds[1].revents != 0 && !serve_net_request(net_fd)) {
-        // The daemon closed its end: no more sockets to make; the block runs on.
-        close(net_fd);
-        net_fd = -1;
+      sig = sigwaitinfo(&taken, &si);
+    } else {
+      if (net_fd >= 0) {
+        pollfd fds[2] = {{sfd, POLLIN, 0}, {net_fd, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0) continue;  // EINTR
+        if (fds[1].revents != 0 && !serve_net_request(net_fd)) {
+          // The daemon closed its end: no more sockets to make; the block runs on.
+          close(net_fd);
+          net_fd = -1;
+        }
+        if ((fds[0].revents & POLLIN) == 0) continue;
       }
-      if ((fds[0].revents & POLLIN) == 0) continue;
+      signalfd_siginfo info;
+      if (read(sfd, &info, sizeof info) != sizeof info) continue;  // EINTR
+      sig = static_cast<int>(info.ssi_signo);
     }
-    ssize_t n = read(sfd, &info, sizeof info);
-    if (n != sizeof info) continue;  // EINTR
-    if (info.ssi_signo != SIGCHLD) kill(child, static_cast<int>(info.ssi_signo));
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    kill(child, forwarding.tree_kill && sig == kTreeKillSignal ? SIGKILL : sig);
   }
 }
 

@@ -301,12 +301,12 @@ std::optional<int> join_landlocked(pid_t pid, const LaunchRequest& request) {
     return fail(setup_error("join", err, "drop the joiner's capabilities"));
   }
   if (failure.step) {
-    int code = forward_until_exit(child, false);
+    int code = forward_until_exit(child);
     report(request.sink, describe_child_failure(failure, request.command[0]));
     return code;
   }
   if (request.sink.error_fd >= 0) close(request.sink.error_fd);
-  return forward_until_exit(child, false);
+  return forward_until_exit(child);
 }
 
 }  // namespace stackie::linux_sandbox

@@ -37,8 +37,9 @@ constexpr int kLifelineFd = 5;  // macOS (lockbox_os.h): never together with a n
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 #ifdef SIGPWR
-// A landlock monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's
-// whole tree, then exits; SIGKILL would leave the block's orphans behind (no pid namespace).
+// A monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's whole
+// tree and exits once it is gone. A SIGKILL would leave a landlock block's orphans behind (no
+// pid namespace), and a namespace monitor reported gone while its pid namespace still dies.
 constexpr int kTreeKillSignal = SIGPWR;
 #else
 constexpr int kTreeKillSignal = SIGKILL;
@@ -133,14 +134,13 @@ class ErrorPipe {
 class LockboxProcess final : public Process {
  public:
   LockboxProcess(std::string lockbox, ChildProcess* core, ErrorPipe* error_pipe,
-                 spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup,
-                 int kill_signal, Fd lifeline, SandboxPolicy policy)
+                 spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup, Fd lifeline,
+                 SandboxPolicy policy)
       : lockbox_(std::move(lockbox)),
         core_(core),
         error_pipe_(error_pipe),
         net_(net),
         cgroup_(std::move(cgroup)),
-        kill_signal_(kill_signal),
         lifeline_(std::move(lifeline)),
         policy_(std::move(policy)) {}
   ~LockboxProcess() override {
@@ -148,9 +148,9 @@ class LockboxProcess final : public Process {
     if (net_ != nullptr) net_->close();
     // macOS: closing the lifeline is the monitor's order to kill the block's processes.
     lifeline_.reset();
-    core_->orphan([core = core_, cgroup = cgroup_, signum = kill_signal_] {
+    core_->orphan([core = core_, cgroup = cgroup_] {
       if (cgroup) (void)cgroup->kill_all();
-      (void)core->send_signal(signum);
+      (void)core->send_signal(kTreeKillSignal);
     });
   }
   std::optional<CgroupUsage> usage() const override {
@@ -165,10 +165,10 @@ class LockboxProcess final : public Process {
   void set_sandbox_id(std::string id) { sandbox_id_ = std::move(id); }
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
-  // SIGKILL of the monitor takes the whole pid namespace with it; a landlock monitor, which
-  // has no pid namespace, kills the block's tree itself on its tree kill signal. The cgroup's
-  // kill also reaches a process that is on its way into the sandbox. macOS: a byte on the
-  // lifeline makes the monitor kill every process of the block, then exit (128+9).
+  // The tree kill signal: a namespace monitor SIGKILLs pid 1, and the pid namespace goes with
+  // it; a landlock monitor kills the block's tree itself. Either exits once all is gone. The
+  // cgroup's kill also reaches a process that is on its way into the sandbox. macOS: a byte on
+  // the lifeline makes the monitor kill every process of the block, then exit (128+9).
   Status kill_all() override {
     if (lifeline_.fd >= 0) {
       if (!core_->running()) return {};
@@ -177,7 +177,7 @@ class LockboxProcess final : public Process {
       return {};
     }
     if (cgroup_ && core_->running()) (void)cgroup_->kill_all();
-    return send(kill_signal_);
+    return send(kTreeKillSignal);
   }
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
@@ -237,7 +237,6 @@ class LockboxProcess final : public Process {
   ErrorPipe* error_pipe_;
   spawn_detail::NetChannel* net_;
   std::shared_ptr<BlockCgroup> cgroup_;
-  int kill_signal_;
   Fd lifeline_;  // macOS only (lockbox_os.h)
   SandboxPolicy policy_;
 };
@@ -368,7 +367,6 @@ class LockboxSpawner final : public Spawner {
       return core.take_error();
     }
     auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup,
-                                                    landlock_ ? kTreeKillSignal : SIGKILL,
                                                     std::move(lifeline_ours), request.policy);
     *slot = process.get();
     process->set_sandbox_id(request.policy.name);

@@ -214,6 +214,19 @@ int Background::wait_exit() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+bool Background::at_eof() {
+  pollfd p{out_, POLLIN, 0};
+  while (!eof_ && poll(&p, 1, 0) == 1) {
+    char buffer[512];
+    ssize_t n = read(out_, buffer, sizeof buffer);
+    if (n <= 0)
+      eof_ = true;
+    else
+      seen_.append(buffer, static_cast<size_t>(n));
+  }
+  return eof_;
+}
+
 bool Background::read_until(const std::string& text, int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (seen_.find(text) == std::string::npos) {

@@ -60,6 +60,8 @@ class Background {
   }
   // True when stdout reaches EOF within the timeout: every holder of the pipe is gone.
   bool eof_within(int timeout_ms) { return !read_until("\x01never", timeout_ms) && eof_; }
+  // True when stdout is at EOF now, without waiting.
+  bool at_eof();
   int wait_exit();
   pid_t pid() const { return pid_; }
   const std::string& output() const { return seen_; }

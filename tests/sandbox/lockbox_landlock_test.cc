@@ -20,6 +20,7 @@
 
 #include "base/sandbox_probe.h"
 #include "lockbox_harness.h"
+#include "sandbox/linux_launch.h"
 
 namespace stackie::testing {
 namespace {
@@ -201,10 +202,22 @@ TEST_P(Backends, WholeTreeDiesWithTheSandbox) {
   // A setsid'd grandchild keeps stdout open: EOF proves every process of the block is gone.
   Background block({"daemonize"});
   ASSERT_TRUE(block.wait_for("ready")) << block.output();
-  // The daemon's kill_all: SIGKILL of the monitor (namespaces: the pid namespace goes with
-  // pid 1) or the tree kill signal (landlock: the subreaper kills every descendant).
+  // What ends a sandbox whose daemon died: SIGKILL of the monitor (namespaces: the pid
+  // namespace goes with pid 1, on its parent-death signal), or the tree kill signal (landlock:
+  // its parent-death signal; the subreaper kills every descendant).
   kill(block.pid(), landlock() ? SIGPWR : SIGKILL);
   EXPECT_TRUE(block.eof_within(5000)) << "a process of the block survived";
+}
+
+TEST_P(Backends, TheMonitorOutlivesEveryProcessOfItsBlock) {
+  // The daemon reports a monitor's exit as its block's, and a restart may then start the next
+  // one on the same port and the same files: the old one's processes must all be gone by then.
+  // 20 processes of 32 MiB each take a while to die (every page given back).
+  Background block({"heavy-tree", "20", "32"});
+  ASSERT_TRUE(block.wait_for("ready", 30000)) << block.output();
+  kill(block.pid(), linux_sandbox::kTreeKillSignal);  // what the daemon sends to stop a block
+  EXPECT_EQ(block.wait_exit(), 128 + SIGKILL);
+  EXPECT_TRUE(block.at_eof()) << "a process of the block outlived its monitor";
 }
 
 INSTANTIATE_TEST_SUITE_P(SideBySide, Backends, ::testing::Values("namespaces", "landlock"),

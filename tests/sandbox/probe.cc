@@ -494,6 +494,33 @@ int probe(const std::string& what, char** args) {
     if (args[1] != nullptr && std::string(args[1]) == "then-exit") return 0;
     for (;;) pause();
   }
+  if (what == "heavy-tree") {
+    // N children that each touch M MiB and keep stdout open: a tree whose exit takes a while
+    // (every page given back). Prints "ready" once all have touched theirs, then sleeps.
+    int wanted = std::atoi(args[0]);
+    size_t bytes = static_cast<size_t>(std::atol(args[1])) << 20;
+    int touched[2];
+    if (pipe(touched) != 0) return result(-1);
+    for (int i = 0; i < wanted; ++i) {
+      if (fork() == 0) {
+        void* memory =
+            mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (memory != MAP_FAILED) std::memset(memory, 1, bytes);
+        char done = memory == MAP_FAILED ? 'x' : '.';
+        (void)write(touched[1], &done, 1);
+        for (;;) pause();
+      }
+    }
+    std::string reports;
+    char buffer[64];
+    ssize_t n;
+    while (reports.size() < static_cast<size_t>(wanted) &&
+           (n = read(touched[0], buffer, sizeof buffer)) > 0)
+      reports.append(buffer, static_cast<size_t>(n));
+    std::puts(reports.find('x') == std::string::npos ? "ready" : "ENOMEM");
+    std::fflush(stdout);
+    for (;;) pause();
+  }
   if (what == "alloc") {  // touch N MiB of private memory: "ok" or the errno of the failure
     size_t bytes = static_cast<size_t>(std::atol(args[0])) << 20;
     void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

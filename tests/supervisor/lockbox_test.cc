@@ -130,6 +130,22 @@ TEST_F(LockboxTest, DownLeavesNoProcessOfTheBlockNotEvenDaemonisedOnes) {
   EXPECT_TRUE(run_until([&] { return processes_mentioning(pidfile).empty(); }, 3000));
 }
 
+TEST_F(LockboxTest, DownEndsOnlyOnceTheLastProcessOfTheBlockIsGone) {
+  // `down` ends, and a restart starts the next block, once the block's exit is reported: by
+  // then every process of it must be gone, or the next one could meet it on its port or its
+  // files. 21 processes with 64 MiB mapped take a while to die; TERM ignored, so the stop ends
+  // in the kill.
+  std::string token = dir_ + "/heavy";
+  auto b =
+      boxed("heavy", {"stamp", token, "ignore", "TERM", "alloc", "64", "fork-bomb", "20", "wait"});
+  b.stop_timeout = Milliseconds{200};
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  ASSERT_TRUE(run_until([&] { return processes_mentioning(token).size() >= 21; }, 10000));
+  ASSERT_TRUE(down("s").ok());
+  std::vector<int> left = processes_mentioning(token);
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of the block outlived its reported exit";
+}
+
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
   // The flag exists only inside the block's private /tmp: a check run outside would fail.
   auto b = boxed("svc", {"stamp", "/tmp/inside-only", "wait"});
