@@ -282,7 +282,13 @@ int main(int argc, char** argv) {
     if (reader) CloseHandle(reader);  // it ends with the pipe, or with this process
   }
   int code = wait_for_block(*process, box, requests, exit_with.h);
-  // The job goes with `process`: whatever the block left running dies with it.
+  // Whatever the block left running ends before this monitor does: its exit is the block's end
+  // for the daemon, which may start the block again at once. Past the timeout, the job's close
+  // (with `process`) is the last word.
+  if (auto ended = process->end_job(kKilledCode, 10000); !ended.ok()) {
+    std::fprintf(stderr, "stackie-lockbox: %s\n", ended.error().message.c_str());
+    std::fflush(stderr);
+  }
   process.reset();
   revoke_own_grants(options, *plan);
   return code;

@@ -63,6 +63,11 @@ class RestrictedProcess {
   // event: this process leaves its own console (if any) for the block's, sends, and leaves.
   // Fails where the event cannot be delivered (Wine 8.0 does not implement it).
   Status interrupt();
+  // Ends every process left in the job and returns once it holds none, ending them again every
+  // 100 ms (Wine 8 was seen to leave a block's process running after a job's end), or after
+  // `timeout_ms` with an error naming how many are left. The block's own exit does not wait for
+  // its children; the monitor's exit, which the daemon reports as the block's, must.
+  Status end_job(uint32_t exit_code, uint32_t timeout_ms);
   // Closes the job handle: the kernel kills every process in the job.
   void close_job();
   // The job's JOB_OBJECT_UILIMIT_* flags, as Windows reports them (tests check they are set).

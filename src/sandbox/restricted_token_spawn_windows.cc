@@ -489,6 +489,24 @@ uint32_t expected_job_ui_restrictions() {
   return kJobUiRestrictions;
 }
 
+Status RestrictedProcess::end_job(uint32_t exit_code, uint32_t timeout_ms) {
+  constexpr uint32_t kRetryMs = 100;
+  if (!job_) return {};
+  for (uint32_t waited = 0;; waited += kRetryMs) {
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION accounting{};
+    if (!QueryInformationJobObject(job_, JobObjectBasicAccountingInformation, &accounting,
+                                   sizeof accounting, nullptr))
+      return win32_error("QueryInformationJobObject(JobObjectBasicAccountingInformation)");
+    if (accounting.ActiveProcesses == 0) return {};
+    if (waited >= timeout_ms)
+      return Error{0, std::to_string(accounting.ActiveProcesses) +
+                          " processes of the block still run " + std::to_string(timeout_ms) +
+                          " ms after its job was ended"};
+    TerminateJobObject(job_, exit_code);
+    Sleep(kRetryMs);
+  }
+}
+
 void RestrictedProcess::close_job() {
   if (job_) CloseHandle(job_);
   job_ = nullptr;

@@ -4,7 +4,8 @@
 // exit code is the monitor's; a missing command is exit 127 with a one-line error; --print-policy
 // needs no Windows call; and killing the monitor (TerminateProcess, as a crash or a dying
 // daemon's job would) kills the block and the process the block started: the job is the
-// monitor's, closed with it. Prints one "ok"/"FAIL" line per check; exit 1 if any failed.
+// monitor's, closed with it; a process the block leaves when it exits has ended by the time the
+// monitor exits. Prints one "ok"/"FAIL" line per check; exit 1 if any failed.
 #include <windows.h>
 
 #include <cstdio>
@@ -158,6 +159,36 @@ int main(int argc, char** argv) {
     if (grandchild) {
       check(WaitForSingleObject(grandchild, 30000) == WAIT_OBJECT_0,
             "killing the monitor killed the block's own child (the job closed with it)");
+      CloseHandle(grandchild);
+    }
+  }
+  // 5. The block exits and leaves a process running: the monitor ends it before its own exit,
+  // which the daemon reports as the block's end (and may start the block again on it).
+  {
+    std::string tmp = temp_dir("leftover");
+    std::string pid_file = tmp + "/grandchild.pid";
+    DeleteFileA(pid_file.c_str());
+    Run run = start(prefix + " --rw " + quote(tmp) + " --tmpdir " + quote(tmp) + " -- " +
+                        quote(helper) + " child-tree-exit " + quote(pid_file),
+                    false);
+    DWORD grandchild_pid = 0;
+    for (int i = 0; i < 1200 && grandchild_pid == 0; ++i) {
+      if (FILE* in = std::fopen(pid_file.c_str(), "r")) {
+        unsigned long pid = 0;
+        if (std::fscanf(in, "%lu", &pid) == 1) grandchild_pid = pid;
+        std::fclose(in);
+      }
+      if (grandchild_pid == 0) Sleep(50);
+    }
+    HANDLE grandchild = grandchild_pid ? OpenProcess(SYNCHRONIZE, FALSE, grandchild_pid) : nullptr;
+    check(grandchild != nullptr, "the block started a process of its own (leftover)");
+    DWORD code = finish(run);
+    check(code == 0,
+          "the block's exit code is the monitor's (0, got " + std::to_string(code) + ")");
+    if (grandchild) {
+      check(WaitForSingleObject(grandchild, 0) == WAIT_OBJECT_0,
+            "the process the block left had ended when its monitor exited");
+      WaitForSingleObject(grandchild, 30000);
       CloseHandle(grandchild);
     }
   }

@@ -73,7 +73,9 @@ int child_env(const char* stray_handle, const char* tricky_argument) {
   return 42;
 }
 
-int child_tree(const char* pid_file) {
+// `linger`: sleeps until the job is killed; otherwise exits 3 s after writing the pid file (time
+// for a test to open the grandchild), leaving the grandchild running.
+int child_tree(const char* pid_file, bool linger) {
   STARTUPINFOA startup{};
   startup.cb = sizeof startup;
   PROCESS_INFORMATION info{};
@@ -85,6 +87,10 @@ int child_tree(const char* pid_file) {
   if (!out) return 4;
   std::fprintf(out, "%lu\n", info.dwProcessId);
   std::fclose(out);
+  if (!linger) {
+    Sleep(3000);
+    return 0;
+  }
   Sleep(60000);  // killed with the job long before
   return 5;
 }
@@ -370,7 +376,8 @@ void test_grants_refuse_links(const stackie::RestrictedTokenPlan& base, const st
 
 int main(int argc, char** argv) {
   if (argc >= 4 && std::string(argv[1]) == "child-env") return child_env(argv[2], argv[3]);
-  if (argc >= 3 && std::string(argv[1]) == "child-tree") return child_tree(argv[2]);
+  if (argc >= 3 && std::string(argv[1]) == "child-tree") return child_tree(argv[2], true);
+  if (argc >= 3 && std::string(argv[1]) == "child-tree-exit") return child_tree(argv[2], false);
   if (argc >= 2 && std::string(argv[1]) == "child-exit") return 7;
   if (argc >= 2 && std::string(argv[1]) == "grandchild") {
     Sleep(60000);
