@@ -31,7 +31,7 @@ bench_setup() {
   chmod 755 "$bench_tmp"
   trap 'rm -rf "$bench_tmp"' EXIT
   mkdir -p "$bench_tmp/bin"
-  for helper in listener spew; do
+  for helper in listener spew logfloor; do
     cc -O2 -o "$bench_tmp/bin/bench-$helper" "$bench_dir/$helper.c"
   done
 }

@@ -136,6 +136,27 @@ def s6_round(n, follower):
     return out + (files,)
 
 
+def floor_round(n, follower):
+    """bench-logfloor (bench/logfloor.c): reads and writes only, nothing per line."""
+    root = os.path.join(tmp, f"floor-{time.monotonic_ns()}")
+    results = os.path.join(root, "results")
+    logs = os.path.join(root, "logs")
+    os.makedirs(results)
+    os.makedirs(logs)
+    floor = subprocess.Popen([f"{bindir}/bench-logfloor", logs, str(n), f"{bindir}/bench-spew",
+                              str(size), results, os.path.join(results, "go")])
+    try:
+        time.sleep(0.5)
+        out = measure(root, n, lambda: [floor.pid])
+        files = dir_bytes(logs)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-P", str(floor.pid)], check=False)
+        floor.kill()
+        floor.wait()
+        shutil.rmtree(root, ignore_errors=True)
+    return out + (files,)
+
+
 CONFIGS = [
     ("stackie", 1, None, stackie_round),
     ("supervisord", 1, None, supervisord_round),
@@ -143,6 +164,8 @@ CONFIGS = [
     ("stackie", 8, None, stackie_round),
     ("supervisord", 8, None, supervisord_round),
     ("s6-log", 8, None, s6_round),
+    ("floor", 1, None, floor_round),
+    ("floor", 8, None, floor_round),
     ("stackie", 1, "follower", stackie_round),
     ("stackie", 1, "stuck follower", stackie_round),
 ]
@@ -172,7 +195,8 @@ for r in range(runs):
 print()
 print(f"logs: {size // 2**20} MiB of 100-byte lines in total per run, medians of {runs} runs "
       f"(configurations in turn); MB = 10^6 bytes; CPU of the supervising processes only "
-      f"(stackied; supervisord; s6-svscan + s6-supervise + s6-log); \"drained\": MB/s until the "
+      f"(stackied; supervisord; s6-svscan + s6-supervise + s6-log; the floor: bench-logfloor, a "
+      f"loop that only reads each pipe and writes its file, rotated); \"drained\": MB/s until the "
       f"supervisor had read the last byte (a bigger pipe lets a writer finish earlier)")
 rows = []
 for system, n, follower, _ in CONFIGS:
