@@ -284,8 +284,9 @@ int main(int argc, char** argv) {
   int code = wait_for_block(*process, box, requests, exit_with.h);
   // Whatever the block left running ends before this monitor does: its exit is the block's end
   // for the daemon, which may start the block again at once. Past the timeout, the job's close
-  // (with `process`) is the last word.
-  if (auto ended = process->end_job(kKilledCode, 10000); !ended.ok()) {
+  // (with `process`) is the last word; it is half the daemon's backstop (spawn_lockbox_windows.cc
+  // kKillBackstopMs), so that the grants are still revoked below before that ends this monitor.
+  if (auto ended = process->end_job(kKilledCode, 5000); !ended.ok()) {
     std::fprintf(stderr, "stackie-lockbox: %s\n", ended.error().message.c_str());
     std::fflush(stderr);
   }

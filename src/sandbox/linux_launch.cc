@@ -36,13 +36,28 @@ namespace stackie::linux_sandbox {
 namespace {
 
 // pid 1: finish the sandbox, start the block, then be its init.
-// The monitor's tree kill, blocked while pid 1 exists (the monitor takes it with signalfd);
-// pid 1 and the block get it unblocked.
+const sigset_t& tree_kill_set() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, kTreeKillSignal);
+    return s;
+  }();
+  return set;
+}
+
+// The monitor's tree kill, blocked from its start (the monitor takes it with signalfd once
+// pid 1 exists); pid 1 and the block get it unblocked.
 void tree_kill_blocked(bool blocked) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, kTreeKillSignal);
-  sigprocmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+  sigprocmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &tree_kill_set(), nullptr);
+}
+
+// A tree kill that came while the sandbox was being made: there is no pid 1 to end yet.
+bool tree_kill_pending() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  return sigismember(&pending, kTreeKillSignal) == 1;
 }
 
 [[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
@@ -95,6 +110,9 @@ void tree_kill_blocked(bool blocked) {
 }  // namespace
 
 int run_sandboxed(const LaunchRequest& request) {
+  // Taken, not fatal: the monitor of a sandbox stopped while it is being made exits 137, as one
+  // stopped later does (a default action would say "killed by SIGPWR").
+  tree_kill_blocked(true);
   pid_t caller = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != caller) return kExitSetupFailed;  // the caller is already gone
@@ -140,9 +158,8 @@ int run_sandboxed(const LaunchRequest& request) {
     return kExitSetupFailed;
   }
   // Blocked before the fork so no forwarded signal is lost in between; pid 1 inherits the mask.
-  // Until here the tree kill's default action ends the monitor: there is no pid 1 yet.
   block_handled_signals();
-  tree_kill_blocked(true);
+  if (tree_kill_pending()) return 128 + SIGKILL;
   int lifeline[2];
   if (pipe2(lifeline, O_CLOEXEC) != 0) {
     report(request.sink, setup_error("fork", errno, "lifeline pipe"));

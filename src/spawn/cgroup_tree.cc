@@ -73,7 +73,7 @@ BlockCgroup::~BlockCgroup() {
 Status BlockCgroup::kill_all() const {
   if (write_at(fd_, "cgroup.kill", "1", dir_).ok()) return {};
   // Before Linux 5.14: signal each process listed; a fork racing with this is caught by the
-  // caller's SIGKILL of the monitor (pid 1's death takes the pid namespace along).
+  // monitor's end (pid 1's death takes the pid namespace along).
   std::istringstream in(read_at(fd_, "cgroup.procs"));
   for (pid_t pid; in >> pid;) ::kill(pid, SIGKILL);
   return {};

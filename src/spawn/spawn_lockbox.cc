@@ -36,6 +36,8 @@ constexpr int kNetFd = 5;       // Linux, `network: localhost`
 constexpr int kLifelineFd = 5;  // macOS (lockbox_os.h): never together with a net fd
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
+// How long a monitor may take to end its sandbox after kill_all before it is SIGKILLed.
+constexpr uint64_t kKillBackstopMs = 10000;
 #ifdef SIGPWR
 // A monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's whole
 // tree and exits once it is gone. A SIGKILL would leave a landlock block's orphans behind (no
@@ -133,10 +135,11 @@ class ErrorPipe {
 
 class LockboxProcess final : public Process {
  public:
-  LockboxProcess(std::string lockbox, ChildProcess* core, ErrorPipe* error_pipe,
+  LockboxProcess(uv_loop_t* loop, std::string lockbox, ChildProcess* core, ErrorPipe* error_pipe,
                  spawn_detail::NetChannel* net, std::shared_ptr<BlockCgroup> cgroup, Fd lifeline,
                  SandboxPolicy policy)
-      : lockbox_(std::move(lockbox)),
+      : loop_(loop),
+        lockbox_(std::move(lockbox)),
         core_(core),
         error_pipe_(error_pipe),
         net_(net),
@@ -166,9 +169,13 @@ class LockboxProcess final : public Process {
   // The monitor forwards TERM/INT/HUP/QUIT/USR1/USR2 to the block.
   Status signal(int signum) override { return send(signum); }
   // The tree kill signal: a namespace monitor SIGKILLs pid 1, and the pid namespace goes with
-  // it; a landlock monitor kills the block's tree itself. Either exits once all is gone. The
-  // cgroup's kill also reaches a process that is on its way into the sandbox. macOS: a byte on
-  // the lifeline makes the monitor kill every process of the block, then exit (128+9).
+  // it; a landlock monitor kills the block's tree itself. Either exits once all is gone, and
+  // its exit is reported as the block's. The block's cgroup is killed (which would take the
+  // monitor too, before its sandbox is gone) only in the exit callback, where it also reaches a
+  // process that was on its way into the sandbox. A monitor that has not exited
+  // kKillBackstopMs later (a process of the block stuck in the kernel, say) is SIGKILLed.
+  // macOS: a byte on the lifeline makes the monitor kill every process of the block, then exit
+  // (128+9).
   Status kill_all() override {
     if (lifeline_.fd >= 0) {
       if (!core_->running()) return {};
@@ -176,8 +183,10 @@ class LockboxProcess final : public Process {
       if (::write(lifeline_.fd, &kill_byte, 1) != 1) return send(SIGKILL);  // monitor gone
       return {};
     }
-    if (cgroup_ && core_->running()) (void)cgroup_->kill_all();
-    return send(kTreeKillSignal);
+    if (!core_->running()) return {};
+    STACKIE_TRY(send(kTreeKillSignal));
+    arm_backstop();
+    return {};
   }
   std::vector<std::string> join_argv(const std::vector<std::string>& command,
                                      const std::vector<std::string>& pass_env) const override {
@@ -231,6 +240,21 @@ class LockboxProcess final : public Process {
     if (sent < 0 && sent != -ESRCH) return system_error(-sent, "kill " + std::to_string(pid()));
     return {};
   }
+  void arm_backstop() {
+    if (!backstop_.get() &&
+        backstop_.init([this](uv_timer_t* h) { return uv_timer_init(loop_, h); }, this) != 0)
+      return;
+    if (uv_is_active(reinterpret_cast<uv_handle_t*>(backstop_.get()))) return;
+    uv_timer_start(
+        backstop_.get(),
+        [](uv_timer_t* timer) {
+          auto* self = static_cast<LockboxProcess*>(timer->data);
+          if (self->cgroup_) (void)self->cgroup_->kill_all();
+          (void)self->send(SIGKILL);
+        },
+        kKillBackstopMs, 0);
+  }
+  uv_loop_t* loop_;
   std::string lockbox_;
   std::string sandbox_id_;
   ChildProcess* core_;
@@ -239,6 +263,7 @@ class LockboxProcess final : public Process {
   std::shared_ptr<BlockCgroup> cgroup_;
   Fd lifeline_;  // macOS only (lockbox_os.h)
   SandboxPolicy policy_;
+  UvHandle<uv_timer_t> backstop_;  // kill_all's: see there
 };
 
 // The policy is written whole before the spawn, so the channel must hold it (lockbox_os.h).
@@ -366,7 +391,7 @@ class LockboxSpawner final : public Spawner {
       if (net != nullptr) net->close();
       return core.take_error();
     }
-    auto process = std::make_unique<LockboxProcess>(lockbox_, *core, error_pipe, net, cgroup,
+    auto process = std::make_unique<LockboxProcess>(loop, lockbox_, *core, error_pipe, net, cgroup,
                                                     std::move(lifeline_ours), request.policy);
     *slot = process.get();
     process->set_sandbox_id(request.policy.name);

@@ -56,7 +56,7 @@ BlockRunner::~BlockRunner() {
   probe_.reset();
   consume_forwards_.clear();
   egress_.reset();
-  process_.reset();  // SIGKILL of the whole sandbox if still running
+  process_.reset();  // the whole sandbox killed if still running
   close_pipes();
 }
 
