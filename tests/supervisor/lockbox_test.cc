@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,6 +148,35 @@ TEST_F(LockboxTest, DownEndsOnlyOnceTheLastProcessOfTheBlockIsGone) {
   const auto left = std::count_if(block_pids.begin(), block_pids.end(),
                                   [](int pid) { return testing_support::process_alive(pid); });
   EXPECT_EQ(left, 0) << "processes of the block outlived its reported exit";
+}
+
+TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
+  // A command run in the block (`stackie exec`) is the child of its joiner, outside the pid
+  // namespace: with the joiner stopped (^Z on `stackie exec`), the namespace cannot be emptied
+  // and the monitor, which waits for that, would never exit. The daemon's backstop SIGKILLs it
+  // 10 s after the kill, and down ends.
+  std::string token = dir_ + "/joined";
+  auto b = boxed("svc", {"ignore", "TERM", "wait"});
+  b.stop_timeout = Milliseconds{200};
+  ASSERT_TRUE(up(stack("s", {b})).ok());
+  auto argv = supervisor_->join_argv("s", "svc", {helper_, "stamp", token, "wait"});
+  ASSERT_TRUE(argv.ok()) << argv.error().message;
+  std::vector<char*> args;
+  for (auto& arg : *argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  pid_t joiner = 0;
+  ASSERT_EQ(::posix_spawn(&joiner, args[0], nullptr, nullptr, args.data(), environ), 0);
+  ASSERT_TRUE(run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000))
+      << "the joiner and its command inside";
+  ::kill(joiner, SIGSTOP);
+  std::optional<Status> result;
+  supervisor_->down("s", [&](Status st) { result = st; });
+  const bool ended = run_until([&] { return result.has_value(); }, 20000);
+  ::kill(joiner, SIGCONT);
+  ::kill(joiner, SIGKILL);
+  ::waitpid(joiner, nullptr, 0);
+  ASSERT_TRUE(ended) << "down did not end while a process of the sandbox could not be reaped";
+  EXPECT_TRUE(result->ok()) << result->error().message;
 }
 
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
