@@ -35,7 +35,6 @@
 namespace stackie::linux_sandbox {
 namespace {
 
-// pid 1: finish the sandbox, start the block, then be its init.
 const sigset_t& tree_kill_set() {
   static const sigset_t set = [] {
     sigset_t s;
@@ -60,6 +59,7 @@ bool tree_kill_pending() {
   return sigismember(&pending, kTreeKillSignal) == 1;
 }
 
+// pid 1: finish the sandbox, start the block, then be its init.
 [[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   tree_kill_blocked(false);

@@ -52,8 +52,8 @@ void install_forwarding_handlers() {
 int forward_until_exit(pid_t child, const Forwarding& forwarding) {
   sigset_t taken = handled_signals();
   if (forwarding.tree_kill) {
-    // Blocked since before pid 1 was forked (block_handled_signals with tree_kill): one sent
-    // in between is pending and read below.
+    // Blocked since the monitor's start (linux_launch.cc run_sandboxed): one sent before this
+    // signalfd existed is pending and read below.
     sigaddset(&taken, kTreeKillSignal);
   }
   int net_fd = forwarding.net_fd;

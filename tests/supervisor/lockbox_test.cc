@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 
@@ -164,19 +165,29 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
   std::vector<char*> args;
   for (auto& arg : *argv) args.push_back(arg.data());
   args.push_back(nullptr);
+  // Its stdio /dev/null: the lockbox refuses to carry a caller's terminal into the sandbox.
+  posix_spawn_file_actions_t stdio;
+  posix_spawn_file_actions_init(&stdio);
+  for (int fd = 0; fd <= 2; ++fd)
+    posix_spawn_file_actions_addopen(&stdio, fd, "/dev/null", O_RDWR, 0);
   pid_t joiner = 0;
-  ASSERT_EQ(::posix_spawn(&joiner, args[0], nullptr, nullptr, args.data(), environ), 0);
-  ASSERT_TRUE(run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000))
-      << "the joiner and its command inside";
+  ASSERT_EQ(::posix_spawn(&joiner, args[0], &stdio, nullptr, args.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&stdio);
+  const bool joined = run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000);
   ::kill(joiner, SIGSTOP);
   std::optional<Status> result;
-  supervisor_->down("s", [&](Status st) { result = st; });
-  const bool ended = run_until([&] { return result.has_value(); }, 20000);
+  const auto asked = std::chrono::steady_clock::now();
+  if (joined) supervisor_->down("s", [&](Status st) { result = st; });
+  const bool ended = joined && run_until([&] { return result.has_value(); }, 20000);
+  const auto took = std::chrono::steady_clock::now() - asked;
   ::kill(joiner, SIGCONT);
   ::kill(joiner, SIGKILL);
   ::waitpid(joiner, nullptr, 0);
+  ASSERT_TRUE(joined) << "the joiner and its command inside did not start";
   ASSERT_TRUE(ended) << "down did not end while a process of the sandbox could not be reaped";
   EXPECT_TRUE(result->ok()) << result->error().message;
+  // It ended by the backstop, not because the namespace emptied after all.
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 9000);
 }
 
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
