@@ -175,12 +175,13 @@ class LockboxProcess final : public Process {
   // process that was on its way into the sandbox. A monitor that has not exited
   // kKillBackstopMs later (a process of the block stuck in the kernel, say) is SIGKILLed.
   // macOS: a byte on the lifeline makes the monitor kill every process of the block, then exit
-  // (128+9).
+  // (128+9) once the block is reaped; the same backstop.
   Status kill_all() override {
     if (lifeline_.fd >= 0) {
       if (!core_->running()) return {};
       const char kill_byte = 'k';
       if (::write(lifeline_.fd, &kill_byte, 1) != 1) return send(SIGKILL);  // monitor gone
+      arm_backstop();
       return {};
     }
     if (!core_->running()) return {};
