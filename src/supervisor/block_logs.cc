@@ -52,8 +52,9 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
                                                    const std::string& storage_root) {
   std::unique_ptr<LogFiles> files;
   if (!directory.empty()) {
-    STACKIE_TRY_ASSIGN(opened, LogFiles::open(directory, settings.file_max_bytes,
-                                              settings.file_count, storage_root));
+    STACKIE_TRY_ASSIGN(opened,
+                       LogFiles::open(directory, settings.file_max_bytes, settings.file_count,
+                                      storage_root, settings.release_rotated_out));
     files = std::move(opened);
   }
   std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));

@@ -46,6 +46,7 @@ struct LogSettings {
   size_t ring_lines = 2000;
   size_t ring_bytes = 1024 * 1024;
   size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+  ReleaseRotatedOut release_rotated_out;  // log_files.h; empty: removed on the spot
 };
 
 // Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces. `emit` is

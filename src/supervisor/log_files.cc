@@ -74,6 +74,13 @@ Status RotatingFile::rotate() {
   }
   ::close(fd_);
   fd_ = -1;
+  // The oldest file, held open while the renames below take its name, so that its pages are
+  // freed where release_ closes it, not in the rename.
+  UniqueFd oldest;
+  if (release_) {
+    auto opened = open_file_in(dir_, name_ + "." + std::to_string(count_ - 1), O_RDONLY, dir_shown_);
+    if (opened.ok()) oldest = std::move(*opened);
+  }
   // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. rename_in moves
   // names within the directory and follows nothing.
   for (int i = count_ - 2; i >= 0; --i) {
@@ -82,6 +89,7 @@ Status RotatingFile::rotate() {
         rename_in_removing_target(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
     if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
   }
+  if (oldest.valid()) release_(std::move(oldest));
   return open();
 }
 
@@ -150,10 +158,26 @@ LogFiles::LogFiles(std::string directory, std::string storage_root, UniqueFd dir
       err_file_(directory_fd_.get(), directory_, "stderr.log", max_bytes, count) {}
 
 Result<std::unique_ptr<LogFiles>> LogFiles::open(std::string directory, uint64_t max_bytes,
-                                                 int count, std::string storage_root) {
+                                                 int count, std::string storage_root,
+                                                 const ReleaseRotatedOut& release) {
   STACKIE_TRY_ASSIGN(dir, make_log_directory(directory, storage_root));
-  return std::unique_ptr<LogFiles>(new LogFiles(std::move(directory), std::move(storage_root),
-                                                std::move(dir), max_bytes, count));
+  std::unique_ptr<LogFiles> files(new LogFiles(std::move(directory), std::move(storage_root),
+                                               std::move(dir), max_bytes, count));
+  files->out_file_.release_rotated_out_with(release);
+  files->err_file_.release_rotated_out_with(release);
+  return files;
+}
+
+void close_on_thread_pool(uv_loop_t* loop, UniqueFd fd) {
+  auto* request = new uv_fs_t;
+  const int number = fd.release();
+  const int queued = uv_fs_close(loop, request, number, [](uv_fs_t* done) {
+    uv_fs_req_cleanup(done);
+    delete done;
+  });
+  if (queued == 0) return;
+  delete request;
+  UniqueFd closed_here(number);
 }
 
 Status LogFiles::reopen_directory_if_gone() {

@@ -241,6 +241,34 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
 }
 
+// The daemon lets go of a rotated-out file off its loop (its pages are freed at the last
+// close): rotation hands it over open, its name already gone, the rotation otherwise the same.
+TEST_F(RotatingFileTest, ARotatedOutFileIsHandedOverOpenWithItsNameGone) {
+  std::vector<UniqueFd> released;
+  RotatingFile file(dir_ + "/stdout.log", 100, 3);
+  file.release_rotated_out_with([&](UniqueFd fd) { released.push_back(std::move(fd)); });
+  for (int i = 0; i < 10; ++i) {
+    std::string record = "record " + std::to_string(i) + std::string(32, 'r') + "\n";
+    ASSERT_TRUE(file.append(record).ok());
+  }
+  // 10 records of 41 bytes, 2 a file, 3 files kept: records 0-3 left in two files.
+  ASSERT_EQ(released.size(), 2u);
+  for (size_t k = 0; k < released.size(); ++k) {
+    char text[200] = {};
+    ASSERT_GT(::pread(released[k].get(), text, sizeof text - 1, 0), 0);
+    EXPECT_EQ(std::string(text).substr(0, 8), "record " + std::to_string(2 * k)) << text;
+    struct stat st {};
+    ASSERT_EQ(::fstat(released[k].get(), &st), 0);
+    EXPECT_EQ(st.st_nlink, 0u) << "no name left for it";
+  }
+  EXPECT_FALSE(exists(dir_ + "/stdout.log.3"));
+  EXPECT_EQ(size_of(dir_ + "/stdout.log.2"), 82);
+  std::ifstream kept(dir_ + "/stdout.log.2");
+  std::string first;
+  std::getline(kept, first);
+  EXPECT_EQ(first.substr(0, 8), "record 4");
+}
+
 // logs.max_files lowered since: the files past the new count are older than every file kept,
 // and a follower that reads every file left would read them as new. They go at the first
 // write.
