@@ -71,7 +71,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   read_ = data;
   start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
-  splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
+  splitter.feed(data, [&](std::string_view line) { add_block_line(line, stamp); });
   finish_batch();
   read_ = {};
 }
@@ -81,7 +81,7 @@ void BlockLogs::end_of_stream(LogStream stream) {
   int64_t time_ms = now_ms();
   start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
-  splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
+  splitter.flush([&](std::string_view line) { add_block_line(line, stamp); });
   finish_batch();
 }
 
@@ -118,13 +118,28 @@ void release_after_flood(Buffer& batch) {
 
 }  // namespace
 
+BlockLogs::ReadScratch& BlockLogs::thread_scratch() {
+  thread_local ReadScratch scratch;
+  return scratch;
+}
+
 // One write per read from the pipe, not one per line. A failed one is told to the followers at
-// once (LogSink::files_failed): one that reads the files takes lines from then on.
+// once (LogSink::files_failed): one that reads the files takes lines from then on. Our own lines
+// go to stderr.log: with a read of stdout, in the same call; a read of stderr took them first
+// (start_batch).
 std::optional<LogFilesWritten> BlockLogs::write_files() {
-  if (!files_ || (out_batch_.empty() && err_batch_.empty())) return std::nullopt;
-  LogFilesWritten written = files_->write(out_batch_.view(), err_batch_.view());
-  release_after_flood(out_batch_);
-  release_after_flood(err_batch_);
+  const bool own_too = !in_read_ || batch_stream_ == LogStream::out;
+  std::string_view out, err;
+  if (!in_read_)
+    err = own_records_.view();
+  else if (batch_stream_ == LogStream::out)
+    out = read_records_.view(), err = own_records_.view();
+  else
+    err = read_records_.view();
+  if (!files_ || (out.empty() && err.empty())) return std::nullopt;
+  LogFilesWritten written = files_->write(out, err);
+  if (in_read_) release_after_flood(read_records_);
+  if (own_too) release_after_flood(own_records_);
   if (!written.first_error.empty())
     for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
   return written;
@@ -149,14 +164,13 @@ void BlockLogs::files_written(const LogFilesWritten& written) {
 
 // The hot path of a flood: per line, a classification, a record appended to the file batch and
 // the line gathered for the ring and the followers, with no allocation (issue 25).
-void BlockLogs::add_block_line(LogStream stream, std::string_view text, std::string_view stamp) {
+void BlockLogs::add_block_line(std::string_view text, std::string_view stamp) {
   LogLevel level = classify_log_line(text);
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   if (files_) {
-    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     // One extension and three copies instead of four appends that each check the capacity.
-    char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
+    char* out = read_records_.extend(stamp.size() + 1 + text.size() + 1);
     // The stamp of any year of four digits: a copy of a size known here is a few moves, not a
     // call (issue 25).
     constexpr size_t kStampSize = std::string_view("2026-12-01T21:35:00.123Z").size();
@@ -191,17 +205,22 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (files_) {
-    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch.append(stamps_.of(time_ms));
-    batch.append(' ');
-    batch.append(text);
-    batch.append('\n');
+    own_records_.append(stamps_.of(time_ms));
+    own_records_.append(' ');
+    own_records_.append(text);
+    own_records_.append('\n');
   }
   if (!followers_.empty()) deliver(LogLine{seq, time_ms, stream, level, std::string(text)});
   ring_.push(seq, time_ms, stream, level, text);
 }
 
 void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
+  in_read_ = true;
+  // Our own lines not yet written come before this read's in stderr.log.
+  if (stream == LogStream::err && !own_records_.empty()) {
+    read_records_.append(own_records_.view());
+    release_after_flood(own_records_);
+  }
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
   offering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
@@ -234,6 +253,7 @@ void BlockLogs::finish_batch() {
     std::vector<LogBatchLine>().swap(batch_lines_);
   batch_size_ = 0;
   batch_copied_.clear();
+  in_read_ = false;
   if (written) files_written(*written);
 }
 

@@ -185,10 +185,11 @@ class BlockLogs {
   // shows), since the daemon started keeping this block's logs.
   uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
-  // Bytes held by the buffers of one read (file batches, the read's lines), not the ring:
-  // a flood grows them, a quiet read gives them back (bench/scale: hundreds of blocks).
+  // Bytes held by the buffers of one read (its records, its lines; those of the thread, which
+  // every block's reads share) and our own records not yet written, not the ring: a flood grows
+  // them, a quiet read gives them back (bench/scale: hundreds of blocks).
   size_t batch_buffer_bytes() const {
-    return out_batch_.capacity() + err_batch_.capacity() + batch_text_.capacity() +
+    return read_records_.capacity() + own_records_.capacity() + batch_text_.capacity() +
            batch_lines_.capacity() * sizeof(LogBatchLine) +
            batch_copied_.capacity() * sizeof(CopiedLine);
   }
@@ -198,7 +199,7 @@ class BlockLogs {
   // A line of our own (offered to followers at once), or of the block (batched for them).
   void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
   // Every line of a read has the read's `stamp`.
-  void add_block_line(LogStream stream, std::string_view text, std::string_view stamp);
+  void add_block_line(std::string_view text, std::string_view stamp);
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
   // offered the read's lines) and what the counts stood at.
@@ -232,8 +233,22 @@ class BlockLogs {
   std::string directory_;
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
-  std::unique_ptr<LogFiles> files_;     // null: no files
-  AppendBuffer out_batch_, err_batch_;  // records not yet written
+  std::unique_ptr<LogFiles> files_;  // null: no files
+  // What one read needs while it is handled and no longer: its records for the files
+  // ("STAMP TEXT\n", of the read's stream) and its lines for the ring and the followers. A read
+  // is handled whole before the next begins (reads run on the loop's one thread, and nothing in
+  // a read starts another), so every block of a thread uses the same ones: with 8 blocks in a
+  // flood, a set per block (320 KiB of records and 80 KiB of lines each) kept the data of the
+  // read at hand out of the cache (bench/RESULTS.md, issue 25). A BlockLogs lives on the
+  // thread that made it.
+  struct ReadScratch {
+    AppendBuffer records;
+    std::vector<LogBatchLine> lines;
+  };
+  static ReadScratch& thread_scratch();
+  AppendBuffer& read_records_ = thread_scratch().records;
+  AppendBuffer own_records_;  // our own lines for stderr.log, not yet written
+  bool in_read_ = false;      // between start_batch and finish_batch: read_records_ are ours
   TimestampText stamps_;
   LineRing ring_;
   uint64_t next_seq_ = 1;
@@ -248,7 +263,7 @@ class BlockLogs {
   };
   std::string_view read_;
   std::string batch_text_;
-  std::vector<LogBatchLine> batch_lines_;  // the first batch_size_ are the read's
+  std::vector<LogBatchLine>& batch_lines_ = thread_scratch().lines;  // the first batch_size_
   size_t batch_size_ = 0;
   std::vector<CopiedLine> batch_copied_;
   bool offering_ = false;  // some follower takes lines: the read's lines are offered

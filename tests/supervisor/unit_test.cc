@@ -419,6 +419,51 @@ TEST_F(BlockLogsTest, AFileThatKeepsFailingStaysSaidOnceWhileTheOtherWorks) {
   EXPECT_EQ(records("stdout.log"), std::vector<std::string>{"written"});
 }
 
+// Every block of a thread handles its reads in the same buffers (the cache, issue 25): what
+// one block has not written yet (its note that a file failed) stays its own, goes to its
+// stderr.log before its next lines there, and never into another block's files.
+TEST_F(BlockLogsTest, BlocksShareTheReadBuffersButNotWhatTheyHaveNotWritten) {
+  auto records = [&](const std::string& block, const std::string& name) {
+    std::ifstream in(dir_ + "/logs/" + block + "/" + name);
+    std::vector<std::string> texts;
+    for (std::string record; std::getline(in, record);)
+      texts.push_back(record.size() > 25 ? record.substr(25) : "");
+    return texts;
+  };
+  auto a = BlockLogs::open("a", dir_ + "/logs/s-a", LogSettings{});
+  auto b = BlockLogs::open("b", dir_ + "/logs/s-b", LogSettings{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string a_err = dir_ + "/logs/s-a/stderr.log";
+  ASSERT_EQ(::mkdir(a_err.c_str(), 0700), 0);
+  (*a)->feed(LogStream::err, "a lost\n");  // its note, that stderr.log failed, waits
+  ASSERT_EQ(::rmdir(a_err.c_str()), 0);
+  (*b)->feed(LogStream::out, "b out\n");
+  (*b)->feed(LogStream::err, "b err\n");
+  (*a)->feed(LogStream::out, "a out\n");  // a read of stdout writes the note to stderr.log
+  (*a)->feed(LogStream::err, "a err\n");
+  EXPECT_EQ(records("s-b", "stdout.log"), std::vector<std::string>{"b out"});
+  EXPECT_EQ(records("s-b", "stderr.log"), std::vector<std::string>{"b err"});
+  EXPECT_EQ(records("s-a", "stdout.log"), std::vector<std::string>{"a out"});
+  const auto a_errors = records("s-a", "stderr.log");
+  ASSERT_EQ(a_errors.size(), 2u);
+  EXPECT_TRUE(a_errors[0].starts_with("[stackie] log file not written: ")) << a_errors[0];
+  EXPECT_EQ(a_errors[1], "a err");
+
+  // Failing again, its note waits for a read of stderr this time: it comes before that read's
+  // lines, and nothing of it lands in the other block's stderr.log.
+  ASSERT_EQ(::unlink(a_err.c_str()), 0);
+  ASSERT_EQ(::mkdir(a_err.c_str(), 0700), 0);
+  (*a)->feed(LogStream::err, "a lost again\n");
+  ASSERT_EQ(::rmdir(a_err.c_str()), 0);
+  (*b)->feed(LogStream::err, "b err 2\n");
+  (*a)->feed(LogStream::err, "a err 2\n");
+  EXPECT_EQ(records("s-b", "stderr.log"), (std::vector<std::string>{"b err", "b err 2"}));
+  const auto a_again = records("s-a", "stderr.log");
+  ASSERT_EQ(a_again.size(), 2u);
+  EXPECT_TRUE(a_again[0].starts_with("[stackie] log file not written: ")) << a_again[0];
+  EXPECT_EQ(a_again[1], "a err 2");
+}
+
 TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
   LogSettings settings;
   settings.ring_lines = 5;
