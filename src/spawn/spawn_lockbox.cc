@@ -229,6 +229,7 @@ class LockboxProcess final : public Process {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
+  bool backstop_fired() const { return backstop_fired_; }
   std::string take_report() {
     std::string report = error_pipe_ ? error_pipe_->finish() : std::string();
     error_pipe_ = nullptr;
@@ -250,6 +251,7 @@ class LockboxProcess final : public Process {
         backstop_.get(),
         [](uv_timer_t* timer) {
           auto* self = static_cast<LockboxProcess*>(timer->data);
+          self->backstop_fired_ = true;
           if (self->cgroup_) (void)self->cgroup_->kill_all();
           (void)self->send(SIGKILL);
         },
@@ -265,6 +267,7 @@ class LockboxProcess final : public Process {
   Fd lifeline_;  // macOS only (lockbox_os.h)
   SandboxPolicy policy_;
   UvHandle<uv_timer_t> backstop_;  // kill_all's: see there
+  bool backstop_fired_ = false;
 };
 
 // The policy is written whole before the spawn, so the channel must hold it (lockbox_os.h).
@@ -382,6 +385,7 @@ class LockboxSpawner final : public Spawner {
                                 ExitStatus exit;
                                 exit.exit_status = status;
                                 exit.term_signal = signum;
+                                exit.outlived_kill = (*slot)->backstop_fired();
                                 std::string report = (*slot)->take_report();
                                 if (status == kSetupFailureStatus && signum == 0)
                                   exit.setup_error = describe_setup_failure(report);

@@ -63,6 +63,9 @@ struct ExitStatus {
   // Set when the sandbox could not be built (lockbox exit 125 with a report on the error fd):
   // the lockbox's own message, to be shown to the user verbatim.
   std::string setup_error;
+  // Killed, the sandbox had not ended when the kill's backstop fired (spawn_lockbox.cc), and its
+  // monitor was killed without waiting for it: a process of the block may have outlived it.
+  bool outlived_kill = false;
   bool success() const { return exit_status == 0 && term_signal == 0 && setup_error.empty(); }
 };
 

@@ -45,7 +45,7 @@ struct LogSettings {
   int file_count = 5;                          // files kept per stream, the live one included
   size_t ring_lines = 2000;
   size_t ring_bytes = 1024 * 1024;
-  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+  size_t max_line = 16 * 1024;            // longer lines are split into pieces of this size
   ReleaseRotatedOut release_rotated_out;  // log_files.h; empty: removed on the spot
 };
 

@@ -78,7 +78,8 @@ Status RotatingFile::rotate() {
   // freed where release_ closes it, not in the rename.
   UniqueFd oldest;
   if (release_) {
-    auto opened = open_file_in(dir_, name_ + "." + std::to_string(count_ - 1), O_RDONLY, dir_shown_);
+    auto opened =
+        open_file_in(dir_, name_ + "." + std::to_string(count_ - 1), O_RDONLY, dir_shown_);
     if (opened.ok()) oldest = std::move(*opened);
   }
   // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. rename_in moves
