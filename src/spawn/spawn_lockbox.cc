@@ -36,8 +36,6 @@ constexpr int kNetFd = 5;       // Linux, `network: localhost`
 constexpr int kLifelineFd = 5;  // macOS (lockbox_os.h): never together with a net fd
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
-// How long a monitor may take to end its sandbox after kill_all before it is SIGKILLed.
-constexpr uint64_t kKillBackstopMs = 10000;
 #ifdef SIGPWR
 // A monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's whole
 // tree and exits once it is gone. A SIGKILL would leave a landlock block's orphans behind (no
@@ -385,7 +383,9 @@ class LockboxSpawner final : public Spawner {
                                 ExitStatus exit;
                                 exit.exit_status = status;
                                 exit.term_signal = signum;
-                                exit.outlived_kill = (*slot)->backstop_fired();
+                                // The backstop's SIGKILL, not an exit of the monitor's own
+                                // that was reported after the timer ran.
+                                exit.outlived_kill = (*slot)->backstop_fired() && signum == SIGKILL;
                                 std::string report = (*slot)->take_report();
                                 if (status == kSetupFailureStatus && signum == 0)
                                   exit.setup_error = describe_setup_failure(report);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -100,10 +101,10 @@ const std::string& TimestampText::of(int64_t time_ms) {
 
 namespace {
 
-// Batches of one read live in buffers kept from read to read (no allocation per read while a
-// flood goes on). A buffer that a flood grew past kKeptBatchBytes is given back once a read
-// needs less than a quarter of that: hundreds of quiet blocks must not each keep a flood's
-// buffers (bench/scale).
+// Buffers of reads are kept from read to read (no allocation per read while a flood goes on).
+// One of a block's own that a flood grew past kKeptBatchBytes is given back once a read needs
+// less than a quarter of that: hundreds of quiet blocks must not each keep a flood's buffers
+// (bench/scale). Those of the thread wait for several small reads in a row (ReadScratch).
 constexpr size_t kKeptBatchBytes = 64 * 1024;
 
 // A std::string, std::vector or AppendBuffer of the batch.
@@ -123,6 +124,23 @@ BlockLogs::ReadScratch& BlockLogs::thread_scratch() {
   return scratch;
 }
 
+size_t BlockLogs::read_scratch_bytes() {
+  const ReadScratch& scratch = thread_scratch();
+  return scratch.records.capacity() + scratch.lines.capacity() * sizeof(LogBatchLine);
+}
+
+void BlockLogs::ReadScratch::end_read(size_t lines_read) {
+  const bool small = records.size() < kKeptBatchBytes / 4 &&
+                     lines_read * sizeof(LogBatchLine) < kKeptBatchBytes / 4;
+  small_reads = small ? small_reads + 1 : 0;
+  records.clear();
+  if (small_reads < kSmallReadsBeforeRelease) return;
+  small_reads = 0;
+  if (records.capacity() > kKeptBatchBytes) AppendBuffer().swap(records);
+  if (lines.capacity() * sizeof(LogBatchLine) > kKeptBatchBytes)
+    std::vector<LogBatchLine>().swap(lines);
+}
+
 // One write per read from the pipe, not one per line. A failed one is told to the followers at
 // once (LogSink::files_failed): one that reads the files takes lines from then on. Our own lines
 // go to stderr.log: with a read of stdout, in the same call; a read of stderr took them first
@@ -138,8 +156,7 @@ std::optional<LogFilesWritten> BlockLogs::write_files() {
     err = read_records_.view();
   if (!files_ || (out.empty() && err.empty())) return std::nullopt;
   LogFilesWritten written = files_->write(out, err);
-  if (in_read_) release_after_flood(read_records_);
-  if (own_too) release_after_flood(own_records_);
+  if (own_too) release_after_flood(own_records_);  // the read's: ReadScratch::end_read
   if (!written.first_error.empty())
     for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
   return written;
@@ -215,6 +232,16 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
 }
 
 void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
+  // Reads never nest (ReadScratch): one that did would write another block's lines to our files
+  // and grow the lines under the other read's feet. A fault of ours, not of any block: stop
+  // here rather than go on with mixed logs.
+  ReadScratch& scratch = thread_scratch();
+  if (scratch.reader != nullptr) {
+    std::fprintf(stderr, "stackied: a read of %s's logs began within a read of %s's\n",
+                 block_.c_str(), scratch.reader->block_.c_str());
+    std::abort();
+  }
+  scratch.reader = this;
   in_read_ = true;
   // Our own lines not yet written come before this read's in stderr.log.
   if (stream == LogStream::err && !own_records_.empty()) {
@@ -247,10 +274,9 @@ void BlockLogs::finish_batch() {
   const std::optional<LogFilesWritten> written = write_files();
   deliver_batch(batch_stream_, batch_time_ms_);
   release_after_flood(batch_text_);
-  // Every read fills batch_lines_, not only while someone follows: one that was no flood gives
-  // it back whatever its size, so that hundreds of quiet blocks hold none (bench/scale).
-  if ((next_seq_ - batch_first_seq_) * sizeof(LogBatchLine) < kKeptBatchBytes / 4)
-    std::vector<LogBatchLine>().swap(batch_lines_);
+  ReadScratch& scratch = thread_scratch();
+  scratch.end_read(next_seq_ - batch_first_seq_);
+  scratch.reader = nullptr;
   batch_size_ = 0;
   batch_copied_.clear();
   in_read_ = false;

@@ -185,14 +185,17 @@ class BlockLogs {
   // shows), since the daemon started keeping this block's logs.
   uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
-  // Bytes held by the buffers of one read (its records, its lines; those of the thread, which
-  // every block's reads share) and our own records not yet written, not the ring: a flood grows
-  // them, a quiet read gives them back (bench/scale: hundreds of blocks).
+  // Bytes this block holds outside the ring: our own records not yet written and the lines the
+  // splitter put together in its last read. A flood grows them, a quiet read gives them back
+  // (bench/scale: hundreds of blocks).
   size_t batch_buffer_bytes() const {
-    return read_records_.capacity() + own_records_.capacity() + batch_text_.capacity() +
-           batch_lines_.capacity() * sizeof(LogBatchLine) +
+    return own_records_.capacity() + batch_text_.capacity() +
            batch_copied_.capacity() * sizeof(CopiedLine);
   }
+  // Bytes of the buffers every block of this thread handles its reads in (records, lines): a
+  // flood grows them, kSmallReadsBeforeRelease small reads in a row give them back.
+  static size_t read_scratch_bytes();
+  static constexpr unsigned kSmallReadsBeforeRelease = 16;
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
@@ -244,6 +247,13 @@ class BlockLogs {
   struct ReadScratch {
     AppendBuffer records;
     std::vector<LogBatchLine> lines;
+    const BlockLogs* reader = nullptr;  // whose read is being handled
+    // Small reads in a row, of any block: one block's quiet line between the reads of another
+    // block's flood must not give back the buffers that flood is using.
+    unsigned small_reads = 0;
+    // The read is over: forgets its records and lines, and gives the memory back after enough
+    // small reads in a row.
+    void end_read(size_t lines_read);
   };
   static ReadScratch& thread_scratch();
   AppendBuffer& read_records_ = thread_scratch().records;

@@ -17,9 +17,10 @@
 
 namespace stackie {
 
-// What becomes of the file that a rotation pushes out of the kept count, its name already gone:
-// the last close of it frees its pages, which under a flood of logs was a tenth of the daemon's
-// time, in unlinkat (bench/RESULTS.md, issue 25). The daemon closes it on libuv's thread pool
+// What becomes of the file that a rotation pushes out of the kept count, its name gone (unless a
+// rename failed or the files had a gap; its close then frees nothing): the last close frees its
+// pages, which under a flood of logs was a tenth of the daemon's time, in unlinkat
+// (bench/RESULTS.md, issue 25). The daemon closes it on libuv's thread pool
 // (close_on_thread_pool), off its loop. Empty: the file is removed on the spot.
 using ReleaseRotatedOut = std::function<void(UniqueFd)>;
 

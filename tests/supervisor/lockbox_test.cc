@@ -182,6 +182,12 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
       return true;
     }
   } notes;
+  // Whatever way the test ends, the supervisor goes before `notes`: nothing is offered to it
+  // after it is gone.
+  struct SupervisorFirst {
+    std::unique_ptr<Supervisor>& supervisor;
+    ~SupervisorFirst() { supervisor.reset(); }
+  } supervisor_first{supervisor_};
   ASSERT_TRUE(supervisor_->follow("s", "svc", &notes).ok());
   std::optional<Status> result;
   const auto asked = std::chrono::steady_clock::now();
@@ -200,7 +206,6 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
     return text.find("had not ended 10 s after the kill") != std::string::npos;
   });
   EXPECT_TRUE(said) << "the block's log does not say that its sandbox may have outlived it";
-  supervisor_.reset();  // before `notes` goes: nothing is offered to it any more
 }
 
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
