@@ -232,6 +232,13 @@ stackie::DaemonOptions daemon_options(const std::string& home, uv_loop_t* loop,
   options.supervisor.passthrough = spawners.passthrough.get();
   options.supervisor.sandboxed = spawners.lockbox.get();
   options.supervisor.logs = stackie::daemon_log_settings(home);
+#if !defined(_WIN32)
+  // Where a rotated-out log file's pages are freed: off the loop (log_files.h). Not on Windows,
+  // where a file held open cannot be renamed over.
+  options.supervisor.logs.release_rotated_out = [loop](stackie::UniqueFd fd) {
+    stackie::close_on_thread_pool(loop, std::move(fd));
+  };
+#endif
   options.ephemeral_base = stackie::daemon_ephemeral_base(home);
   options.log = log_line;
   options.on_stopping = [] { stackie::notify_service_manager("STOPPING=1"); };

@@ -36,8 +36,6 @@ constexpr int kNetFd = 5;       // Linux, `network: localhost`
 constexpr int kLifelineFd = 5;  // macOS (lockbox_os.h): never together with a net fd
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
-// How long a monitor may take to end its sandbox after kill_all before it is SIGKILLed.
-constexpr uint64_t kKillBackstopMs = 10000;
 #ifdef SIGPWR
 // A monitor's tree kill (sandbox/linux_launch.h kTreeKillSignal): it kills the block's whole
 // tree and exits once it is gone. A SIGKILL would leave a landlock block's orphans behind (no
@@ -229,6 +227,7 @@ class LockboxProcess final : public Process {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
+  bool backstop_fired() const { return backstop_fired_; }
   std::string take_report() {
     std::string report = error_pipe_ ? error_pipe_->finish() : std::string();
     error_pipe_ = nullptr;
@@ -250,6 +249,7 @@ class LockboxProcess final : public Process {
         backstop_.get(),
         [](uv_timer_t* timer) {
           auto* self = static_cast<LockboxProcess*>(timer->data);
+          self->backstop_fired_ = true;
           if (self->cgroup_) (void)self->cgroup_->kill_all();
           (void)self->send(SIGKILL);
         },
@@ -265,6 +265,7 @@ class LockboxProcess final : public Process {
   Fd lifeline_;  // macOS only (lockbox_os.h)
   SandboxPolicy policy_;
   UvHandle<uv_timer_t> backstop_;  // kill_all's: see there
+  bool backstop_fired_ = false;
 };
 
 // The policy is written whole before the spawn, so the channel must hold it (lockbox_os.h).
@@ -382,6 +383,9 @@ class LockboxSpawner final : public Spawner {
                                 ExitStatus exit;
                                 exit.exit_status = status;
                                 exit.term_signal = signum;
+                                // The backstop's SIGKILL, not an exit of the monitor's own
+                                // that was reported after the timer ran.
+                                exit.outlived_kill = (*slot)->backstop_fired() && signum == SIGKILL;
                                 std::string report = (*slot)->take_report();
                                 if (status == kSetupFailureStatus && signum == 0)
                                   exit.setup_error = describe_setup_failure(report);

@@ -44,8 +44,6 @@ using spawn_detail::ProcessCore;
 constexpr int kPolicyFd = 3;
 constexpr int kErrorFd = 4;
 constexpr int kStopFd = 5;
-// How long a monitor told to kill its block may take to end it, revoke its grants and exit.
-constexpr uint64_t kKillBackstopMs = 10000;
 constexpr size_t kMaxErrorReport = 64 * 1024;
 constexpr int kSetupFailureStatus = 125;
 

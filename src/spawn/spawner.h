@@ -57,12 +57,19 @@ struct SpawnRequest {
   std::function<void(std::vector<int> fds)> on_listeners;
 };
 
+// How long a sandbox's monitor may take to end its sandbox after kill_all before it is
+// SIGKILLed without waiting any longer (spawn_lockbox.cc).
+inline constexpr uint64_t kKillBackstopMs = 10000;
+
 struct ExitStatus {
   int64_t exit_status = 0;  // as waitpid reports it, for the process we hold
   int term_signal = 0;      // nonzero when that process died of a signal
   // Set when the sandbox could not be built (lockbox exit 125 with a report on the error fd):
   // the lockbox's own message, to be shown to the user verbatim.
   std::string setup_error;
+  // Killed, the sandbox had not ended kKillBackstopMs later, and its monitor was SIGKILLed
+  // without waiting for it: a process of the block may have outlived it.
+  bool outlived_kill = false;
   bool success() const { return exit_status == 0 && term_signal == 0 && setup_error.empty(); }
 };
 

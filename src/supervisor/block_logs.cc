@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -52,8 +53,9 @@ Result<std::shared_ptr<BlockLogs>> BlockLogs::open(std::string block, std::strin
                                                    const std::string& storage_root) {
   std::unique_ptr<LogFiles> files;
   if (!directory.empty()) {
-    STACKIE_TRY_ASSIGN(opened, LogFiles::open(directory, settings.file_max_bytes,
-                                              settings.file_count, storage_root));
+    STACKIE_TRY_ASSIGN(opened,
+                       LogFiles::open(directory, settings.file_max_bytes, settings.file_count,
+                                      storage_root, settings.release_rotated_out));
     files = std::move(opened);
   }
   std::shared_ptr<BlockLogs> logs(new BlockLogs(std::move(block), directory, settings));
@@ -70,7 +72,7 @@ void BlockLogs::feed(LogStream stream, std::string_view data) {
   read_ = data;
   start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
-  splitter.feed(data, [&](std::string_view line) { add_block_line(stream, line, stamp); });
+  splitter.feed(data, [&](std::string_view line) { add_block_line(line, stamp); });
   finish_batch();
   read_ = {};
 }
@@ -80,7 +82,7 @@ void BlockLogs::end_of_stream(LogStream stream) {
   int64_t time_ms = now_ms();
   start_batch(stream, time_ms);
   const std::string_view stamp = stamps_.of(time_ms);
-  splitter.flush([&](std::string_view line) { add_block_line(stream, line, stamp); });
+  splitter.flush([&](std::string_view line) { add_block_line(line, stamp); });
   finish_batch();
 }
 
@@ -99,10 +101,10 @@ const std::string& TimestampText::of(int64_t time_ms) {
 
 namespace {
 
-// Batches of one read live in buffers kept from read to read (no allocation per read while a
-// flood goes on). A buffer that a flood grew past kKeptBatchBytes is given back once a read
-// needs less than a quarter of that: hundreds of quiet blocks must not each keep a flood's
-// buffers (bench/scale).
+// Buffers of reads are kept from read to read (no allocation per read while a flood goes on).
+// One of a block's own that a flood grew past kKeptBatchBytes is given back once a read needs
+// less than a quarter of that: hundreds of quiet blocks must not each keep a flood's buffers
+// (bench/scale). Those of the thread wait for several small reads in a row (ReadScratch).
 constexpr size_t kKeptBatchBytes = 64 * 1024;
 
 // A std::string, std::vector or AppendBuffer of the batch.
@@ -117,13 +119,44 @@ void release_after_flood(Buffer& batch) {
 
 }  // namespace
 
+BlockLogs::ReadScratch& BlockLogs::thread_scratch() {
+  thread_local ReadScratch scratch;
+  return scratch;
+}
+
+size_t BlockLogs::read_scratch_bytes() {
+  const ReadScratch& scratch = thread_scratch();
+  return scratch.records.capacity() + scratch.lines.capacity() * sizeof(LogBatchLine);
+}
+
+void BlockLogs::ReadScratch::end_read(size_t lines_read) {
+  const bool small = records.size() < kKeptBatchBytes / 4 &&
+                     lines_read * sizeof(LogBatchLine) < kKeptBatchBytes / 4;
+  small_reads = small ? small_reads + 1 : 0;
+  records.clear();
+  if (small_reads < kSmallReadsBeforeRelease) return;
+  small_reads = 0;
+  if (records.capacity() > kKeptBatchBytes) AppendBuffer().swap(records);
+  if (lines.capacity() * sizeof(LogBatchLine) > kKeptBatchBytes)
+    std::vector<LogBatchLine>().swap(lines);
+}
+
 // One write per read from the pipe, not one per line. A failed one is told to the followers at
-// once (LogSink::files_failed): one that reads the files takes lines from then on.
+// once (LogSink::files_failed): one that reads the files takes lines from then on. Our own lines
+// go to stderr.log: with a read of stdout, in the same call; a read of stderr took them first
+// (start_batch).
 std::optional<LogFilesWritten> BlockLogs::write_files() {
-  if (!files_ || (out_batch_.empty() && err_batch_.empty())) return std::nullopt;
-  LogFilesWritten written = files_->write(out_batch_.view(), err_batch_.view());
-  release_after_flood(out_batch_);
-  release_after_flood(err_batch_);
+  const bool own_too = !in_read_ || batch_stream_ == LogStream::out;
+  std::string_view out, err;
+  if (!in_read_)
+    err = own_records_.view();
+  else if (batch_stream_ == LogStream::out)
+    out = read_records_.view(), err = own_records_.view();
+  else
+    err = read_records_.view();
+  if (!files_ || (out.empty() && err.empty())) return std::nullopt;
+  LogFilesWritten written = files_->write(out, err);
+  if (own_too) release_after_flood(own_records_);  // the read's: ReadScratch::end_read
   if (!written.first_error.empty())
     for (auto& [id, follower] : followers_) follower.sink->files_failed(written.first_error);
   return written;
@@ -148,14 +181,13 @@ void BlockLogs::files_written(const LogFilesWritten& written) {
 
 // The hot path of a flood: per line, a classification, a record appended to the file batch and
 // the line gathered for the ring and the followers, with no allocation (issue 25).
-void BlockLogs::add_block_line(LogStream stream, std::string_view text, std::string_view stamp) {
+void BlockLogs::add_block_line(std::string_view text, std::string_view stamp) {
   LogLevel level = classify_log_line(text);
   ++level_counts_[static_cast<size_t>(level)];
   uint64_t seq = next_seq_++;
   if (files_) {
-    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
     // One extension and three copies instead of four appends that each check the capacity.
-    char* out = batch.extend(stamp.size() + 1 + text.size() + 1);
+    char* out = read_records_.extend(stamp.size() + 1 + text.size() + 1);
     // The stamp of any year of four digits: a copy of a size known here is a few moves, not a
     // call (issue 25).
     constexpr size_t kStampSize = std::string_view("2026-12-01T21:35:00.123Z").size();
@@ -190,17 +222,32 @@ void BlockLogs::add_own_line(LogStream stream, std::string_view text, int64_t ti
   uint64_t seq = next_seq_++;
   // Our own notes go to stderr.log so that the files tell the whole story.
   if (files_) {
-    AppendBuffer& batch = stream == LogStream::out ? out_batch_ : err_batch_;
-    batch.append(stamps_.of(time_ms));
-    batch.append(' ');
-    batch.append(text);
-    batch.append('\n');
+    own_records_.append(stamps_.of(time_ms));
+    own_records_.append(' ');
+    own_records_.append(text);
+    own_records_.append('\n');
   }
   if (!followers_.empty()) deliver(LogLine{seq, time_ms, stream, level, std::string(text)});
   ring_.push(seq, time_ms, stream, level, text);
 }
 
 void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
+  // Reads never nest (ReadScratch): one that did would write another block's lines to our files
+  // and grow the lines under the other read's feet. A fault of ours, not of any block: stop
+  // here rather than go on with mixed logs.
+  ReadScratch& scratch = thread_scratch();
+  if (scratch.reader != nullptr) {
+    std::fprintf(stderr, "stackied: a read of %s's logs began within a read of %s's\n",
+                 block_.c_str(), scratch.reader->block_.c_str());
+    std::abort();
+  }
+  scratch.reader = this;
+  in_read_ = true;
+  // Our own lines not yet written come before this read's in stderr.log.
+  if (stream == LogStream::err && !own_records_.empty()) {
+    read_records_.append(own_records_.view());
+    release_after_flood(own_records_);
+  }
   batch_stream_ = stream;
   batch_time_ms_ = time_ms;
   offering_ = std::any_of(followers_.begin(), followers_.end(), [](const auto& follower) {
@@ -227,12 +274,12 @@ void BlockLogs::finish_batch() {
   const std::optional<LogFilesWritten> written = write_files();
   deliver_batch(batch_stream_, batch_time_ms_);
   release_after_flood(batch_text_);
-  // Every read fills batch_lines_, not only while someone follows: one that was no flood gives
-  // it back whatever its size, so that hundreds of quiet blocks hold none (bench/scale).
-  if ((next_seq_ - batch_first_seq_) * sizeof(LogBatchLine) < kKeptBatchBytes / 4)
-    std::vector<LogBatchLine>().swap(batch_lines_);
+  ReadScratch& scratch = thread_scratch();
+  scratch.end_read(next_seq_ - batch_first_seq_);
+  scratch.reader = nullptr;
   batch_size_ = 0;
   batch_copied_.clear();
+  in_read_ = false;
   if (written) files_written(*written);
 }
 

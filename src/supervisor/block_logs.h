@@ -45,7 +45,8 @@ struct LogSettings {
   int file_count = 5;                          // files kept per stream, the live one included
   size_t ring_lines = 2000;
   size_t ring_bytes = 1024 * 1024;
-  size_t max_line = 16 * 1024;  // longer lines are split into pieces of this size
+  size_t max_line = 16 * 1024;            // longer lines are split into pieces of this size
+  ReleaseRotatedOut release_rotated_out;  // log_files.h; empty: removed on the spot
 };
 
 // Cuts a byte stream into lines; a line longer than `max_line` is emitted in pieces. `emit` is
@@ -184,20 +185,24 @@ class BlockLogs {
   // shows), since the daemon started keeping this block's logs.
   uint64_t lines_at(LogLevel level) const { return level_counts_[static_cast<size_t>(level)]; }
   const std::string& write_error() const { return write_error_; }
-  // Bytes held by the buffers of one read (file batches, the read's lines), not the ring:
-  // a flood grows them, a quiet read gives them back (bench/scale: hundreds of blocks).
+  // Bytes this block holds outside the ring: our own records not yet written and the lines the
+  // splitter put together in its last read. A flood grows them, a quiet read gives them back
+  // (bench/scale: hundreds of blocks).
   size_t batch_buffer_bytes() const {
-    return out_batch_.capacity() + err_batch_.capacity() + batch_text_.capacity() +
-           batch_lines_.capacity() * sizeof(LogBatchLine) +
+    return own_records_.capacity() + batch_text_.capacity() +
            batch_copied_.capacity() * sizeof(CopiedLine);
   }
+  // Bytes of the buffers every block of this thread handles its reads in (records, lines): a
+  // flood grows them, kSmallReadsBeforeRelease small reads in a row give them back.
+  static size_t read_scratch_bytes();
+  static constexpr unsigned kSmallReadsBeforeRelease = 16;
 
  private:
   BlockLogs(std::string block, std::string directory, LogSettings settings);
   // A line of our own (offered to followers at once), or of the block (batched for them).
   void add_own_line(LogStream stream, std::string_view text, int64_t time_ms);
   // Every line of a read has the read's `stamp`.
-  void add_block_line(LogStream stream, std::string_view text, std::string_view stamp);
+  void add_block_line(std::string_view text, std::string_view stamp);
   void deliver(const LogLine& line);
   // Before the lines of a read are split: whether any follower takes lines now (then they are
   // offered the read's lines) and what the counts stood at.
@@ -231,8 +236,29 @@ class BlockLogs {
   std::string directory_;
   LogSettings settings_;
   LineSplitter out_splitter_, err_splitter_;
-  std::unique_ptr<LogFiles> files_;     // null: no files
-  AppendBuffer out_batch_, err_batch_;  // records not yet written
+  std::unique_ptr<LogFiles> files_;  // null: no files
+  // What one read needs while it is handled and no longer: its records for the files
+  // ("STAMP TEXT\n", of the read's stream) and its lines for the ring and the followers. A read
+  // is handled whole before the next begins (reads run on the loop's one thread, and nothing in
+  // a read starts another), so every block of a thread uses the same ones: with 8 blocks in a
+  // flood, a set per block (320 KiB of records and 80 KiB of lines each) kept the data of the
+  // read at hand out of the cache (bench/RESULTS.md, issue 25). A BlockLogs lives on the
+  // thread that made it.
+  struct ReadScratch {
+    AppendBuffer records;
+    std::vector<LogBatchLine> lines;
+    const BlockLogs* reader = nullptr;  // whose read is being handled
+    // Small reads in a row, of any block: one block's quiet line between the reads of another
+    // block's flood must not give back the buffers that flood is using.
+    unsigned small_reads = 0;
+    // The read is over: forgets its records and lines, and gives the memory back after enough
+    // small reads in a row.
+    void end_read(size_t lines_read);
+  };
+  static ReadScratch& thread_scratch();
+  AppendBuffer& read_records_ = thread_scratch().records;
+  AppendBuffer own_records_;  // our own lines for stderr.log, not yet written
+  bool in_read_ = false;      // between start_batch and finish_batch: read_records_ are ours
   TimestampText stamps_;
   LineRing ring_;
   uint64_t next_seq_ = 1;
@@ -247,7 +273,7 @@ class BlockLogs {
   };
   std::string_view read_;
   std::string batch_text_;
-  std::vector<LogBatchLine> batch_lines_;  // the first batch_size_ are the read's
+  std::vector<LogBatchLine>& batch_lines_ = thread_scratch().lines;  // the first batch_size_
   size_t batch_size_ = 0;
   std::vector<CopiedLine> batch_copied_;
   bool offering_ = false;  // some follower takes lines: the read's lines are offered

@@ -186,6 +186,10 @@ void BlockRunner::on_exit(Phase phase, const ExitStatus& status) {
 }
 
 void BlockRunner::after_exit(const ExitStatus& status) {
+  if (status.outlived_kill)
+    logs_->note("the sandbox had not ended " + std::to_string(kKillBackstopMs / 1000) +
+                " s after the kill: its monitor was killed without waiting for it, and a "
+                "process of the block may still run");
   ExitRecord record{status.exit_status, status.term_signal, wall_clock_ms(), describe(status)};
   if (int signum = lockbox_signal(status); signum != 0) {
     record.signal = signum;

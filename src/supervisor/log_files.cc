@@ -74,14 +74,26 @@ Status RotatingFile::rotate() {
   }
   ::close(fd_);
   fd_ = -1;
+  // The oldest file, held open while the renames below take its name, so that its pages are
+  // freed where release_ closes it, not in the rename.
+  UniqueFd oldest;
+  if (release_) {
+    auto opened =
+        open_file_in(dir_, name_ + "." + std::to_string(count_ - 1), O_RDONLY, dir_shown_);
+    if (opened.ok()) oldest = std::move(*opened);
+  }
   // NAME.(count-2) -> NAME.(count-1) … NAME -> NAME.1; the oldest falls off. rename_in moves
   // names within the directory and follows nothing.
-  for (int i = count_ - 2; i >= 0; --i) {
+  Status renamed_all;
+  for (int i = count_ - 2; i >= 0 && renamed_all.ok(); --i) {
     std::string from = i == 0 ? name_ : name_ + "." + std::to_string(i);
     Status renamed =
         rename_in_removing_target(dir_, from, name_ + "." + std::to_string(i + 1), dir_shown_);
-    if (!renamed.ok() && renamed.error().code != -ENOENT) return renamed;
+    if (!renamed.ok() && renamed.error().code != -ENOENT) renamed_all = renamed;
   }
+  // Whether or not every rename took place: its last close is release_'s either way.
+  if (oldest.valid()) release_(std::move(oldest));
+  if (!renamed_all.ok()) return renamed_all;
   return open();
 }
 
@@ -150,10 +162,36 @@ LogFiles::LogFiles(std::string directory, std::string storage_root, UniqueFd dir
       err_file_(directory_fd_.get(), directory_, "stderr.log", max_bytes, count) {}
 
 Result<std::unique_ptr<LogFiles>> LogFiles::open(std::string directory, uint64_t max_bytes,
-                                                 int count, std::string storage_root) {
+                                                 int count, std::string storage_root,
+                                                 const ReleaseRotatedOut& release) {
   STACKIE_TRY_ASSIGN(dir, make_log_directory(directory, storage_root));
-  return std::unique_ptr<LogFiles>(new LogFiles(std::move(directory), std::move(storage_root),
-                                                std::move(dir), max_bytes, count));
+  std::unique_ptr<LogFiles> files(new LogFiles(std::move(directory), std::move(storage_root),
+                                               std::move(dir), max_bytes, count));
+  files->out_file_.release_rotated_out_with(release);
+  files->err_file_.release_rotated_out_with(release);
+  return files;
+}
+
+// The pool's four threads also resolve names (egress_proxy.cc): a few closes at a time at most,
+// the others done at once, so that slow lookups cannot pile up deleted files held open, nor
+// closes hold up lookups. Counted on the loop's thread, which alone calls this.
+void close_on_thread_pool(uv_loop_t* loop, UniqueFd fd) {
+  constexpr int kMostClosesQueued = 4;
+  static int queued_closes = 0;
+  if (queued_closes >= kMostClosesQueued) return;  // `fd` closes here
+  auto* request = new uv_fs_t;
+  const int number = fd.release();
+  const int queued = uv_fs_close(loop, request, number, [](uv_fs_t* done) {
+    --queued_closes;
+    uv_fs_req_cleanup(done);
+    delete done;
+  });
+  if (queued == 0) {
+    ++queued_closes;
+    return;
+  }
+  delete request;
+  UniqueFd closed_here(number);
 }
 
 Status LogFiles::reopen_directory_if_gone() {

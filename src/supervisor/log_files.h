@@ -4,7 +4,10 @@
 // CPU than it took off the loop (bench/RESULTS.md, 2026-12-04).
 #pragma once
 
+#include <uv.h>
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +16,16 @@
 #include "base/safe_open.h"
 
 namespace stackie {
+
+// What becomes of the file that a rotation pushes out of the kept count, its name gone (unless a
+// rename failed or the files had a gap; its close then frees nothing): the last close frees its
+// pages, which under a flood of logs was a tenth of the daemon's time, in unlinkat
+// (bench/RESULTS.md, issue 25). The daemon closes it on libuv's thread pool
+// (close_on_thread_pool), off its loop. Empty: the file is removed on the spot.
+using ReleaseRotatedOut = std::function<void(UniqueFd)>;
+
+// Closes `fd` on `loop`'s thread pool; at once if the pool cannot take it.
+void close_on_thread_pool(uv_loop_t* loop, UniqueFd fd);
 
 // One stream's file and its rotated predecessors: NAME, NAME.1 … NAME.(count-1), all in one
 // directory held open: every open, rename and truncation is relative to it and never follows a
@@ -30,6 +43,7 @@ class RotatingFile {
   const std::string& path() const { return path_; }
   // The directory was made again (the old one was deleted): the file is opened there next.
   void use_directory(int dir);
+  void release_rotated_out_with(ReleaseRotatedOut release) { release_ = std::move(release); }
 
  private:
   // The file we hold is still the one named in the directory: not deleted nor renamed away by
@@ -52,6 +66,7 @@ class RotatingFile {
   int fd_ = -1;
   uint64_t size_ = 0;
   bool leftovers_removed_ = false;
+  ReleaseRotatedOut release_;
 };
 
 // What one write of a block's records to its files came to: how many of its batches (one per
@@ -68,9 +83,11 @@ class LogFiles {
  public:
   // `directory` is made (0700) when missing; with `storage_root` (which holds it), below the
   // verified root with no symlink on the way (base/safe_open.h). Each stream's file rotates
-  // past `max_bytes`, `count` files kept (RotatingFile).
+  // past `max_bytes`, `count` files kept (RotatingFile), what rotation pushes out handed to
+  // `release`.
   static Result<std::unique_ptr<LogFiles>> open(std::string directory, uint64_t max_bytes,
-                                                int count, std::string storage_root);
+                                                int count, std::string storage_root,
+                                                const ReleaseRotatedOut& release = {});
   // Appends records ("STAMP TEXT\n" each) to stdout.log and stderr.log.
   LogFilesWritten write(std::string_view out, std::string_view err);
 

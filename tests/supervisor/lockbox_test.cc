@@ -175,6 +175,20 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
   posix_spawn_file_actions_destroy(&stdio);
   const bool joined = run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000);
   ::kill(joiner, SIGSTOP);
+  struct : LogSink {
+    std::vector<std::string> lines;
+    bool offer(const LogLine& line) override {
+      lines.push_back(line.text);
+      return true;
+    }
+  } notes;
+  // Whatever way the test ends, the supervisor goes before `notes`: nothing is offered to it
+  // after it is gone.
+  struct SupervisorFirst {
+    std::unique_ptr<Supervisor>& supervisor;
+    ~SupervisorFirst() { supervisor.reset(); }
+  } supervisor_first{supervisor_};
+  ASSERT_TRUE(supervisor_->follow("s", "svc", &notes).ok());
   std::optional<Status> result;
   const auto asked = std::chrono::steady_clock::now();
   if (joined) supervisor_->down("s", [&](Status st) { result = st; });
@@ -186,8 +200,12 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
   ASSERT_TRUE(joined) << "the joiner and its command inside did not start";
   ASSERT_TRUE(ended) << "down did not end while a process of the sandbox could not be reaped";
   EXPECT_TRUE(result->ok()) << result->error().message;
-  // It ended by the backstop, not because the namespace emptied after all.
+  // It ended by the backstop, not because the namespace emptied after all, and says so.
   EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 9000);
+  const bool said = std::any_of(notes.lines.begin(), notes.lines.end(), [](const auto& text) {
+    return text.find("had not ended 10 s after the kill") != std::string::npos;
+  });
+  EXPECT_TRUE(said) << "the block's log does not say that its sandbox may have outlived it";
 }
 
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {

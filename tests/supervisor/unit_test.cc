@@ -241,6 +241,37 @@ TEST_F(RotatingFileTest, RotatesBySizeAndKeepsCountFiles) {
   EXPECT_EQ(size_of(dir_ + "/stdout.log"), 82);
 }
 
+// The daemon lets go of a rotated-out file off its loop (its pages are freed at the last
+// close): rotation hands it over open, its name already gone, the rotation otherwise the same.
+TEST_F(RotatingFileTest, ARotatedOutFileIsHandedOverOpenWithItsNameGone) {
+  std::vector<UniqueFd> released;
+  std::vector<nlink_t> links_when_released;
+  RotatingFile file(dir_ + "/stdout.log", 100, 3);
+  file.release_rotated_out_with([&](UniqueFd fd) {
+    struct stat st {};
+    links_when_released.push_back(::fstat(fd.get(), &st) == 0 ? st.st_nlink : 99);
+    released.push_back(std::move(fd));
+  });
+  for (int i = 0; i < 10; ++i) {
+    std::string record = "record " + std::to_string(i) + std::string(32, 'r') + "\n";
+    ASSERT_TRUE(file.append(record).ok());
+  }
+  // 10 records of 41 bytes, 2 a file, 3 files kept: records 0-3 left in two files.
+  ASSERT_EQ(released.size(), 2u);
+  for (size_t k = 0; k < released.size(); ++k) {
+    char text[200] = {};
+    ASSERT_GT(::pread(released[k].get(), text, sizeof text - 1, 0), 0);
+    EXPECT_EQ(std::string(text).substr(0, 8), "record " + std::to_string(2 * k)) << text;
+    EXPECT_EQ(links_when_released[k], 0u) << "handed over with a name left";
+  }
+  EXPECT_FALSE(exists(dir_ + "/stdout.log.3"));
+  EXPECT_EQ(size_of(dir_ + "/stdout.log.2"), 82);
+  std::ifstream kept(dir_ + "/stdout.log.2");
+  std::string first;
+  std::getline(kept, first);
+  EXPECT_EQ(first.substr(0, 8), "record 4");
+}
+
 // logs.max_files lowered since: the files past the new count are older than every file kept,
 // and a follower that reads every file left would read them as new. They go at the first
 // write.
@@ -389,6 +420,51 @@ TEST_F(BlockLogsTest, AFileThatKeepsFailingStaysSaidOnceWhileTheOtherWorks) {
   logs->feed(LogStream::out, "written\n");
   EXPECT_EQ(logs->write_error(), "");
   EXPECT_EQ(records("stdout.log"), std::vector<std::string>{"written"});
+}
+
+// Every block of a thread handles its reads in the same buffers (the cache, issue 25): what
+// one block has not written yet (its note that a file failed) stays its own, goes to its
+// stderr.log before its next lines there, and never into another block's files.
+TEST_F(BlockLogsTest, BlocksShareTheReadBuffersButNotWhatTheyHaveNotWritten) {
+  auto records = [&](const std::string& block, const std::string& name) {
+    std::ifstream in(dir_ + "/logs/" + block + "/" + name);
+    std::vector<std::string> texts;
+    for (std::string record; std::getline(in, record);)
+      texts.push_back(record.size() > 25 ? record.substr(25) : "");
+    return texts;
+  };
+  auto a = BlockLogs::open("a", dir_ + "/logs/s-a", LogSettings{});
+  auto b = BlockLogs::open("b", dir_ + "/logs/s-b", LogSettings{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string a_err = dir_ + "/logs/s-a/stderr.log";
+  ASSERT_EQ(::mkdir(a_err.c_str(), 0700), 0);
+  (*a)->feed(LogStream::err, "a lost\n");  // its note, that stderr.log failed, waits
+  ASSERT_EQ(::rmdir(a_err.c_str()), 0);
+  (*b)->feed(LogStream::out, "b out\n");
+  (*b)->feed(LogStream::err, "b err\n");
+  (*a)->feed(LogStream::out, "a out\n");  // a read of stdout writes the note to stderr.log
+  (*a)->feed(LogStream::err, "a err\n");
+  EXPECT_EQ(records("s-b", "stdout.log"), std::vector<std::string>{"b out"});
+  EXPECT_EQ(records("s-b", "stderr.log"), std::vector<std::string>{"b err"});
+  EXPECT_EQ(records("s-a", "stdout.log"), std::vector<std::string>{"a out"});
+  const auto a_errors = records("s-a", "stderr.log");
+  ASSERT_EQ(a_errors.size(), 2u);
+  EXPECT_TRUE(a_errors[0].starts_with("[stackie] log file not written: ")) << a_errors[0];
+  EXPECT_EQ(a_errors[1], "a err");
+
+  // Failing again, its note waits for a read of stderr this time: it comes before that read's
+  // lines, and nothing of it lands in the other block's stderr.log.
+  ASSERT_EQ(::unlink(a_err.c_str()), 0);
+  ASSERT_EQ(::mkdir(a_err.c_str(), 0700), 0);
+  (*a)->feed(LogStream::err, "a lost again\n");
+  ASSERT_EQ(::rmdir(a_err.c_str()), 0);
+  (*b)->feed(LogStream::err, "b err 2\n");
+  (*a)->feed(LogStream::err, "a err 2\n");
+  EXPECT_EQ(records("s-b", "stderr.log"), (std::vector<std::string>{"b err", "b err 2"}));
+  const auto a_again = records("s-a", "stderr.log");
+  ASSERT_EQ(a_again.size(), 2u);
+  EXPECT_TRUE(a_again[0].starts_with("[stackie] log file not written: ")) << a_again[0];
+  EXPECT_EQ(a_again[1], "a err 2");
 }
 
 TEST_F(BlockLogsTest, RingIsBoundedByLinesAndBytes) {
@@ -765,27 +841,33 @@ TEST_F(BlockLogsTest, AFollowerSeesTheReadsOwnBytesAndCopiesOnlyAssembledLines) 
                               {"ok", true}}));
 }
 
-// A flood's reads grow the per-read buffers; the first quiet read gives them back, and the
-// lines of both reach the file and the follower whole.
-TEST_F(BlockLogsTest, BuffersAFloodGrewAreGivenBackOnAQuietRead) {
+// A flood's reads grow the buffers of reads, which every block of the thread shares: another
+// block's quiet line between two reads of the flood leaves them be, a run of quiet reads gives
+// them back, and the lines of all reach the files and the follower whole.
+TEST_F(BlockLogsTest, BuffersAFloodGrewAreGivenBackOnceReadsAreQuiet) {
   auto logs = BlockLogs::open("api", dir_ + "/logs/s-api", LogSettings{});
-  ASSERT_TRUE(logs.ok());
+  auto other = BlockLogs::open("web", dir_ + "/logs/s-web", LogSettings{});
+  ASSERT_TRUE(logs.ok() && other.ok());
   BatchSink follower;
   (*logs)->follow(&follower);
   std::string flood;
   while (flood.size() < 256 * 1024) flood += "a line of a flood, long enough to count\n";
   (*logs)->feed(LogStream::out, flood);
-  size_t after_flood = (*logs)->batch_buffer_bytes();
+  const size_t after_flood = BlockLogs::read_scratch_bytes();
   EXPECT_GT(after_flood, 256u * 1024);
-  (*logs)->feed(LogStream::out, "quiet\n");
-  EXPECT_LT((*logs)->batch_buffer_bytes(), 64u * 1024) << "after the flood: " << after_flood;
-  ASSERT_EQ(follower.batches.size(), 2u);
-  EXPECT_EQ(follower.batches[1], (std::vector<std::string>{"quiet"}));
+  (*other)->feed(LogStream::out, "a quiet line of another block\n");
+  EXPECT_EQ(BlockLogs::read_scratch_bytes(), after_flood) << "given back amid a flood";
+  for (unsigned i = 0; i < BlockLogs::kSmallReadsBeforeRelease - 1; ++i)
+    (*logs)->feed(LogStream::out, "quiet\n");
+  EXPECT_LT(BlockLogs::read_scratch_bytes(), 64u * 1024) << "after the flood: " << after_flood;
+  EXPECT_LT((*logs)->batch_buffer_bytes(), 64u * 1024);
+  ASSERT_EQ(follower.batches.size(), size_t{BlockLogs::kSmallReadsBeforeRelease});
+  EXPECT_EQ(follower.batches.back(), (std::vector<std::string>{"quiet"}));
   EXPECT_EQ((*logs)->tail(1).at(0).text, "quiet");
   std::ifstream out(dir_ + "/logs/s-api/stdout.log");
   size_t records = 0;
   for (std::string record; std::getline(out, record);) ++records;
-  EXPECT_EQ(records, flood.size() / 40 + 1);
+  EXPECT_EQ(records, flood.size() / 40 + BlockLogs::kSmallReadsBeforeRelease - 1);
 }
 
 // A follower that stops taking lines costs one refused offer per read, never blocks the
@@ -880,13 +962,14 @@ TEST_F(BlockLogsTest, AFollowerNotTakingLinesIsToldWhatItMissedLevelByLevel) {
   stuck.taking = stuck.accept = false;
   stuck.missed_reads.clear();
   const size_t held = (*logs)->batch_buffer_bytes();
+  const size_t scratch_held = BlockLogs::read_scratch_bytes();
   std::string flood;
   for (int i = 0; i < 50000; ++i) flood += "line " + std::to_string(i) + "\n";
   (*logs)->feed(LogStream::out, flood + "fatal: gone\n");
   ASSERT_EQ(stuck.missed_reads.size(), 1u);
   EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::unknown)], 50000u);
   EXPECT_EQ(stuck.missed_reads[0][size_t(LogLevel::fatal)], 1u);
-  EXPECT_LE((*logs)->batch_buffer_bytes(), held + 4096 * sizeof(LogBatchLine))
+  EXPECT_LE(BlockLogs::read_scratch_bytes(), scratch_held + 4096 * sizeof(LogBatchLine))
       << "a view of every line held for no one";
   EXPECT_EQ((*logs)->tail(1).at(0).text, "fatal: gone");
   EXPECT_EQ((*logs)->tail(2).at(0).text, "line 49999");
