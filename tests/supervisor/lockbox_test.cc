@@ -93,9 +93,25 @@ class LockboxTest : public LoopTest {
     return {};
   }
 
+  // Whether a line of a block followed into notes_ holds `part`.
+  bool noted(const std::string& part) const {
+    return std::any_of(notes_.lines.begin(), notes_.lines.end(), [&](const std::string& text) {
+      return text.find(part) != std::string::npos;
+    });
+  }
+
   std::string lockbox_path_;
   std::unique_ptr<Spawner> lockbox_, passthrough_;
   std::unique_ptr<Supervisor> supervisor_;
+  // The lines of a block a test follows: a member, so that it outlives the supervisor, which
+  // TearDown destroys first, however the test ends.
+  struct : LogSink {
+    std::vector<std::string> lines;
+    bool offer(const LogLine& line) override {
+      lines.push_back(line.text);
+      return true;
+    }
+  } notes_;
 };
 
 TEST_F(LockboxTest, ABlockRunsInsideAndReportsItsSandboxKind) {
@@ -145,10 +161,13 @@ TEST_F(LockboxTest, DownEndsOnlyOnceTheLastProcessOfTheBlockIsGone) {
   ASSERT_TRUE(run_until([&] { return processes_mentioning(token).size() >= 21; }, 10000));
   // By pid: a process on its way out has no command line any more, but it still runs.
   const std::vector<int> block_pids = processes_mentioning(token);
+  ASSERT_TRUE(supervisor_->follow("s", "heavy", &notes_).ok());
   ASSERT_TRUE(down("s").ok());
   const auto left = std::count_if(block_pids.begin(), block_pids.end(),
                                   [](int pid) { return testing_support::process_alive(pid); });
   EXPECT_EQ(left, 0) << "processes of the block outlived its reported exit";
+  EXPECT_TRUE(noted("did not stop within"));
+  EXPECT_FALSE(noted("had not ended")) << "the backstop said, for a sandbox that did end";
 }
 
 TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
@@ -175,20 +194,7 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
   posix_spawn_file_actions_destroy(&stdio);
   const bool joined = run_until([&] { return processes_mentioning(token).size() >= 2; }, 10000);
   ::kill(joiner, SIGSTOP);
-  struct : LogSink {
-    std::vector<std::string> lines;
-    bool offer(const LogLine& line) override {
-      lines.push_back(line.text);
-      return true;
-    }
-  } notes;
-  // Whatever way the test ends, the supervisor goes before `notes`: nothing is offered to it
-  // after it is gone.
-  struct SupervisorFirst {
-    std::unique_ptr<Supervisor>& supervisor;
-    ~SupervisorFirst() { supervisor.reset(); }
-  } supervisor_first{supervisor_};
-  ASSERT_TRUE(supervisor_->follow("s", "svc", &notes).ok());
+  ASSERT_TRUE(supervisor_->follow("s", "svc", &notes_).ok());
   std::optional<Status> result;
   const auto asked = std::chrono::steady_clock::now();
   if (joined) supervisor_->down("s", [&](Status st) { result = st; });
@@ -202,10 +208,8 @@ TEST_F(LockboxTest, DownEndsWhenAProcessOfTheSandboxCannotBeReaped) {
   EXPECT_TRUE(result->ok()) << result->error().message;
   // It ended by the backstop, not because the namespace emptied after all, and says so.
   EXPECT_GE(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 9000);
-  const bool said = std::any_of(notes.lines.begin(), notes.lines.end(), [](const auto& text) {
-    return text.find("had not ended 10 s after the kill") != std::string::npos;
-  });
-  EXPECT_TRUE(said) << "the block's log does not say that its sandbox may have outlived it";
+  EXPECT_TRUE(noted("had not ended 10 s after the kill"))
+      << "the block's log does not say that its sandbox may have outlived it";
 }
 
 TEST_F(LockboxTest, ExecHealthCheckRunsInsideTheSandbox) {
