@@ -146,9 +146,10 @@ void BlockLogs::ReadScratch::end_read(size_t lines_read) {
 // go to stderr.log: with a read of stdout, in the same call; a read of stderr took them first
 // (start_batch).
 std::optional<LogFilesWritten> BlockLogs::write_files() {
-  const bool own_too = !in_read_ || batch_stream_ == LogStream::out;
+  const bool in_read = thread_scratch().reader == this;  // read_records_ are ours
+  const bool own_too = !in_read || batch_stream_ == LogStream::out;
   std::string_view out, err;
-  if (!in_read_)
+  if (!in_read)
     err = own_records_.view();
   else if (batch_stream_ == LogStream::out)
     out = read_records_.view(), err = own_records_.view();
@@ -242,7 +243,6 @@ void BlockLogs::start_batch(LogStream stream, int64_t time_ms) {
     std::abort();
   }
   scratch.reader = this;
-  in_read_ = true;
   // Our own lines not yet written come before this read's in stderr.log.
   if (stream == LogStream::err && !own_records_.empty()) {
     read_records_.append(own_records_.view());
@@ -279,7 +279,6 @@ void BlockLogs::finish_batch() {
   scratch.reader = nullptr;
   batch_size_ = 0;
   batch_copied_.clear();
-  in_read_ = false;
   if (written) files_written(*written);
 }
 

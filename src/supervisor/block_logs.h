@@ -258,7 +258,6 @@ class BlockLogs {
   static ReadScratch& thread_scratch();
   AppendBuffer& read_records_ = thread_scratch().records;
   AppendBuffer own_records_;  // our own lines for stderr.log, not yet written
-  bool in_read_ = false;      // between start_batch and finish_batch: read_records_ are ours
   TimestampText stamps_;
   LineRing ring_;
   uint64_t next_seq_ = 1;

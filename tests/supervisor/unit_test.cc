@@ -272,6 +272,30 @@ TEST_F(RotatingFileTest, ARotatedOutFileIsHandedOverOpenWithItsNameGone) {
   EXPECT_EQ(first.substr(0, 8), "record 4");
 }
 
+// Issue 14: a link planted as the oldest file is not opened for the release: the hook never
+// holds the file it points to, which stays as it was, and the rotation goes on.
+TEST_F(RotatingFileTest, ALinkPlantedAsTheOldestFileIsNotHandedOver) {
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "mine\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/stdout.log.2").c_str()), 0);
+  std::vector<UniqueFd> released;
+  RotatingFile file(dir_ + "/stdout.log", 100, 3);
+  file.release_rotated_out_with([&](UniqueFd fd) { released.push_back(std::move(fd)); });
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(file.append(std::string(40, 'r') + "\n").ok());
+  struct stat victim_st {};
+  ASSERT_EQ(::stat(victim.c_str(), &victim_st), 0);
+  for (const UniqueFd& fd : released) {
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_FALSE(st.st_ino == victim_st.st_ino && st.st_dev == victim_st.st_dev)
+        << "the release was handed the link's target";
+  }
+  EXPECT_EQ(size_of(victim), 5);
+  struct stat oldest {};
+  ASSERT_EQ(::lstat((dir_ + "/stdout.log.2").c_str(), &oldest), 0);
+  EXPECT_TRUE(S_ISREG(oldest.st_mode)) << "the link was not rotated away";
+}
+
 // logs.max_files lowered since: the files past the new count are older than every file kept,
 // and a follower that reads every file left would read them as new. They go at the first
 // write.
