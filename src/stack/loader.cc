@@ -60,10 +60,6 @@ const std::string& block_dir(const StackBlockDecl& decl, const StackFile& stack)
   return decl.dir.empty() ? stack.dir : decl.dir;
 }
 
-std::string short_name(const std::string& block) {
-  return block.rfind("stackie.", 0) == 0 ? block.substr(8) : block;
-}
-
 Status merge_vars(BlockSpec& spec) {
   const StackBlockDecl& decl = *spec.decl;
   if (!spec.def) {
@@ -378,7 +374,7 @@ class BlockBuilder {
   // ${paths.X}: a definition's volume and runtime paths, then the stack's volumes (which may
   // replace a definition's path of the same name, e.g. to keep postgres data elsewhere).
   Status resolve_paths() {
-    std::string owner = short_name(decl_.name);
+    std::string owner = block_short_name(decl_.name);
     std::string tmp = tmp_dir(storage_, spec_.sandbox_id);
     if (spec_.def)
       for (const auto& path : spec_.def->paths) {
@@ -1073,6 +1069,27 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
   return spec;
 }
 
+// Two blocks of one stack named "redis" and "stackie.redis" would share one sandbox id, and with
+// it one /tmp, log directory and cgroup, and one set of volumes: a catalog block could read and
+// write the user's own block's files. Refused, at the second of the two.
+Status check_short_names(const StackFile& stack) {
+  for (size_t i = 0; i < stack.blocks.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const StackBlockDecl& block = stack.blocks[i];
+      const StackBlockDecl& earlier = stack.blocks[j];
+      if (block_short_name(block.name) != block_short_name(earlier.name)) continue;
+      const std::string first_at = earlier.where.file == block.where.file
+                                       ? "line " + std::to_string(earlier.where.line)
+                                       : format_location(earlier.where);
+      return error_at(block.where, "block '" + block.name + "' and block '" + earlier.name + "' (" +
+                                       first_at +
+                                       ") would share one sandbox, its volumes and its logs "
+                                       "(both are '" +
+                                       block_short_name(block.name) + "' there): rename one");
+    }
+  return {};
+}
+
 // Which blocks of the file this load builds (LoadOptions::blocks, profiles, running_blocks),
 // closed over what they depend on: one flag per block of `stack.blocks`.
 Result<std::vector<bool>> select_blocks(const StackFile& stack, const ResolvedGraph& graph,
@@ -1186,6 +1203,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     shared_storage = root;
   }
 
+  STACKIE_TRY(check_short_names(stack));
   std::vector<BlockSpec> specs;
   std::vector<GraphBlock> graph;
   for (const auto& decl : stack.blocks) {

@@ -56,9 +56,21 @@ std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_
   return join_path(storage_root, "tmp/" + sandbox_id);
 }
 
+std::string block_short_name(const std::string& block) {
+  if (block.rfind("stackie.", 0) != 0) return block;
+  // Only to a name that could stand alone: "stackie.-b" left as it is, or its id could be
+  // another pair's ("a" + "-b-c" would be a--b-c, the id of "a-b" + "c").
+  const std::string rest = block.substr(8);
+  return rest.empty() || rest[0] == '-' || rest[0] == '.' ? block : rest;
+}
+
 std::string sandbox_id(const std::string& stack, const std::string& block) {
-  std::string short_name = block.rfind("stackie.", 0) == 0 ? block.substr(8) : block;
-  return stack + "-" + short_name;
+  std::string id;
+  for (char c : stack) {
+    id += c;
+    if (c == '-') id += '-';
+  }
+  return id + "-" + block_short_name(block);
 }
 
 std::string ephemeral_base(const std::string& home, const std::string& private_runtime_dir) {

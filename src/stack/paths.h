@@ -43,7 +43,14 @@ std::string volume_dir(const std::string& storage_root, const std::string& stack
 std::string log_dir(const std::string& storage_root, const std::string& sandbox_id);
 std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_id);
 
-// "<stack>-<block>" with a leading "stackie." of the block dropped.
+// A block's name with a leading "stackie." dropped (when what is left is a name of its own): what
+// names its sandbox and its volumes, so two blocks of one stack may not share it (the loader
+// refuses "redis" beside "stackie.redis").
+std::string block_short_name(const std::string& block);
+// "<stack>-<short name>", with every '-' of the stack's name doubled ("my-app" + "api" is
+// "my--app-api"): the first lone '-' ends the stack's part, as a block's name never starts with
+// '-'. So two blocks never share an id, and with it a /tmp, a log directory, a cgroup, a join
+// name or a Windows block SID: "web" + "api-db" is web-api-db, "web-api" + "db" web--api-db.
 std::string sandbox_id(const std::string& stack, const std::string& block);
 // Where --ephemeral stacks keep their storage (issue 14): $XDG_RUNTIME_DIR/stackie/ephemeral
 // when the caller found that directory private (the login session's own, in memory), else

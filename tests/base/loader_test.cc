@@ -637,7 +637,7 @@ TEST(LoaderDailyUse, ProjectNameRenamesTheStackAndEverythingDerivedFromIt) {
   auto stack = load_stack(options);
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   EXPECT_EQ(stack->name, "demo-two");
-  EXPECT_EQ(stack->blocks[0].sandbox_id, "demo-two-a");
+  EXPECT_EQ(stack->blocks[0].sandbox_id, "demo--two-a");  // the stack's '-' doubled (paths.h)
   options.project_name = "Bad Name";
   auto bad = load_stack(options);
   ASSERT_FALSE(bad.ok());

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 namespace stackie {
 namespace {
 
@@ -48,6 +53,46 @@ TEST(Paths, SandboxIdsDropTheStackiePrefixOnly) {
   EXPECT_EQ(sandbox_id("shop", "stackie.postgres"), "shop-postgres");
   EXPECT_EQ(sandbox_id("shop", "api"), "shop-api");
   EXPECT_EQ(sandbox_id("shop", "acme.stackie.x"), "shop-acme.stackie.x");
+}
+
+// Two blocks that share an id share a /tmp, a log directory and a cgroup: a stack's '-' are
+// doubled so that "web" + "api-db" and "web-api" + "db" stay apart.
+TEST(Paths, SandboxIdsOfDifferentBlocksDiffer) {
+  EXPECT_EQ(sandbox_id("web", "api-db"), "web-api-db");
+  EXPECT_EQ(sandbox_id("web-api", "db"), "web--api-db");
+  EXPECT_EQ(sandbox_id("a-", "b"), "a---b");
+  EXPECT_EQ(sandbox_id("a", "b--c"), "a-b--c");
+  EXPECT_EQ(sandbox_id("a--b", "c"), "a----b-c");
+  EXPECT_EQ(sandbox_id("a", "stackie.-b-c"), "a-stackie.-b-c");  // not a--b-c, a-b + c's
+  EXPECT_EQ(sandbox_id("a-b", "c"), "a--b-c");
+  // Every pair of a stack and a block among the names of up to four of 'a', '-' and '.' (valid:
+  // not starting with '-' or '.'), the blocks also with "stackie." in front: one id for each pair
+  // of a stack and a short name (a block and its "stackie." twin share one, and the loader
+  // refuses them together). With a plain "<stack>-<block>", ("a", "a-a") and ("a-a", "a") were
+  // both a-a-a.
+  std::vector<std::string> names = {"a"};
+  for (size_t from = 0; names.back().size() < 4;) {
+    const size_t to = names.size();
+    for (size_t i = from; i < to; ++i)
+      for (char c : std::string("a-.")) names.push_back(names[i] + c);
+    from = to;
+  }
+  std::vector<std::string> blocks = names;
+  for (const auto& name : names)
+    for (const char* prefix : {"stackie.", "stackie.-", "stackie.."})
+      blocks.push_back(prefix + name);
+  blocks.push_back("stackie.");
+  std::map<std::string, std::string> owner_of;  // id -> "stack + short name"
+  std::set<std::string> owners;
+  for (const auto& stack : names)
+    for (const auto& block : blocks) {
+      const std::string owner = stack + " + " + block_short_name(block);
+      owners.insert(owner);
+      auto [at, added] = owner_of.emplace(sandbox_id(stack, block), owner);
+      EXPECT_TRUE(added || at->second == owner) << owner << " has the id of " << at->second;
+    }
+  EXPECT_EQ(owner_of.size(), owners.size());
+  EXPECT_EQ(owners.size(), names.size() * (3 * names.size() + 1));  // 40 x (40 + 40 + 40 + 1)
 }
 
 TEST(Paths, BlockPathOrder) {
