@@ -157,12 +157,12 @@ contains "both stacks run" "$out" '"stack":"same-two"'
 contains "both stacks run (first)" "$out" '"stack":"same"'
 
 # --- 5. every verb takes STACK/BLOCK and the sandbox id ----------------------------------------
-out=$(run status same-two-idle 2>&1); check "status by sandbox id" 0 $?
+out=$(run status same--two-idle 2>&1); check "status by sandbox id (the stack's - doubled)" 0 $?
 contains "status by sandbox id finds the block" "$out" "idle"
 run status same/idle >/dev/null 2>&1; check "status STACK/BLOCK" 0 $?
 run status idle >/dev/null 2>&1; check "a block name in two stacks is ambiguous" 1 $?
 run logs same-idle >/dev/null 2>&1; check "logs by sandbox id" 0 $?
-run exec same-two-idle -- true; check "exec by sandbox id" 0 $?
+run exec same--two-idle -- true; check "exec by sandbox id" 0 $?
 # Last: restart returns before the block runs again (issue 16 item 5, not this script's).
 run restart same-two/idle >/dev/null 2>&1; check "restart STACK/BLOCK" 0 $?
 run down same >/dev/null; run down same-two >/dev/null
