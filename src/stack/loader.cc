@@ -880,6 +880,33 @@ class BlockBuilder {
       for (const auto& serve : block_.serves) policy.tcp_bind.push_back(serve.port);
       for (const auto& consume : block_.consumes) policy.tcp_connect.push_back(consume.local_port);
     }
+    return check_writable_paths();
+  }
+
+  // A sandboxed block may not write at or above the storage root or STACKIE_HOME: it would
+  // reach every other block's volumes, logs and /tmp, and the daemon's own state (its API token,
+  // state.json, config.toml), from where a block takes over the daemon. A project directory that
+  // holds them (a stack file in the home directory, a storage_root inside the project) is the
+  // usual way in. Lexical, as the paths are given: a link to the storage from elsewhere is not
+  // seen here.
+  Status check_writable_paths() const {
+    if (!block_.sandboxed) return {};
+    std::vector<std::pair<std::string, std::string>> guarded;
+    if (!storage_.empty()) guarded.push_back({normalize_path(storage_), "its storage root"});
+    if (auto home = stackie_home(options_.env); home.ok())
+      guarded.push_back({normalize_path(*home), "stackie's home (STACKIE_HOME)"});
+    for (const auto& bind : block_.policy.read_write)
+      for (const auto& [root, what] : guarded) {
+        if (!path_below(normalize_path(bind.source), root)) continue;
+        const bool project = bind.source == project_dir_ && decl_.path.has_value();
+        return error_at(project ? decl_.path->where : decl_.where,
+                        "block '" + block_.name + "' would be given " + bind.source +
+                            " to write, which holds " + what + " " + root +
+                            " (every block's volumes and logs, the daemon's state): " +
+                            (project ? "keep the project in a directory of its own"
+                                     : "give it a directory that does not") +
+                            ", or move the storage (storage_root, STACKIE_HOME)");
+      }
     return {};
   }
 

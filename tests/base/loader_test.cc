@@ -573,6 +573,53 @@ TEST(Loader, TheProjectBindShowsTheStackFileSecretsAndGitReadOnly) {
   EXPECT_TRUE(has_bind(other->blocks[0].policy.read_only, app + "/.env"));
 }
 
+// A sandboxed block given a directory that holds STACKIE_HOME or the storage root could rewrite
+// the daemon's state and read its API token, and every other block's volumes and logs: refused,
+// at the `path:` that asks for it. Unsandboxed (--no-sandbox), it writes there anyway.
+TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);  // STACKIE_HOME is HOME/stackie
+  options.file = home.write("s.yml",
+                            "demo:\n  blocks:\n    a:\n      path: .\n"
+                            "      command: [sh, -c, 'x']\n");
+  auto in_home = load_stack(options);
+  ASSERT_FALSE(in_home.ok());
+  EXPECT_EQ(in_home.error().message,
+            home / "s.yml" + ":4:13: block 'a' would be given " + home.path() +
+                " to write, which holds its storage root " + home / "stackie/storage" +
+                " (every block's volumes and logs, the daemon's state): keep the project in a "
+                "directory of its own, or move the storage (storage_root, STACKIE_HOME)");
+  options.no_sandbox = true;
+  EXPECT_TRUE(load_stack(options).ok());
+  options.no_sandbox = false;
+
+  // A storage root inside the project, and a volume on a directory above STACKIE_HOME.
+  options.file = home.write("app/s.yml", "demo:\n  storage_root: " + home / "app/data" +
+                                             "\n  blocks:\n    a:\n      path: .\n"
+                                             "      command: [sh, -c, 'x']\n");
+  auto storage_inside = load_stack(options);
+  ASSERT_FALSE(storage_inside.ok());
+  EXPECT_NE(
+      storage_inside.error().message.find("which holds its storage root " + home / "app/data"),
+      std::string::npos)
+      << storage_inside.error().message;
+  options.file = home.write("app/v.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      volumes: {all: " +
+                                home.path() + "}\n");
+  auto volume = load_stack(options);
+  ASSERT_FALSE(volume.ok());
+  EXPECT_NE(volume.error().message.find("which holds its storage root"), std::string::npos)
+      << volume.error().message;
+
+  // The project beside them, as usual: loads.
+  options.file = home.write("app/ok.yml",
+                            "demo:\n  blocks:\n    a:\n      path: .\n"
+                            "      command: [sh, -c, 'x']\n");
+  auto beside = load_stack(options);
+  EXPECT_TRUE(beside.ok()) << beside.error().message;
+}
+
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {
   TempDir home;
   LoadOptions options = hermetic_options(home);

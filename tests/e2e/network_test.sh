@@ -9,14 +9,17 @@ B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/stackie-net-e2e-XXXXXX)
-export STACKIE_HOME=$T/home
+# STACKIE_HOME beside $T: the blocks' `path: ..` is $T, and no block may be given the
+# daemon's home to write.
+H=$(mktemp -d /tmp/stackie-net-e2e-home-XXXXXX)
+export STACKIE_HOME=$H/home
 unset XDG_RUNTIME_DIR
 . "$(dirname "$0")/lib.sh"
 holder=
 cleanup() {
   [ -n "$holder" ] && kill "$holder" 2>/dev/null
   stop_daemon "$S" 10
-  rm -rf "$T"
+  rm -rf "$T" "$H"
 }
 trap cleanup EXIT
 run() { timeout 60 "$S" "$@"; }

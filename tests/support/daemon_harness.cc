@@ -55,8 +55,9 @@ std::vector<int> processes_mentioning(const std::string& token) {
 
 void DaemonHarness::SetUp() {
   ASSERT_TRUE(temp_.ok());
+  ASSERT_TRUE(home_temp_.ok());
   dir_ = temp_.path();
-  home_ = dir_ + "/home";
+  home_ = home_temp_.path() + "/home";
   std::string build = required_env("STACKIE_BUILD_ROOT");
   ASSERT_FALSE(build.empty()) << "meson sets STACKIE_BUILD_ROOT";
   stackied_ = build + "/src/stackied";

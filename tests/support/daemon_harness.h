@@ -95,6 +95,9 @@ class DaemonHarness : public ::testing::Test {
   std::string socket_path() const { return home_ + "/run/stackied.sock"; }
 
   testing::TempDir temp_{"stackie-daemon"};
+  // STACKIE_HOME beside the stacks' directory, not in it: a block with `path: .` is given its
+  // stack file's directory to write, and the loader refuses one that holds STACKIE_HOME.
+  testing::TempDir home_temp_{"stackie-daemon-home"};
   std::string dir_, home_, stackied_, stackie_, lockbox_, helper_;  // dir_: temp_'s path
   std::vector<pid_t> daemons_;
   // Set in the environment of the daemons start_daemon() starts from then on.
