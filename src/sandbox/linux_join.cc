@@ -19,6 +19,7 @@
 #include "sandbox/linux_launch_common.h"
 #include "sandbox/linux_limits.h"
 #include "sandbox/linux_lockdown.h"
+#include "sandbox/linux_namespaces.h"
 
 namespace stackie::linux_sandbox {
 namespace {
@@ -224,7 +225,7 @@ int join_sandbox(pid_t pid, const LaunchRequest& request) {
   if (!request.policy.name.empty()) {
     char hostname[256] = {};
     gethostname(hostname, sizeof hostname - 1);
-    if (request.policy.name != hostname) {
+    if (sandbox_hostname(request.policy.name) != hostname) {
       report(request.sink, setup_error("join", ESRCH,
                                        "process " + std::to_string(pid) + " is sandbox '" +
                                            hostname + "', not '" + request.policy.name + "'"));

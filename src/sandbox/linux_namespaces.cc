@@ -1,5 +1,8 @@
 #include "sandbox/linux_namespaces.h"
 
+#include <cstdint>
+#include <cstdio>
+
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
@@ -112,8 +115,21 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
   return write_maps(uid, gid, root_inside);
 }
 
+std::string sandbox_hostname(const std::string& name) {
+  if (name.empty()) return "stackie";
+  // The kernel takes at most 64 bytes (HOST_NAME_MAX): a longer id keeps its first 47 and a
+  // hash of the whole, so that two long ids that begin alike still differ (--join checks it).
+  constexpr size_t kHostNameMax = 64, kKept = 47;
+  if (name.size() <= kHostNameMax) return name;
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ULL;
+  char suffix[18];
+  std::snprintf(suffix, sizeof suffix, "-%016llx", static_cast<unsigned long long>(hash));
+  return name.substr(0, kKept) + suffix;
+}
+
 std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy) {
-  std::string hostname = policy.name.empty() ? "stackie" : policy.name;
+  const std::string hostname = sandbox_hostname(policy.name);
   if (sethostname(hostname.data(), hostname.size()) != 0)
     return setup_error("sethostname", errno, "set the hostname to " + hostname);
   if (policy.network == NetworkMode::host || made_ahead) return std::nullopt;  // lo is up

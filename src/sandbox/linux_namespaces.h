@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "policy/policy.h"
 #include "sandbox/setup_error.h"
@@ -16,6 +17,9 @@ namespace stackie::linux_sandbox {
 std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy);
 
 // In the new uts and net namespaces: the sandbox's hostname, loopback up.
+// The hostname of a sandbox named `name` (its sandbox id; "stackie" without one): the name
+// itself, or for a name over 64 bytes its start and a hash of the whole.
+std::string sandbox_hostname(const std::string& name);
 std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy);
 
 // For a zygote's spare, before its request comes (linux_zygote.cc): what of

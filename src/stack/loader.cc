@@ -880,33 +880,47 @@ class BlockBuilder {
       for (const auto& serve : block_.serves) policy.tcp_bind.push_back(serve.port);
       for (const auto& consume : block_.consumes) policy.tcp_connect.push_back(consume.local_port);
     }
-    return check_writable_paths();
+    return check_bound_paths();
   }
 
-  // A sandboxed block may not write at or above the storage root or STACKIE_HOME: it would
-  // reach every other block's volumes, logs and /tmp, and the daemon's own state (its API token,
-  // state.json, config.toml), from where a block takes over the daemon. A project directory that
-  // holds them (a stack file in the home directory, a storage_root inside the project) is the
-  // usual way in. Lexical, as the paths are given: a link to the storage from elsewhere is not
-  // seen here.
-  Status check_writable_paths() const {
+  // A sandboxed block is given nothing of the daemon's own. Written, the storage root or
+  // STACKIE_HOME would hand it every other block's volumes, logs and /tmp and the daemon's state
+  // (state.json, config.toml); shown at all, STACKIE_HOME holds the API token and the socket's
+  // directory the daemon's socket, from where a block could `up` a stack without a sandbox. A
+  // project directory that holds them (a stack file in the home directory, a storage_root inside
+  // the project) is the usual way in, a link planted in the project (a volume's directory made a
+  // link to the home) another: the paths are compared as given and as the file system resolves
+  // them (path_for_comparison).
+  Status check_bound_paths() const {
     if (!block_.sandboxed) return {};
-    std::vector<std::pair<std::string, std::string>> guarded;
-    if (!storage_.empty()) guarded.push_back({normalize_path(storage_), "its storage root"});
+    struct Guarded {
+      std::string root, what;
+      bool read_too;  // shown read-only is refused as well
+    };
+    std::vector<Guarded> guarded;
+    if (!storage_.empty()) guarded.push_back({normalize_path(storage_), "its storage root", false});
     if (auto home = stackie_home(options_.env); home.ok())
-      guarded.push_back({normalize_path(*home), "stackie's home (STACKIE_HOME)"});
-    for (const auto& bind : block_.policy.read_write)
-      for (const auto& [root, what] : guarded) {
-        if (!path_below(normalize_path(bind.source), root)) continue;
-        const bool project = bind.source == project_dir_ && decl_.path.has_value();
-        return error_at(project ? decl_.path->where : decl_.where,
-                        "block '" + block_.name + "' would be given " + bind.source +
-                            " to write, which holds " + what + " " + root +
-                            " (every block's volumes and logs, the daemon's state): " +
-                            (project ? "keep the project in a directory of its own"
-                                     : "give it a directory that does not") +
-                            ", or move the storage (storage_root, STACKIE_HOME)");
-      }
+      guarded.push_back({normalize_path(*home), "stackie's home (STACKIE_HOME)", true});
+    if (auto socket = socket_path(options_.env, options_.settings);
+        socket.ok() && is_host_absolute_path(*socket))
+      guarded.push_back({normalize_path(*socket + "/.."), "the daemon's socket directory", true});
+    auto holds = [](const std::string& dir, const std::string& root) {
+      return path_below(normalize_path(dir), root).has_value() ||
+             path_below(path_for_comparison(dir), path_for_comparison(root)).has_value();
+    };
+    for (const bool written : {true, false})
+      for (const auto& bind : written ? block_.policy.read_write : block_.policy.read_only)
+        for (const auto& [root, what, read_too] : guarded) {
+          if ((!written && !read_too) || !holds(bind.source, root)) continue;
+          const bool project = bind.source == project_dir_ && decl_.path.has_value();
+          return error_at(project ? decl_.path->where : decl_.where,
+                          "block '" + block_.name + "' would be given " + bind.source +
+                              (written ? " to write" : " to read") + ", which holds " + what + " " +
+                              root + " (every block's volumes and logs, the daemon's state): " +
+                              (project ? "keep the project in a directory of its own"
+                                       : "give it a directory that does not") +
+                              ", or move the storage (storage_root, STACKIE_HOME)");
+        }
     return {};
   }
 

@@ -33,6 +33,10 @@ Result<std::string> socket_path(const Environment& env, const Settings& settings
 Result<std::string> default_stackie_home(const Environment& env);
 Result<std::string> default_socket_path(const Environment& env);
 std::string slashed_path(const std::string& path);
+// An absolute path as the file system takes it, to tell whether one directory holds another:
+// links resolved where it exists (stack/file_kind.h resolved_path), normalised, and on Windows
+// case folded.
+std::string path_for_comparison(const std::string& path);
 std::string pid_file(const std::string& home);         // HOME/stackied.pid
 std::string state_file(const std::string& home);       // HOME/state.json
 std::string daemon_log_file(const std::string& home);  // HOME/stackied.log (background daemon)

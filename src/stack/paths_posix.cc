@@ -1,4 +1,5 @@
 // stack/paths.h on Linux and macOS: the home is in $HOME, the daemon's socket under it.
+#include "stack/file_kind.h"
 #include "stack/paths.h"
 
 namespace stackie {
@@ -20,6 +21,10 @@ Result<std::string> default_socket_path(const Environment& env) {
 
 std::string slashed_path(const std::string& path) {
   return path;
+}
+
+std::string path_for_comparison(const std::string& path) {
+  return normalize_path(resolved_path(normalize_path(path)));
 }
 
 }  // namespace stackie

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "stack/file_kind.h"
 #include "stack/paths.h"
 
 namespace stackie {
@@ -37,6 +38,15 @@ std::string slashed_path(const std::string& path) {
   for (char& c : slashed)
     if (c == '\\') c = '/';
   return slashed;
+}
+
+// NTFS folds case: "C:/Users/Ana" and "c:/users/ana" are one directory.
+std::string path_for_comparison(const std::string& path) {
+  std::string folded =
+      normalize_path(slashed_path(resolved_path(normalize_path(slashed_path(path)))));
+  for (char& c : folded)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return folded;
 }
 
 }  // namespace stackie

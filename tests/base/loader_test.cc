@@ -612,6 +612,49 @@ TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
   EXPECT_NE(volume.error().message.find("which holds its storage root"), std::string::npos)
       << volume.error().message;
 
+  // Through a link: a project directory that leads to the home (a repository can ship the
+  // link; a block can plant one in its project for the next up).
+  std::filesystem::create_symlink(home.path(), home / "app/h");
+  options.file = home.write("app/l.yml",
+                            "demo:\n  blocks:\n    a:\n      path: ./h\n"
+                            "      command: [sh, -c, 'x']\n");
+  auto linked = load_stack(options);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().message.find("would be given " + home / "app/h" + " to write"),
+            std::string::npos)
+      << linked.error().message;
+
+  // Read-only too, for STACKIE_HOME (its API token) and the socket's directory, not the storage.
+  options.file = home.write("app/r.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      volumes: {all: {host: " +
+                                home.path() + ", read_only: true}}\n");
+  auto shown = load_stack(options);
+  ASSERT_FALSE(shown.ok());
+  EXPECT_NE(shown.error().message.find(" to read, which holds stackie's home (STACKIE_HOME) " +
+                                       home / "stackie"),
+            std::string::npos)
+      << shown.error().message;
+  options.env["XDG_RUNTIME_DIR"] = home / "runtime";
+  options.file = home.write("app/s2.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      volumes: {rt: {host: " +
+                                home / "runtime" + ", read_only: true}}\n");
+  auto socket = load_stack(options);
+  ASSERT_FALSE(socket.ok());
+  EXPECT_NE(socket.error().message.find("which holds the daemon's socket directory " +
+                                        home / "runtime/stackie"),
+            std::string::npos)
+      << socket.error().message;
+  options.env.erase("XDG_RUNTIME_DIR");
+  options.file = home.write("app/s3.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      volumes: {st: {host: " +
+                                home / "stackie/storage/x" + ", read_only: true}}\n");
+  auto below = load_stack(options);
+  EXPECT_TRUE(below.ok()) << "read-only below the storage root is the user's to give: "
+                          << below.error().message;
+
   // The project beside them, as usual: loads.
   options.file = home.write("app/ok.yml",
                             "demo:\n  blocks:\n    a:\n      path: .\n"

@@ -2,6 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#if !defined(_WIN32)
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#endif
+
 #include <map>
 #include <set>
 #include <string>
@@ -94,6 +102,25 @@ TEST(Paths, SandboxIdsOfDifferentBlocksDiffer) {
   EXPECT_EQ(owner_of.size(), owners.size());
   EXPECT_EQ(owners.size(), names.size() * (3 * names.size() + 1));  // 40 x (40 + 40 + 40 + 1)
 }
+
+#if !defined(_WIN32)
+// Links are followed and the path normalised: what the loader compares bind sources by.
+TEST(Paths, PathsAreComparedWithTheirLinksFollowed) {
+  char pattern[] = "/tmp/stackie-resolved-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  ASSERT_EQ(::mkdir((dir + "/real").c_str(), 0700), 0);
+  ASSERT_EQ(::symlink((dir + "/real").c_str(), (dir + "/link").c_str()), 0);
+  char real_dir[PATH_MAX];
+  ASSERT_NE(::realpath(dir.c_str(), real_dir), nullptr);  // /tmp may itself be a link
+  EXPECT_EQ(path_for_comparison(dir + "/link"), std::string(real_dir) + "/real");
+  EXPECT_EQ(path_for_comparison(dir + "/link/"), std::string(real_dir) + "/real");
+  EXPECT_EQ(path_for_comparison(dir + "/missing/../real"), std::string(real_dir) + "/real");
+  ::unlink((dir + "/link").c_str());
+  ::rmdir((dir + "/real").c_str());
+  ::rmdir(dir.c_str());
+}
+#endif
 
 TEST(Paths, BlockPathOrder) {
   auto dirs = default_block_path({{"STACKIE_BLOCK_PATH", "/a::/b"}});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/resource_limits.h"
+#include "sandbox/linux_namespaces.h"
 #include "sandbox/lockbox_options.h"
 #include "sandbox/setup_error.h"
 
@@ -14,6 +15,21 @@ namespace {
 Result<lockbox::Options> parse(std::vector<const char*> args) {
   args.insert(args.begin(), "stackie-lockbox");
   return lockbox::parse_options(static_cast<int>(args.size()), args.data());
+}
+
+// The kernel takes a hostname of at most 64 bytes, and --join checks a sandbox by it: a longer
+// id still gets one, and two long ids that begin alike get two.
+TEST(SandboxHostname, FitsTheKernelAndTellsLongIdsApart) {
+  using linux_sandbox::sandbox_hostname;
+  EXPECT_EQ(sandbox_hostname(""), "stackie");
+  EXPECT_EQ(sandbox_hostname("web--api-db"), "web--api-db");
+  const std::string at_limit(64, 'a');
+  EXPECT_EQ(sandbox_hostname(at_limit), at_limit);
+  const std::string one = std::string(70, 'a') + "-one", two = std::string(70, 'a') + "-two";
+  EXPECT_EQ(sandbox_hostname(one).size(), 64u);
+  EXPECT_EQ(sandbox_hostname(one).substr(0, 47), one.substr(0, 47));
+  EXPECT_NE(sandbox_hostname(one), sandbox_hostname(two));
+  EXPECT_EQ(sandbox_hostname(one), sandbox_hostname(one));
 }
 
 TEST(LockboxOptions, FlagsBuildThePolicy) {
