@@ -593,67 +593,49 @@ TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
   EXPECT_TRUE(load_stack(options).ok());
   options.no_sandbox = false;
 
+  // The message of loading `yaml` as `file` ("" when it loaded), and a block with one volume.
+  auto refusal = [&](const std::string& file, const std::string& yaml) {
+    options.file = home.write(file, yaml);
+    auto stack = load_stack(options);
+    return stack.ok() ? std::string() : stack.error().message;
+  };
+  auto with_volume = [](const std::string& volume) {
+    return "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n      volumes: {" + volume +
+           "}\n";
+  };
+  auto says = [](const std::string& message, const std::string& part) {
+    return message.find(part) != std::string::npos;
+  };
+
   // A storage root inside the project, and a volume on a directory above STACKIE_HOME.
-  options.file = home.write("app/s.yml", "demo:\n  storage_root: " + home / "app/data" +
-                                             "\n  blocks:\n    a:\n      path: .\n"
-                                             "      command: [sh, -c, 'x']\n");
-  auto storage_inside = load_stack(options);
-  ASSERT_FALSE(storage_inside.ok());
-  EXPECT_NE(
-      storage_inside.error().message.find("which holds its storage root " + home / "app/data"),
-      std::string::npos)
-      << storage_inside.error().message;
-  options.file = home.write("app/v.yml",
-                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
-                            "      volumes: {all: " +
-                                home.path() + "}\n");
-  auto volume = load_stack(options);
-  ASSERT_FALSE(volume.ok());
-  EXPECT_NE(volume.error().message.find("which holds its storage root"), std::string::npos)
-      << volume.error().message;
+  EXPECT_TRUE(says(refusal("app/s.yml", "demo:\n  storage_root: " + home / "app/data" +
+                                            "\n  blocks:\n    a:\n      path: .\n"
+                                            "      command: [sh, -c, 'x']\n"),
+                   "to write, which holds its storage root " + home / "app/data"));
+  EXPECT_TRUE(says(refusal("app/v.yml", with_volume("all: " + home.path())),
+                   "to write, which holds its storage root"));
 
   // Through a link: a project directory that leads to the home (a repository can ship the
   // link; a block can plant one in its project for the next up).
   std::filesystem::create_symlink(home.path(), home / "app/h");
-  options.file = home.write("app/l.yml",
-                            "demo:\n  blocks:\n    a:\n      path: ./h\n"
-                            "      command: [sh, -c, 'x']\n");
-  auto linked = load_stack(options);
-  ASSERT_FALSE(linked.ok());
-  EXPECT_NE(linked.error().message.find("would be given " + home / "app/h" + " to write"),
-            std::string::npos)
-      << linked.error().message;
+  EXPECT_TRUE(says(refusal("app/l.yml",
+                           "demo:\n  blocks:\n    a:\n      path: ./h\n"
+                           "      command: [sh, -c, 'x']\n"),
+                   "would be given " + home / "app/h" + " to write"));
 
   // Read-only too, for STACKIE_HOME (its API token) and the socket's directory, not the storage.
-  options.file = home.write("app/r.yml",
-                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
-                            "      volumes: {all: {host: " +
-                                home.path() + ", read_only: true}}\n");
-  auto shown = load_stack(options);
-  ASSERT_FALSE(shown.ok());
-  EXPECT_NE(shown.error().message.find(" to read, which holds stackie's home (STACKIE_HOME) " +
-                                       home / "stackie"),
-            std::string::npos)
-      << shown.error().message;
+  EXPECT_TRUE(
+      says(refusal("app/r.yml", with_volume("all: {host: " + home.path() + ", read_only: true}")),
+           " to read, which holds stackie's home (STACKIE_HOME) " + home / "stackie"));
   options.env["XDG_RUNTIME_DIR"] = home / "runtime";
-  options.file = home.write("app/s2.yml",
-                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
-                            "      volumes: {rt: {host: " +
-                                home / "runtime" + ", read_only: true}}\n");
-  auto socket = load_stack(options);
-  ASSERT_FALSE(socket.ok());
-  EXPECT_NE(socket.error().message.find("which holds the daemon's socket directory " +
-                                        home / "runtime/stackie"),
-            std::string::npos)
-      << socket.error().message;
+  EXPECT_TRUE(says(
+      refusal("app/s2.yml", with_volume("rt: {host: " + home / "runtime" + ", read_only: true}")),
+      "which holds the daemon's socket directory " + home / "runtime/stackie"));
   options.env.erase("XDG_RUNTIME_DIR");
-  options.file = home.write("app/s3.yml",
-                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
-                            "      volumes: {st: {host: " +
-                                home / "stackie/storage/x" + ", read_only: true}}\n");
-  auto below = load_stack(options);
-  EXPECT_TRUE(below.ok()) << "read-only below the storage root is the user's to give: "
-                          << below.error().message;
+  EXPECT_EQ(refusal("app/s3.yml",
+                    with_volume("st: {host: " + home / "stackie/storage/x" + ", read_only: true}")),
+            "")
+      << "read-only below the storage root is the user's to give";
 
   // The project beside them, as usual: loads.
   options.file = home.write("app/ok.yml",
