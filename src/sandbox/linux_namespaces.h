@@ -16,10 +16,10 @@ namespace stackie::linux_sandbox {
 // the one made ahead is refused: the process cannot leave the namespaces it is in.
 std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy);
 
-// In the new uts and net namespaces: the sandbox's hostname, loopback up.
 // The hostname of a sandbox named `name` (its sandbox id; "stackie" without one): the name
 // itself, or for a name over 64 bytes its start and a hash of the whole.
 std::string sandbox_hostname(const std::string& name);
+// In the new uts and net namespaces: the sandbox's hostname, loopback up.
 std::optional<SetupError> configure_namespaces(const SandboxPolicy& policy);
 
 // For a zygote's spare, before its request comes (linux_zygote.cc): what of

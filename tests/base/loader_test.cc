@@ -587,7 +587,7 @@ TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
   EXPECT_EQ(in_home.error().message,
             home / "s.yml" + ":4:13: block 'a' would be given " + home.path() +
                 " to write, which holds its storage root " + home / "stackie/storage" +
-                " (every block's volumes and logs, the daemon's state): keep the project in a "
+                " (every block's volumes, logs and /tmp): keep the project in a "
                 "directory of its own, or move the storage (storage_root, STACKIE_HOME)");
   options.no_sandbox = true;
   EXPECT_TRUE(load_stack(options).ok());
