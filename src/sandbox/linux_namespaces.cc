@@ -1,6 +1,5 @@
 #include "sandbox/linux_namespaces.h"
 
-#include <cstdint>
 #include <cstdio>
 
 #include <fcntl.h>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/fnv1a.h"
 #include "base/userns_diagnosis.h"
 
 namespace stackie::linux_sandbox {
@@ -121,10 +121,8 @@ std::string sandbox_hostname(const std::string& name) {
   // hash of the whole, so that two long ids that begin alike still differ (--join checks it).
   constexpr size_t kHostNameMax = 64, kKept = 47;
   if (name.size() <= kHostNameMax) return name;
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ULL;
   char suffix[18];
-  std::snprintf(suffix, sizeof suffix, "-%016llx", static_cast<unsigned long long>(hash));
+  std::snprintf(suffix, sizeof suffix, "-%016llx", static_cast<unsigned long long>(fnv1a_64(name)));
   return name.substr(0, kKept) + suffix;
 }
 

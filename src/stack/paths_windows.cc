@@ -2,13 +2,23 @@
 // hold databases), and the daemon listens on a named pipe. Pipe names are one namespace for the
 // whole machine, so the name carries a hash of the home: two users, or two homes of one user
 // (tests), get two daemons. Who may connect is the pipe's DACL (ipc/server_endpoint_windows.cc).
-#include <cstdint>
 #include <cstdio>
 
+#include "base/fnv1a.h"
 #include "stack/file_kind.h"
 #include "stack/paths.h"
 
 namespace stackie {
+namespace {
+
+// NTFS folds case (ASCII here): "C:/Users/Ana" and "c:/users/ana" are one directory.
+std::string case_folded(std::string path) {
+  for (char& c : path)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return path;
+}
+
+}  // namespace
 
 Result<std::string> default_stackie_home(const Environment& env) {
   auto found = env.find("LOCALAPPDATA");
@@ -21,15 +31,9 @@ Result<std::string> default_socket_path(const Environment& env) {
   STACKIE_TRY_ASSIGN(home, stackie_home(env));
   // FNV-1a, 64 bits, of the home as Stackie writes it ("C:/Users/ana/AppData/Local/stackie"),
   // case-folded as the file system folds it. Not a secret: only a distinct, stable name.
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : home) {
-    unsigned char byte = static_cast<unsigned char>(c);
-    if (byte >= 'A' && byte <= 'Z') byte = static_cast<unsigned char>(byte - 'A' + 'a');
-    hash = (hash ^ byte) * 0x100000001b3ULL;
-  }
   char name[64];
   std::snprintf(name, sizeof name, "\\\\.\\pipe\\stackie-%016llx",
-                static_cast<unsigned long long>(hash));
+                static_cast<unsigned long long>(fnv1a_64(case_folded(home))));
   return std::string(name);
 }
 
@@ -40,13 +44,9 @@ std::string slashed_path(const std::string& path) {
   return slashed;
 }
 
-// NTFS folds case: "C:/Users/Ana" and "c:/users/ana" are one directory.
 std::string path_for_comparison(const std::string& path) {
-  std::string folded =
-      normalize_path(slashed_path(resolved_path(normalize_path(slashed_path(path)))));
-  for (char& c : folded)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return folded;
+  return case_folded(
+      normalize_path(slashed_path(resolved_path(normalize_path(slashed_path(path))))));
 }
 
 }  // namespace stackie
