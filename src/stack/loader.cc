@@ -895,36 +895,39 @@ class BlockBuilder {
     if (!block_.sandboxed) return {};
     struct Guarded {
       std::string root, what, why;
-      bool read_too;  // shown read-only is refused as well
+      bool read_too;         // shown read-only is refused as well
+      std::string resolved;  // root as the file system takes it (path_for_comparison)
     };
     std::vector<Guarded> guarded;
     if (!storage_.empty())
       guarded.push_back({normalize_path(storage_), "its storage root",
-                         "every block's volumes, logs and /tmp", false});
+                         "every block's volumes, logs and /tmp", false, ""});
     if (auto home = stackie_home(options_.env); home.ok())
       guarded.push_back({normalize_path(*home), "stackie's home (STACKIE_HOME)",
-                         "the daemon's state and its API token", true});
+                         "the daemon's state and its API token", true, ""});
     if (auto socket = socket_path(options_.env, options_.settings);
         socket.ok() && is_host_absolute_path(*socket))
       guarded.push_back({normalize_path(*socket + "/.."), "the daemon's socket directory",
-                         "a way to drive the daemon", true});
-    auto holds = [](const std::string& dir, const std::string& root) {
-      return path_below(normalize_path(dir), root).has_value() ||
-             path_below(path_for_comparison(dir), path_for_comparison(root)).has_value();
-    };
+                         "a way to drive the daemon", true, ""});
+    for (auto& root : guarded) root.resolved = path_for_comparison(root.root);
     for (const bool written : {true, false})
-      for (const auto& bind : written ? block_.policy.read_write : block_.policy.read_only)
-        for (const auto& [root, what, why, read_too] : guarded) {
-          if ((!written && !read_too) || !holds(bind.source, root)) continue;
+      for (const auto& bind : written ? block_.policy.read_write : block_.policy.read_only) {
+        const std::string source = normalize_path(bind.source);
+        const std::string resolved = path_for_comparison(bind.source);
+        for (const auto& root : guarded) {
+          if ((!written && !root.read_too) ||
+              (!path_below(source, root.root) && !path_below(resolved, root.resolved)))
+            continue;
           const bool project = bind.source == project_dir_ && decl_.path.has_value();
           return error_at(project ? decl_.path->where : decl_.where,
                           "block '" + block_.name + "' would be given " + bind.source +
-                              (written ? " to write" : " to read") + ", which holds " + what + " " +
-                              root + " (" + why + "): " +
+                              (written ? " to write" : " to read") + ", which holds " + root.what +
+                              " " + root.root + " (" + root.why + "): " +
                               (project ? "keep the project in a directory of its own"
                                        : "give it a directory that does not") +
                               ", or move the storage (storage_root, STACKIE_HOME)");
         }
+      }
     return {};
   }
 
