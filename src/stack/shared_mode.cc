@@ -6,8 +6,26 @@ namespace stackie {
 
 namespace {
 
-std::string short_definition(const std::string& definition) {
-  return definition.rfind("stackie.", 0) == 0 ? definition.substr(8) : definition;
+// The catalog's own definitions ("stackie.postgres") keep the short names their data has always
+// lived under: "postgres", "postgres.15". That form is read back unambiguously only while the
+// short name has no '.' of its own (the first '.' starts the version); every other definition
+// ("postgres" from a repository's sources, "stackie.pg.15") takes the long form, which starts
+// with a character no short name starts with. Without it, a repository's definition named
+// "postgres" was handed the user's stackie.postgres data.
+std::optional<std::string> plain_short_name(const std::string& definition) {
+  if (definition.rfind("stackie.", 0) != 0) return std::nullopt;
+  std::string rest = definition.substr(8);
+  if (rest.empty() || rest[0] == '-' || rest.find('.') != std::string::npos) return std::nullopt;
+  return rest;
+}
+
+std::string doubled_dashes(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '-') out += '-';
+  }
+  return out;
 }
 
 // What the comparison leaves out: the asking stack's own view (names, positions, consumes)
@@ -28,14 +46,23 @@ std::string shared_instance_name(const std::string& definition, const std::strin
 }
 
 std::string shared_instance_dir(const std::string& definition, const std::string& version) {
-  std::string name = short_definition(definition);
-  return version.empty() ? name : name + "." + version;
+  if (auto plain = plain_short_name(definition))
+    return version.empty() ? *plain : *plain + "." + version;
+  // Neither a definition's name nor a version holds an '@' (both are checked as names).
+  return "@" + definition + (version.empty() ? "" : "@" + version);
 }
 
 std::string shared_sandbox_id(const std::string& definition, const std::string& version) {
-  std::string id = "shared." + shared_instance_dir(definition, version);
-  std::replace(id.begin(), id.end(), '-', '_');
-  return id;
+  // Sandbox names take only [a-z0-9._-], so the long form cannot say '@'. Its marker is the
+  // second '.' of "shared.." (a short name never starts with '.'); in its definition every '.'
+  // is written "._", so the first ".." ends the definition and starts the version.
+  // Every '-' is doubled: a stack's block id always has a run of '-' of odd length (the one
+  // between stack and block, paths.h), so no shared id is ever one of them.
+  if (auto plain = plain_short_name(definition))
+    return "shared." + doubled_dashes(version.empty() ? *plain : *plain + "." + version);
+  std::string escaped;
+  for (char c : definition) escaped += c == '.' ? std::string("._") : std::string(1, c);
+  return "shared.." + doubled_dashes(escaped + (version.empty() ? "" : ".." + version));
 }
 
 ResolvedBlock shared_instance_spec(const ResolvedBlock& request) {

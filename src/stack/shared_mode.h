@@ -9,7 +9,7 @@
 //
 // Where it lives: below the user's storage root, not below any one stack's
 // (volumes/@shared/NAME/..., logs/shared.NAME, tmp/shared.NAME), so that no stack's `down -v`
-// or --ephemeral removes what the others use.
+// or --ephemeral removes what the others use. NAME is one per definition and version, below.
 #pragma once
 
 #include <optional>
@@ -25,10 +25,13 @@ inline constexpr const char* kSharedStack = "@shared";
 
 // "stackie.postgres", or "stackie.postgres@15" with a version.
 std::string shared_instance_name(const std::string& definition, const std::string& version);
-// The instance's directory name below volumes/@shared: "postgres", "postgres.15".
+// The instance's directory name below volumes/@shared: "postgres", "postgres.15" for the
+// catalog's stackie.postgres; "@postgres", "@stackie.pg.15@3" for any other definition (one
+// from a repository's sources, or a catalog name with a '.' of its own). One directory per
+// definition and version: no definition is ever handed another's data.
 std::string shared_instance_dir(const std::string& definition, const std::string& version);
-// "shared.postgres": without a '-', which every stack block's id ("<stack>-<block>") has, so
-// it can never be the id of a block of a stack.
+// "shared.postgres", "shared.postgres.15"; "shared..postgres", "shared..stackie._pg._15..3" for
+// the long form. One id per definition and version, and never the id of a stack's block.
 std::string shared_sandbox_id(const std::string& definition, const std::string& version);
 
 // The instance as the shared stack runs it: the request under the instance's name, without

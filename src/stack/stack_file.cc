@@ -388,6 +388,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
     if (v->text.empty() || v->text.find_first_of("*/?[") != std::string::npos)
       return error_at(v->where,
                       "'version' is a version number such as \"15\", got '" + v->text + "'");
+    // A version names directories and sandboxes (a shared instance's volumes live in
+    // "postgres.15"): a name's characters, and no trailing '.', which Windows drops.
+    STACKIE_TRY(check_name(*v, "version"));
+    if (v->text.back() == '.')
+      return error_at(v->where, "invalid version '" + v->text + "': it may not end with '.'");
     block.version = *v;
   }
   if (const YamlNode* v = body.find("network")) {

@@ -8,7 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "policy/policy.h"
 #include "resolved_lookup.h"
 #include "stack/loader.h"
 #include "test_support.h"
@@ -125,6 +129,76 @@ TEST(SharedMode, AVersionIsAnInstanceOfItsOwn) {
   EXPECT_EQ(block.sandbox_id, "shared.postgres.15");
   EXPECT_TRUE(binds(block, user.home / "s/storage/volumes/@shared/postgres.15/data"));
   EXPECT_EQ(env_value(block, "PGDATA"), user.home / "s/storage/volumes/@shared/postgres.15/data");
+}
+
+// A repository's own definition named "postgres" (from its `sources:`) was handed the user's
+// stackie.postgres data: both were volumes/@shared/postgres and sandbox shared.postgres.
+TEST(SharedMode, AnotherDefinitionOfTheSameNameGetsNoneOfTheCatalogsData) {
+  User user;
+  user.home.write("repo/defs/postgres.yml",
+                  "postgres:\n  serves: {pg: {port: 5432}}\n  paths: {data: {volume: data}}\n"
+                  "  command: [/bin/sh, -c, 'cat ${paths.data}/*']\n");
+  auto repo =
+      user.load("repo", "r:\n  sources: [./defs]\n  blocks:\n    postgres: {mode: shared}\n");
+  ASSERT_TRUE(repo.ok()) << repo.error().message;
+  auto mine = user.load(
+      "mine", "m:\n  blocks:\n    stackie.postgres: {mode: shared, vars: {password: pw}}\n");
+  ASSERT_TRUE(mine.ok()) << mine.error().message;
+  const ResolvedBlock& theirs = repo->blocks[0];
+  const ResolvedBlock& ours = mine->blocks[0];
+  EXPECT_EQ(ours.sandbox_id, "shared.postgres");
+  EXPECT_EQ(theirs.sandbox_id, "shared..postgres");
+  EXPECT_TRUE(binds(ours, user.home / "s/storage/volumes/@shared/postgres/data"));
+  EXPECT_TRUE(binds(theirs, user.home / "s/storage/volumes/@shared/@postgres/data"));
+  EXPECT_FALSE(binds(theirs, user.home / "s/storage/volumes/@shared/postgres/data"));
+  EXPECT_NE(theirs.policy.host_tmp_dir, ours.policy.host_tmp_dir);
+}
+
+// Every pair of (definition, version) has a directory and a sandbox id of its own, the id is a
+// valid sandbox name and never a stack's block's; the catalog's names keep the directories
+// their data has always had.
+TEST(SharedMode, EachDefinitionAndVersionHasADirectoryAndIdOfItsOwn) {
+  const std::vector<std::string> definitions = {"postgres",     "stackie.postgres",
+                                                "stackie.pg",   "stackie.pg.15",
+                                                "pg.15",        "stackie.",
+                                                "stackie.-x",   "stackie._x",
+                                                "_x",           "a-b",
+                                                "a_b",          "stackie.a-b",
+                                                "stackie.a_b",  "stackie.a--b",
+                                                "stackie.a.b",  "stackie.a._b",
+                                                "stackie.a_.b", "shared",
+                                                "x..y",         "x.",
+                                                "stackie.x."};
+  const std::vector<std::string> versions = {"",    "15",   "1-5", "1_5", "1.5",
+                                             "15.", "1..5", "_",   "b"};
+  std::map<std::string, std::string> dirs;
+  std::map<std::string, std::string> ids;
+  for (const auto& definition : definitions)
+    for (const auto& version : versions) {
+      const std::string who = definition + " @ " + version;
+      const std::string dir = shared_instance_dir(definition, version);
+      const std::string id = shared_sandbox_id(definition, version);
+      EXPECT_TRUE(dirs.emplace(dir, who).second) << dir << ": " << who << " and " << dirs[dir];
+      EXPECT_TRUE(ids.emplace(id, who).second) << id << ": " << who << " and " << ids[id];
+      SandboxPolicy policy;
+      policy.name = id;
+      EXPECT_TRUE(validate(policy).ok()) << id;
+      EXPECT_EQ(dir.find('/'), std::string::npos) << dir;
+      // A block id has a run of '-' of odd length; a shared id has none.
+      size_t run = 0;
+      for (char c : id + " ") {
+        if (c == '-') {
+          ++run;
+          continue;
+        }
+        EXPECT_EQ(run % 2, 0u) << id;
+        run = 0;
+      }
+    }
+  EXPECT_EQ(shared_instance_dir("stackie.postgres", ""), "postgres");
+  EXPECT_EQ(shared_instance_dir("stackie.postgres", "15"), "postgres.15");
+  EXPECT_EQ(shared_instance_dir("postgres", "15"), "@postgres@15");
+  EXPECT_EQ(shared_sandbox_id("stackie.pg.15", "3"), "shared..stackie._pg._15..3");
 }
 
 TEST(SharedMode, PortsLimitsAndANamedHostPortAreSettings) {
