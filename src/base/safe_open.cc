@@ -39,8 +39,8 @@ std::optional<std::vector<std::string>> components(const std::string& relative) 
 
 Error symlink_refused(const std::string& shown) {
   return Error{-ELOOP, shown +
-                           ": is a symbolic link where a directory or file of the block's "
-                           "storage belongs; refused (storage paths are never followed)"};
+                           ": is a symbolic link, in a directory a block can write (its "
+                           "storage, a project): refused, a link there is never followed"};
 }
 
 // `dir_shown` followed by the first upto+1 components: the path a refusal names.

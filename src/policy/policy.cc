@@ -130,6 +130,7 @@ Status validate(const SandboxPolicy& policy) {
   if (!policy.working_dir.empty()) STACKIE_TRY(check_path("working directory", policy.working_dir));
   if (!policy.host_tmp_dir.empty()) STACKIE_TRY(check_path("temp directory", policy.host_tmp_dir));
   if (!policy.storage_root.empty()) STACKIE_TRY(check_path("storage root", policy.storage_root));
+  for (const auto& root : policy.link_free_roots) STACKIE_TRY(check_path("link-free root", root));
   for (const auto& [name, value] : policy.environment) {
     if (name.empty() || name.find('=') != std::string::npos ||
         name.find('\0') != std::string::npos || value.find('\0') != std::string::npos)

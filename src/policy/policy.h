@@ -52,6 +52,11 @@ struct SandboxPolicy {
   // this directory with no symlink on the way (base/safe_open.h), since the block itself can
   // write there. Empty = no such root (paths are bound as given).
   std::string storage_root;
+  // Other directories a block can write into (the stack's project directories, volumes of a
+  // host directory): a bind source below one of them is likewise opened from it with no link
+  // on the way, since a block may have planted one where the next start binds from (a `./conf`
+  // volume, a nested block's project). Their own paths are the user's and taken as given.
+  std::vector<std::string> link_free_roots;
   // Names that resolve to the loopback inside (the sandbox's own /etc/hosts): the blocks this
   // one consumes, whose ports are forwarded there, so `db:5432` works as in compose.
   std::vector<std::string> host_names;

@@ -86,6 +86,8 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   for (int fd : policy.pass_fds) fds.push_back(fd);
   Json hosts = Json::array();
   for (const auto& host : policy.host_names) hosts.push_back(host);
+  Json link_free = Json::array();
+  for (const auto& root : policy.link_free_roots) link_free.push_back(root);
   Json bind = Json::array();
   for (int port : policy.tcp_bind) bind.push_back(port);
   Json connect = Json::array();
@@ -103,6 +105,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"working_dir", policy.working_dir},
       {"host_tmp_dir", policy.host_tmp_dir},
       {"storage_root", policy.storage_root},
+      {"link_free_roots", std::move(link_free)},
       {"host_names", std::move(hosts)},
       {"pass_fds", std::move(fds)},
       {"tcp_bind", std::move(bind)},
@@ -167,6 +170,13 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
   policy.host_tmp_dir = std::move(host_tmp_dir);
   STACKIE_TRY_ASSIGN(storage_root, get_string(json, "storage_root", false));
   policy.storage_root = std::move(storage_root);
+  if (const Json* roots = json.find("link_free_roots")) {
+    if (!roots->is_array()) return field_error("link_free_roots", "an array of strings");
+    for (const Json& item : roots->as_array()) {
+      if (!item.is_string()) return field_error("link_free_roots", "an array of strings");
+      policy.link_free_roots.push_back(item.as_string());
+    }
+  }
   if (const Json* hosts = json.find("host_names")) {
     if (!hosts->is_array()) return field_error("host_names", "an array of strings");
     for (const Json& item : hosts->as_array()) {

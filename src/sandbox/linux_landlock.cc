@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "base/safe_open.h"
+#include "sandbox/confined_roots.h"
 
 namespace stackie::linux_sandbox {
 namespace {
@@ -68,20 +69,14 @@ bool under(const std::string& path, const std::string& root) {
          (path.size() == root.size() || path[root.size()] == '/');
 }
 
-// The storage root (policy.storage_root), opened once: a path below it is opened from it with
-// no symlink on the way, because the block may have left a link there (issue 14: its runtime dir
-// swapped for a link to ~/.ssh). A rule follows the fd it is given, so a followed link would
-// open the link's target to the block. `--join` rebuilds the ruleset while the block runs:
-// nothing below the root may be followed then either.
-struct Storage {
-  std::string root;
-  UniqueFd fd;
-};
-
+// A rule follows the fd it is given, so a followed link would grant the block the link's
+// target: a path below a directory the block can write (its storage, a project) is opened with
+// no link on the way (confined_roots.h). `--join` rebuilds the ruleset while the block runs:
+// nothing there may be followed then either.
 class Ruleset {
  public:
-  Ruleset(int fd, int abi, Storage storage)
-      : fd_(fd), fs_(handled_fs(abi)), storage_(std::move(storage)) {}
+  Ruleset(int fd, int abi, ConfinedRoots roots)
+      : fd_(fd), fs_(handled_fs(abi)), roots_(std::move(roots)) {}
   ~Ruleset() {
     if (fd_ >= 0) close(fd_);
   }
@@ -90,16 +85,13 @@ class Ruleset {
     fd_ = -1;
     return fd;
   }
-  // `path` opened O_PATH: from the storage root when below it (refusing any symlink on the way),
-  // else as the host resolves it (the policy's own paths are the user's choice).
+  // `path` opened O_PATH, never through a link the block could have planted.
   Result<UniqueFd> open_rule_path(const std::string& path) const {
-    if (storage_.fd.valid())
-      if (auto below = path_below(storage_.root, path))
-        return open_beneath(storage_.fd.get(), *below, O_PATH, storage_.root);
-    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+    auto opened = roots_.open_path(path);
     // Worded as the namespace lockbox words a missing source; the errno is reported apart.
-    if (fd < 0) return Error{-errno, "bind " + path + " (its Landlock rule)"};
-    return UniqueFd(fd);
+    if (!opened.ok() && opened.error().message == path)
+      return Error{opened.error().code, "bind " + path + " (its Landlock rule)"};
+    return opened;
   }
   // Rights on `path` and everything beneath it; absent paths are skipped when optional.
   std::optional<SetupError> allow_path(const std::string& path, uint64_t rights, bool optional) {
@@ -135,7 +127,7 @@ class Ruleset {
  private:
   int fd_;
   uint64_t fs_;
-  Storage storage_;
+  ConfinedRoots roots_;
 };
 
 uint64_t read_write_rights(uint64_t fs) {
@@ -263,16 +255,12 @@ std::optional<SetupError> make_landlock_ruleset(const SandboxPolicy& policy, int
   int fd = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (fd < 0) return setup_error("landlock", errno, "create the ruleset");
   fcntl(fd, F_SETFD, FD_CLOEXEC);  // already O_CLOEXEC by the kernel; stated for the reader
-  Storage storage{policy.storage_root, UniqueFd()};
-  if (!storage.root.empty()) {
-    storage.fd = UniqueFd(open(storage.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!storage.fd.valid()) {
-      int err = errno;
-      close(fd);
-      return setup_error("landlock", err, "open storage root " + storage.root);
-    }
+  auto roots = ConfinedRoots::open(policy);
+  if (!roots.ok()) {
+    close(fd);
+    return setup_error("landlock", -roots.error().code, roots.error().message);
   }
-  Ruleset rules(fd, abi, std::move(storage));
+  Ruleset rules(fd, abi, std::move(*roots));
 
   std::vector<std::string> read_only_paths;
   for (const auto& bind : policy.read_only) read_only_paths.push_back(bind.source);

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "base/safe_open.h"
+#include "sandbox/confined_roots.h"
 
 namespace stackie::linux_sandbox {
 
@@ -250,30 +251,23 @@ std::vector<Entry> plan_entries(const SandboxPolicy& policy) {
   return entries;
 }
 
-// The storage root, opened once: a bind source below it (a volume, the block's temp dir, a
-// runtime dir) is opened from it with no symlink on the way and bound from that fd, because the
-// block itself may have left a link there (issue 14: /tmp/run -> ~/.ssh).
-struct Storage {
-  std::string root;
-  UniqueFd fd;
-};
-
 int clone_tree_at(int fd) {
   return static_cast<int>(syscall(
       SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
 }
 
-MaybeError clone_source(Entry& entry, const Storage& storage) {
-  std::optional<std::string> below;
-  if (storage.fd.valid()) below = path_below(storage.root, entry.source);
-  if (below) {
-    auto opened = open_beneath(storage.fd.get(), *below, O_PATH, storage.root);
-    if (!opened.ok())
-      return setup_error("mount " + entry.target, -opened.error().code, opened.error().message);
-    entry.tree = clone_tree_at(opened->get());
-  } else {
-    entry.tree = clone_tree(entry.source.c_str(), true);
+// A bind source below a directory the block can write (its storage, a project) is opened from
+// that directory with no link on the way and bound from what was opened (confined_roots.h).
+MaybeError clone_source(Entry& entry, const ConfinedRoots& roots) {
+  auto opened = roots.open_path(entry.source);
+  if (!opened.ok()) {
+    if (entry.optional && opened.error().code == -ENOENT) return std::nullopt;
+    int err = -opened.error().code;
+    const std::string& message = opened.error().message;
+    return setup_error("mount " + entry.target, err,
+                       message == entry.source ? "bind " + entry.source : message);
   }
+  entry.tree = clone_tree_at(opened->get());
   if (entry.tree < 0) {
     if (entry.optional && errno == ENOENT) return std::nullopt;
     return setup_error("mount " + entry.target, errno, "bind " + entry.source);
@@ -523,14 +517,10 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
         if (e.tree >= 0) close(e.tree);
     }
   } closer{entries};
-  Storage storage{policy.storage_root, UniqueFd()};
-  if (!storage.root.empty()) {
-    storage.fd = UniqueFd(open(storage.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!storage.fd.valid())
-      return setup_error("open storage", errno, "open storage root " + storage.root);
-  }
+  auto roots = ConfinedRoots::open(policy);
+  if (!roots.ok()) return setup_error("open storage", -roots.error().code, roots.error().message);
   for (auto& entry : entries) {
-    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry, storage));
+    if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry, *roots));
   }
   bool own_tmp = !policy_mounts(entries, "/tmp");
   bool own_dev = !policy_mounts(entries, "/dev");
@@ -538,7 +528,7 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
   Entry host_tmp{Entry::bind, policy.host_tmp_dir, "/tmp", false, false, -1};
   Fd host_tmp_owner;
   if (own_tmp && !policy.host_tmp_dir.empty()) {
-    LOCKBOX_TRY(clone_source(host_tmp, storage));
+    LOCKBOX_TRY(clone_source(host_tmp, *roots));
     host_tmp_owner = Fd(host_tmp.tree);
   }
   DeviceClones devices{};

@@ -23,6 +23,8 @@ const char kUsage[] =
     "  --tmpdir DIR             back the private /tmp with host directory DIR\n"
     "  --storage-root DIR       open bind sources and --tmpdir below DIR from DIR, refusing\n"
     "                           any symlink on the way (a block may have planted one)\n"
+    "  --link-free-root DIR     the same for another directory a block can write (a project);\n"
+    "                           repeatable\n"
     "  --net none|localhost|host  network namespace mode (default none)\n"
     "  --identity root|user     uid inside: 0 (default) or the caller's own\n"
     "  --setenv NAME VALUE      add a variable; nothing else of the environment passes\n"
@@ -167,6 +169,10 @@ Result<Options> parse_options(int argc, const char* const* argv) {
     } else if (arg == "--storage-root") {
       STACKIE_TRY_ASSIGN(text, value(arg));
       policy.storage_root = std::string(text);
+      options.policy_flags_used = true;
+    } else if (arg == "--link-free-root") {
+      STACKIE_TRY_ASSIGN(text, value(arg));
+      policy.link_free_roots.emplace_back(text);
       options.policy_flags_used = true;
     } else if (arg == "--net") {
       STACKIE_TRY_ASSIGN(text, value(arg));

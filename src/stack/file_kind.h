@@ -9,6 +9,8 @@ namespace stackie {
 // Whether a path is itself a regular file or a directory (a symlink is neither: it is not
 // followed; on Windows a reparse point is neither).
 bool is_file_or_directory_itself(const std::string& path);
+// Whether `path` itself is a symlink (on Windows: any reparse point, a junction too).
+bool is_link(const std::string& path);
 // Whether nothing at all is at `path` (a dangling symlink is something).
 bool is_missing(const std::string& path);
 // `path` with every symlink resolved; `path` itself when that fails.

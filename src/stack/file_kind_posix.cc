@@ -13,6 +13,11 @@ bool is_file_or_directory_itself(const std::string& path) {
   return ::lstat(path.c_str(), &info) == 0 && (S_ISREG(info.st_mode) || S_ISDIR(info.st_mode));
 }
 
+bool is_link(const std::string& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode);
+}
+
 bool is_missing(const std::string& path) {
   struct stat info {};
   return ::lstat(path.c_str(), &info) != 0 && errno == ENOENT;

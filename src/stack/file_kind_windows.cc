@@ -11,6 +11,11 @@ bool is_file_or_directory_itself(const std::string& path) {
          !(attributes & FILE_ATTRIBUTE_DEVICE);
 }
 
+bool is_link(const std::string& path) {
+  DWORD attributes = GetFileAttributesW(widen(path).c_str());
+  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
 bool is_missing(const std::string& path) {
   if (GetFileAttributesW(widen(path).c_str()) != INVALID_FILE_ATTRIBUTES) return false;
   DWORD code = GetLastError();

@@ -26,6 +26,7 @@
 #include "stack/secrets.h"
 #include "stack/shared_mode.h"
 #include "stack/stack_file.h"
+#include "stack/writable_dirs.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
@@ -1285,6 +1286,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     for (const auto& profile : stack.blocks[i].profiles) profiles.push_back(profile.text);
     out.skipped.emplace_back(stack.blocks[i].name, std::move(profiles));
   }
+  std::vector<const StackBlockDecl*> decls;  // of out.blocks, one by one
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
     STACKIE_TRY(merge_environment(specs[index], stack));
@@ -1292,8 +1294,10 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
                          resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
+    decls.push_back(&stack.blocks[index]);
     for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
+  STACKIE_TRY(confine_writable_dirs(out.blocks, decls));
   for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
   for (const char* name : {"PATH", "HOME"})
     if (options.env.count(name)) out.env_referenced.push_back(name);

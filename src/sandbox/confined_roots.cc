@@ -1,0 +1,48 @@
+#include "sandbox/confined_roots.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace stackie::linux_sandbox {
+
+Result<ConfinedRoots> ConfinedRoots::open(const SandboxPolicy& policy) {
+  std::vector<std::string> paths = policy.link_free_roots;
+  if (!policy.storage_root.empty()) paths.push_back(policy.storage_root);
+  // Shortest first: a root is kept only when no kept root holds it already.
+  std::sort(paths.begin(), paths.end(),
+            [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  ConfinedRoots out;
+  for (const auto& path : paths) {
+    bool inside_another = std::any_of(out.roots_.begin(), out.roots_.end(), [&](const Root& root) {
+      return path_below(root.path, path).has_value();
+    });
+    if (inside_another) continue;
+    int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT && path != policy.storage_root) continue;
+      return Error{-errno, "open " + path + " (a directory the block can write)"};
+    }
+    out.roots_.push_back({path, UniqueFd(fd)});
+  }
+  return out;
+}
+
+Result<UniqueFd> ConfinedRoots::open_path(const std::string& path) const {
+  for (const auto& root : roots_) {
+    auto below = path_below(root.path, path);
+    if (!below) continue;
+    if (below->empty()) {
+      int fd = ::fcntl(root.fd.get(), F_DUPFD_CLOEXEC, 0);
+      if (fd < 0) return Error{-errno, path};
+      return UniqueFd(fd);
+    }
+    return open_beneath(root.fd.get(), *below, O_PATH, root.path);
+  }
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return Error{-errno, path};
+  return UniqueFd(fd);
+}
+
+}  // namespace stackie::linux_sandbox
