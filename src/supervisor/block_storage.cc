@@ -73,26 +73,12 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
   auto in_storage = [&](const std::string& path) { return path_below(root_path, path); };
 
   std::optional<std::string> tmp;
-  if (!policy.host_tmp_dir.empty()) tmp = in_storage(policy.host_tmp_dir);
-  auto is_runtime = [&](const std::string& below) {
-    return tmp && !tmp->empty() && below.size() > tmp->size() &&
-           below.compare(0, tmp->size() + 1, *tmp + "/") == 0;
-  };
-  // A link in a runtime dir's place is not removed quietly with the rest: it is refused, so
-  // the user sees that something planted it.
-  for (const auto& bind : policy.read_write) {
-    auto below = in_storage(bind.source);
-    if (!below || !is_runtime(*below)) continue;
-    auto existing = open_beneath(root.get(), *below, kOpenPathOnly, root_path);
-    if (!existing.ok() && existing.error().code != -ENOENT) return existing.error();
-  }
-  if (tmp && !tmp->empty()) {
-    // The block's /tmp and its runtime dirs are scratch, made afresh, empty, on each start:
-    // nothing an earlier start (or an earlier block of the same id) left there is handed on.
-    STACKIE_TRY(remove_tree_beneath(root.get(), *tmp, root_path));
-    STACKIE_TRY(make_directories_beneath(root.get(), *tmp, root_path));
-  } else if (!policy.host_tmp_dir.empty()) {
-    STACKIE_TRY(create_users_path(policy.host_tmp_dir));
+  if (!policy.host_tmp_dir.empty()) {
+    tmp = in_storage(policy.host_tmp_dir);
+    if (tmp)
+      STACKIE_TRY(make_directories_beneath(root.get(), *tmp, root_path));
+    else
+      STACKIE_TRY(create_users_path(policy.host_tmp_dir));
   }
   if (!log_dir.empty()) {
     if (auto logs = in_storage(log_dir))
@@ -100,10 +86,20 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
   }
   for (const auto& bind : policy.read_write) {
     auto below = in_storage(bind.source);
-    if (below)
-      STACKIE_TRY(make_directories_beneath(root.get(), *below, root_path));
-    else
+    if (!below) {
       STACKIE_TRY(create_users_path(bind.source));
+      continue;
+    }
+    bool runtime = tmp && !tmp->empty() && below->size() > tmp->size() &&
+                   below->compare(0, tmp->size() + 1, *tmp + "/") == 0;
+    if (runtime) {
+      // A runtime dir is scratch: made afresh on each start. A link in its place is not
+      // removed quietly: it is refused, so the user sees that something planted it.
+      auto existing = open_beneath(root.get(), *below, kOpenPathOnly, root_path);
+      if (!existing.ok() && existing.error().code != -ENOENT) return existing.error();
+      STACKIE_TRY(remove_tree_beneath(root.get(), *below, root_path));
+    }
+    STACKIE_TRY(make_directories_beneath(root.get(), *below, root_path));
   }
   return {};
 }
