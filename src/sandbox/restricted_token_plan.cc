@@ -2,6 +2,7 @@
 #include <cctype>
 #include <map>
 
+#include "base/sha256.h"
 #include "sandbox/restricted_token_plan.h"
 
 namespace stackie {

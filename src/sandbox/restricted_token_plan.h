@@ -137,9 +137,6 @@ struct RestrictedTokenPlan {
   bool network_confined = false;
 };
 
-// SHA-256 of `data` (FIPS 180-4). Pure code so the SID derivation is the same on every OS.
-std::array<uint8_t, 32> sha256(std::string_view data);
-
 // The per-block SID: "S-1-9-" followed by eight 32-bit sub-authorities, the SHA-256 digest of
 // "stackie:" + name read as little-endian words. Authority 9 is
 // SECURITY_RESOURCE_MANAGER_AUTHORITY, meant for SIDs that applications define for themselves; the

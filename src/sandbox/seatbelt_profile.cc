@@ -1,8 +1,11 @@
 #include "sandbox/seatbelt_profile.h"
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <vector>
+
+#include "base/sha256.h"
 
 namespace stackie {
 
@@ -197,12 +200,16 @@ std::vector<std::string> loopback(const std::vector<int>& ports) {
 }  // namespace
 
 std::string seatbelt_ipc_prefix(std::string_view sandbox_name) {
-  // FNV-1a: stable across builds and platforms, and short (macOS POSIX IPC names hold 31 bytes).
-  uint32_t hash = 2166136261u;
-  for (unsigned char c : sandbox_name) hash = (hash ^ c) * 16777619u;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sk";
-  for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 0xf];
+  // A stack file chooses its sandbox names, so the prefix must be one no name can be searched
+  // into: 65 bits of SHA-256 (a 32-bit hash took seconds to collide with another block's).
+  // Written in base32 to stay short: macOS POSIX IPC names hold 31 bytes in all.
+  const std::array<uint8_t, 32> digest = sha256("stackie-ipc:" + std::string(sandbox_name));
+  static constexpr char kBase32[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string out = "s";
+  for (int bit = 0; bit < 65; bit += 5) {
+    unsigned pair = (unsigned{digest[bit / 8]} << 8) | digest[bit / 8 + 1];
+    out += kBase32[(pair >> (11 - bit % 8)) & 31];
+  }
   out += '.';
   return out;
 }

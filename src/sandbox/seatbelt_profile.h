@@ -15,9 +15,10 @@ namespace stackie {
 // out (never widened to a prefix); validate() rejects such policies before this runs.
 std::string seatbelt_profile(const SandboxPolicy& policy);
 
-// The prefix of the POSIX shared memory and semaphore names a block may use: "sk" + 8 hex
-// digits of a hash of its sandbox name + "." (e.g. shm_open("/sk0123abcd.cache")). Short because
-// macOS caps those names at 31 bytes; the block gets it as $STACKIE_IPC_PREFIX (seatbelt apply).
+// The prefix of the POSIX shared memory and semaphore names a block may use: "s" + 13 base32
+// characters (65 bits of SHA-256) of its sandbox name + "." (e.g.
+// shm_open("/sabcdefgh2345m.cache")). Short because macOS caps those names at 31 bytes, 15 of which
+// are left to the block; the block gets it as $STACKIE_IPC_PREFIX (seatbelt apply).
 std::string seatbelt_ipc_prefix(std::string_view sandbox_name);
 
 // `text` as an SBPL (TinyScheme) string literal, quotes included. `"` and `\` are escaped, every

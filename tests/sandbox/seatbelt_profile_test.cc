@@ -435,8 +435,11 @@ TEST(SeatbeltProfile, OwnDescriptorsByNameButNotAllOfDev) {
 TEST(SeatbeltProfile, PosixIpcNamesArePrefixedPerBlock) {
   std::vector<Grant> grants = checked_grants(seatbelt_profile(postgres_policy()));
   const std::string prefix = seatbelt_ipc_prefix("demo-postgres");
-  EXPECT_EQ(prefix.size(), 11u) << "sk + 8 hex + '.', leaving 20 of macOS's 31 bytes";
+  EXPECT_EQ(prefix.size(), 15u) << "s + 13 base32 + '.', leaving 15 of macOS's 31 bytes";
   EXPECT_NE(prefix, seatbelt_ipc_prefix("demo-api"));
+  // 65 bits of SHA-256: no name a stack file could search for shares another's prefix. Every
+  // character is one of base32's, and the 13 cover the digest's first 65 bits.
+  EXPECT_EQ(seatbelt_ipc_prefix("a").find_first_not_of("abcdefghijklmnopqrstuvwxyz234567", 1), 14u);
   EXPECT_EQ(prefix, seatbelt_ipc_prefix("demo-postgres")) << "stable";
   for (const char* op : {"ipc-posix-shm*", "ipc-posix-sem*"}) {
     EXPECT_FALSE(has_unfiltered(grants, op)) << op;

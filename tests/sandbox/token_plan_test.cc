@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "base/sha256.h"
 #include "sandbox/restricted_token_plan.h"
 
 namespace stackie {
