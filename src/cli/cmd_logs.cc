@@ -157,7 +157,7 @@ int run_logs(std::span<char*> argv) {
                       const std::string& stream, const std::string& ts, LogLevel announced,
                       std::string_view text) {
     if (json) {
-      out += to_json(Json::object(
+      const std::string line = to_json(Json::object(
           {{"stack", stack},
            {"block", block},
            {"stream", stream},
@@ -165,6 +165,8 @@ int run_logs(std::span<char*> argv) {
            {"level",
             announced == LogLevel::unknown ? Json() : Json(std::string(to_string(announced)))},
            {"text", std::string(text)}}));
+      // Valid JSON may still carry C1 controls and bidi overrides raw: escaped on a terminal.
+      out += on_terminal ? terminal_safe_json(line) : line;
       out += '\n';
       return;
     }

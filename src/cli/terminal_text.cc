@@ -62,6 +62,23 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
+std::string terminal_safe_json(std::string_view json) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(json.size());
+  for (size_t at = 0; at < json.size();) {
+    Decoded c = decode(json, at);
+    if (c.code >= 0x20 && unsafe(c.code)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(c.code >> shift) & 0xF];
+    } else {
+      out.append(json.substr(at, c.length));
+    }
+    at += c.length;
+  }
+  return out;
+}
+
 size_t display_width(std::string_view text) {
   size_t width = 0;
   for (size_t at = 0; at < text.size();) {

@@ -14,6 +14,10 @@ namespace stackie::cli {
 std::string terminal_safe(std::string_view text);
 // The same for text of several lines: each line made safe, the newlines kept.
 std::string terminal_safe_lines(std::string_view text);
+// JSON text (to_json's output: valid UTF-8, C0 controls already escaped) safe on a terminal
+// and still the same JSON: DEL, the C1 controls and the bidirectional overrides, which JSON
+// may carry raw, written as \uXXXX escapes.
+std::string terminal_safe_json(std::string_view json);
 // Columns a UTF-8 string takes: 2 for East Asian wide characters, 0 for combining marks.
 size_t display_width(std::string_view text);
 // `text` cut or padded with spaces to exactly `width` columns (never a character cut in half).

@@ -258,6 +258,23 @@ TEST(TopText, SeveralLinesKeepTheirNewlinesOnly) {
   EXPECT_EQ(terminal_safe_lines(""), "");
 }
 
+// `logs --json` on a terminal: JSON may hold C1 controls and bidi overrides raw (only C0 must be
+// escaped); written as escapes, the line is still the same JSON.
+TEST(TopText, JsonOnATerminalEscapesWhatJsonMayCarryRaw) {
+  const std::string line =
+      to_json(Json::object({{"text", std::string("csi\xC2\x9B"
+                                                 "2J rlo\xE2\x80\xAE"
+                                                 "fdp.exe del\x7F ok \xC3\xA9")}}));
+  const std::string safe = terminal_safe_json(line);
+  EXPECT_EQ(safe, R"({"text":"csi\u009b2J rlo\u202efdp.exe del\u007f ok )"
+                  "\xC3\xA9"
+                  R"("})");
+  auto parsed = parse_json(safe);
+  ASSERT_TRUE(parsed.ok()) << safe;
+  EXPECT_EQ((*parsed)["text"], (*parse_json(line))["text"]) << "the same JSON";
+  EXPECT_EQ(terminal_safe_json(R"({"a":"plain"})"), R"({"a":"plain"})");
+}
+
 TEST(ScreenDiff, RewritesOnlyTheRowsThatChanged) {
   ScreenDiff diff;
   std::vector<std::string> rows = {"one  ", "two  ", "three"};
