@@ -156,7 +156,8 @@ class BlockBuilder {
   BlockBuilder(const LoadOptions& options, const StackFile& stack, const std::string& storage,
                const std::string& shared_storage, const BlockSpec& spec,
                std::vector<ConsumedPort> consumes, std::vector<std::string> depends_on,
-               SecretStore& secrets, const std::vector<ResolvedBlock>& built)
+               SecretStore& secrets, const std::vector<ResolvedBlock>& built,
+               const std::vector<WritableDir>& writable)
       : options_(options),
         stack_(stack),
         storage_(spec.shared_instance.empty() ? storage : shared_storage),
@@ -164,7 +165,8 @@ class BlockBuilder {
         decl_(*spec.decl),
         dir_(block_dir(*spec.decl, stack)),
         secrets_(secrets),
-        built_(built) {
+        built_(built),
+        writable_(writable) {
     block_.name = decl_.name;
     block_.sandbox_id = spec.sandbox_id;
     block_.first_party = !spec.def.has_value();
@@ -576,7 +578,12 @@ class BlockBuilder {
 
   void add_program(const std::string& name, const FoundProgram& found) {
     block_.programs.emplace_back(name, found.path);
-    for (const auto& dir : {found.dir, found.real_dir})
+    // A program found where a block can write (a project's .venv/bin on PATH) may be a link
+    // that block planted: the directory of what it names could be any of the user's, so only
+    // the file itself is shown (a venv's python still finds /usr/bin/python3).
+    const std::string real =
+        link_below(writable_, found.path) ? resolved_path(found.path) : found.real_dir;
+    for (const auto& dir : {found.dir, real})
       if (!dir.empty() &&
           std::find(program_dirs_.begin(), program_dirs_.end(), dir) == program_dirs_.end())
         program_dirs_.push_back(dir);
@@ -984,12 +991,15 @@ class BlockBuilder {
     return file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
   }
 
-  // The stack file, its secrets files, the block's env files, and .env, .dev.vars and .git of
-  // the stack's and the block's directories: those that exist below the project directory as a file
-  // or directory (a symlink cannot be mounted over; it is left as it is).
+  // The stack file, its secrets files, the block's env files, the `sources:` directories of
+  // block definitions (a block that rewrote one would choose its own sandbox at the next up), and
+  // .env, .dev.vars and .git of the stack's and the block's directories: those that exist below
+  // the project directory as a file or directory (a symlink cannot be mounted over; the loader
+  // refuses one where a block can write, writable_dirs.h).
   std::vector<std::string> protected_project_paths() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : stack_.substack_files) candidates.push_back(file);
+    for (const auto& [dir, where] : stack_.sources) candidates.push_back(dir);
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
     for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
@@ -1012,7 +1022,8 @@ class BlockBuilder {
   const StackBlockDecl& decl_;
   const std::string& dir_;  // where the block's relative paths start (block_dir)
   SecretStore& secrets_;
-  const std::vector<ResolvedBlock>& built_;  // the blocks before this one (its providers)
+  const std::vector<ResolvedBlock>& built_;   // the blocks before this one (its providers)
+  const std::vector<WritableDir>& writable_;  // the stack's (writable_dirs.h)
   ResolvedBlock block_;
   std::vector<std::pair<std::string, std::string>> paths_;   // name -> host path
   std::set<std::string> read_only_paths_;                    // volumes bound read-only
@@ -1108,6 +1119,14 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
       return error_at(decl.mode->where, "block '" + decl.name +
                                             "' serves no port, so no stack could reach a shared "
                                             "instance of it; use mode own");
+    // One instance of a name serves every stack of the user: a project's own definition of
+    // that name (its `sources:`) would run as the user's shared postgres, with its data.
+    for (const auto& [dir, where] : stack.sources)
+      if (path_below(dir, spec.def->file))
+        return error_at(decl.mode->where,
+                        "mode shared is for the catalog's blocks; '" + decl.name +
+                            "' is defined by the project (" + spec.def->file +
+                            ", from sources), and each stack runs its own: use mode own");
     std::string version = decl.version ? decl.version->text : "";
     spec.shared_instance = shared_instance_name(spec.def->name, version);
     spec.shared_dir = shared_instance_dir(spec.def->name, version);
@@ -1287,17 +1306,27 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     out.skipped.emplace_back(stack.blocks[i].name, std::move(profiles));
   }
   std::vector<const StackBlockDecl*> decls;  // of out.blocks, one by one
+  const std::vector<WritableDir> writable = declared_writable_dirs(stack);
+  std::vector<DecisivePath> decisive = {{file, {file, 0, 0}}};
+  for (const auto& substack : stack.substack_files)
+    decisive.push_back({substack, {substack, 0, 0}});
+  for (const auto& secrets_file : secrets.existing_files())
+    decisive.push_back({secrets_file, {secrets_file, 0, 0}});
+  for (const auto& [dir, where] : stack.sources) decisive.push_back({dir, where});
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
     STACKIE_TRY(merge_environment(specs[index], stack));
     BlockBuilder builder(options, stack, storage, shared_storage, specs[index],
-                         resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks);
+                         resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks,
+                         writable);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
     decls.push_back(&stack.blocks[index]);
+    for (const auto& env_file : specs[index].env_files)
+      decisive.push_back({env_file, stack.blocks[index].where});
     for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
-  STACKIE_TRY(confine_writable_dirs(out.blocks, decls));
+  STACKIE_TRY(confine_writable_dirs(out.blocks, decls, writable, decisive));
   for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
   for (const char* name : {"PATH", "HOME"})
     if (options.env.count(name)) out.env_referenced.push_back(name);

@@ -1,21 +1,15 @@
 #include "stack/writable_dirs.h"
 
 #include <algorithm>
-#include <optional>
-#include <string>
 #include <utility>
 
+#include "base/fs_path.h"
 #include "base/safe_open.h"
 #include "stack/file_kind.h"
 
 namespace stackie {
 
 namespace {
-
-struct WritableDir {
-  std::string path;
-  std::string writer;  // a block that can write it
-};
 
 bool is_shared(const ResolvedBlock& block) {
   return !block.shared_instance.empty();
@@ -27,33 +21,26 @@ bool in_storage(const ResolvedBlock& block, const std::string& path) {
   return !root.empty() && path_below(root, path).has_value();
 }
 
-// The outermost directories written by a sandboxed block: one inside another is reached from
-// the outer one, so only the outer one is a root.
-std::vector<WritableDir> writable_dirs(const std::vector<ResolvedBlock>& blocks) {
-  std::vector<WritableDir> all;
-  for (const auto& block : blocks) {
-    if (!block.sandboxed || is_shared(block)) continue;
-    for (const auto& bind : block.policy.read_write)
-      if (!in_storage(block, bind.source)) all.push_back({bind.source, block.name});
-  }
+// One inside another is reached from the outer one, so only the outer one is a root.
+std::vector<WritableDir> outermost(std::vector<WritableDir> all) {
   std::stable_sort(all.begin(), all.end(), [](const WritableDir& a, const WritableDir& b) {
     return a.path.size() < b.path.size();
   });
-  std::vector<WritableDir> outermost;
+  std::vector<WritableDir> out;
   for (auto& dir : all) {
-    bool inside = std::any_of(outermost.begin(), outermost.end(), [&](const WritableDir& kept) {
+    bool inside = std::any_of(out.begin(), out.end(), [&](const WritableDir& kept) {
       return path_below(kept.path, dir.path).has_value();
     });
-    if (!inside) outermost.push_back(std::move(dir));
+    if (!inside) out.push_back(std::move(dir));
   }
-  return outermost;
+  return out;
 }
 
 // The first link on the way from `root` down to `path` (strictly below it), if any.
 std::optional<std::string> link_on_the_way(const std::string& root, const std::string& path) {
   auto below = path_below(root, path);
   if (!below || below->empty()) return std::nullopt;
-  std::string walked = root;
+  std::string walked = root == "/" ? "" : root;
   size_t start = 0;
   while (start <= below->size()) {
     size_t end = below->find('/', start);
@@ -66,29 +53,64 @@ std::optional<std::string> link_on_the_way(const std::string& root, const std::s
   return std::nullopt;
 }
 
+std::string host_dir(const std::string& text, const std::string& base) {
+  return normalize_path(is_host_absolute_path(text) ? text : base + "/" + text);
+}
+
 }  // namespace
 
+std::vector<WritableDir> declared_writable_dirs(const StackFile& stack) {
+  std::vector<WritableDir> out;
+  for (const auto& decl : stack.blocks) {
+    const std::string& base = decl.dir.empty() ? stack.dir : decl.dir;
+    if (decl.path) out.push_back({host_dir(decl.path->text, base), decl.name});
+    for (const auto& volume : decl.volumes)
+      if (volume.host_path && !volume.read_only && volume.project_volume.empty())
+        out.push_back({host_dir(volume.host_path->text, base), decl.name});
+  }
+  return out;
+}
+
+std::optional<LinkBelow> link_below(const std::vector<WritableDir>& dirs, const std::string& path) {
+  for (const auto& dir : dirs)
+    if (auto link = link_on_the_way(dir.path, path)) return LinkBelow{*link, dir};
+  return std::nullopt;
+}
+
 Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
-                             const std::vector<const StackBlockDecl*>& decls) {
-  const std::vector<WritableDir> roots = writable_dirs(blocks);
+                             const std::vector<const StackBlockDecl*>& decls,
+                             std::vector<WritableDir> dirs,
+                             const std::vector<DecisivePath>& decisive) {
+  for (const auto& block : blocks) {
+    if (!block.sandboxed || is_shared(block)) continue;
+    for (const auto& bind : block.policy.read_write)
+      if (!in_storage(block, bind.source)) dirs.push_back({bind.source, block.name});
+  }
+  const std::vector<WritableDir> roots = outermost(std::move(dirs));
+  for (const auto& path : decisive)
+    if (auto found = link_below(roots, path.path))
+      return error_at(path.where,
+                      path.path + " is reached through the symbolic link " + found->link + ", in " +
+                          found->dir.path + ", which block '" + found->dir.writer +
+                          "' can write: it could swap the link for a file of its own "
+                          "and decide how the next up runs; keep the file itself there");
   for (size_t i = 0; i < blocks.size(); ++i) {
     ResolvedBlock& block = blocks[i];
     if (!block.sandboxed || is_shared(block)) continue;
     for (const auto& root : roots) block.policy.link_free_roots.push_back(root.path);
     const StackBlockDecl& decl = *decls[i];
     for (const bool written : {true, false})
-      for (const auto& bind : written ? block.policy.read_write : block.policy.read_only)
-        for (const auto& root : roots) {
-          auto link = link_on_the_way(root.path, bind.source);
-          if (!link) continue;
-          const bool project = decl.path.has_value() && bind.source == block.policy.working_dir;
-          return error_at(project ? decl.path->where : decl.where,
-                          "block '" + block.name + "' would be given " + bind.source +
-                              " through the symbolic link " + *link + ", in " + root.path +
-                              ", which block '" + root.writer +
-                              "' can write: a link there is never followed (a block may have "
-                              "planted it); if you made it, name the directory it points to");
-        }
+      for (const auto& bind : written ? block.policy.read_write : block.policy.read_only) {
+        auto found = link_below(roots, bind.source);
+        if (!found) continue;
+        const bool project = decl.path.has_value() && bind.source == block.policy.working_dir;
+        return error_at(project ? decl.path->where : decl.where,
+                        "block '" + block.name + "' would be given " + bind.source +
+                            " through the symbolic link " + found->link + ", in " +
+                            found->dir.path + ", which block '" + found->dir.writer +
+                            "' can write: a link there is never followed (a block may have "
+                            "planted it); give the block the directory the link points to");
+      }
   }
   return {};
 }

@@ -15,8 +15,19 @@ namespace stackie {
 
 namespace {
 
-// A path the user named, outside the storage root: created when missing, nothing more.
-Status create_users_path(const std::string& path) {
+// A path the user named, outside the storage root: created when missing, nothing more. Below
+// a directory a block can write (a project, SandboxPolicy::link_free_roots) it is made from
+// that directory with no link on the way: a `./x -> ~` the block planted must not make the
+// daemon create directories in the user's home (the lockbox refuses the bind, but after).
+Status create_users_path(const SandboxPolicy& policy, const std::string& path) {
+  for (const auto& root : policy.link_free_roots) {
+    auto below = path_below(root, path);
+    if (!below || below->empty()) continue;
+    STACKIE_TRY_ASSIGN(dir, open_directory(root));
+    auto made = make_directories_beneath(dir.get(), *below, root);
+    if (!made.ok()) return made.error();
+    return {};
+  }
   if (::access(path.c_str(), F_OK) == 0) return {};
   return make_directories(path);
 }
@@ -65,8 +76,8 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
   const std::string& root_path = policy.storage_root;
   if (root_path.empty()) {
     // No storage root (a hand-made policy): the paths as given.
-    for (const auto& bind : policy.read_write) STACKIE_TRY(create_users_path(bind.source));
-    if (!policy.host_tmp_dir.empty()) STACKIE_TRY(create_users_path(policy.host_tmp_dir));
+    for (const auto& bind : policy.read_write) STACKIE_TRY(create_users_path(policy, bind.source));
+    if (!policy.host_tmp_dir.empty()) STACKIE_TRY(create_users_path(policy, policy.host_tmp_dir));
     return {};
   }
   STACKIE_TRY_ASSIGN(root, open_storage_root(root_path, Privacy::owned));
@@ -78,7 +89,7 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
     if (tmp)
       STACKIE_TRY(make_directories_beneath(root.get(), *tmp, root_path));
     else
-      STACKIE_TRY(create_users_path(policy.host_tmp_dir));
+      STACKIE_TRY(create_users_path(policy, policy.host_tmp_dir));
   }
   if (!log_dir.empty()) {
     if (auto logs = in_storage(log_dir))
@@ -87,7 +98,7 @@ Status prepare_block_storage(const SandboxPolicy& policy, const std::string& log
   for (const auto& bind : policy.read_write) {
     auto below = in_storage(bind.source);
     if (!below) {
-      STACKIE_TRY(create_users_path(bind.source));
+      STACKIE_TRY(create_users_path(policy, bind.source));
       continue;
     }
     bool runtime = tmp && !tmp->empty() && below->size() > tmp->size() &&

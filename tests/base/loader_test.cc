@@ -645,6 +645,79 @@ TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
   EXPECT_TRUE(beside.ok()) << beside.error().message;
 }
 
+// A block with `path: .` writes the project; what a neighbour is given below it, and what
+// decides how the stack runs, is never reached through a link there (writable_dirs.h): the block
+// may have planted it. Each case was a way out before: ./conf -> the user's files bound into the
+// reader, ./defs -> a directory of the block's own definitions, .venv/bin/jq -> a tool in a
+// private directory, whose whole directory was shown.
+TEST(Loader, ALinkWhereABlockCanWriteIsNeverFollowed) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  home.write("private/secret", "s");
+  home.write("app/conf/x", "c");
+  std::filesystem::create_symlink(home / "private", home / "app/link");
+  const std::string planter = "    planter:\n      path: .\n      command: [sh, -c, 'x']\n";
+  auto load = [&](const std::string& yaml) {
+    options.file = home.write("app/stackie.yml", yaml);
+    return load_stack(options);
+  };
+
+  auto volume = load("demo:\n  blocks:\n" + planter +
+                     "    reader:\n      command: [sh, -c, 'x']\n"
+                     "      volumes:\n        - ./link:/etc/app:ro\n");
+  ASSERT_FALSE(volume.ok());
+  EXPECT_EQ(volume.error().message,
+            options.file + ":6:5: block 'reader' would be given " + home / "app/link" +
+                " through the symbolic link " + home / "app/link" + ", in " + home / "app" +
+                ", which block 'planter' can write: a link there is never followed (a block may "
+                "have planted it); give the block the directory the link points to");
+  // The same from a block this `up` does not start: it may have written there before.
+  options.profiles = {};
+  auto profiled = load(
+      "demo:\n  blocks:\n    planter:\n      path: .\n      profiles: [dev]\n"
+      "      command: [sh, -c, 'x']\n"
+      "    reader:\n      command: [sh, -c, 'x']\n"
+      "      volumes:\n        - ./link:/etc/app:ro\n");
+  ASSERT_FALSE(profiled.ok());
+  EXPECT_NE(profiled.error().message.find("which block 'planter' can write"), std::string::npos)
+      << profiled.error().message;
+  // A real directory there is given, and every sandboxed block is told where links are refused.
+  auto real = load("demo:\n  blocks:\n" + planter +
+                   "    reader:\n      command: [sh, -c, 'x']\n"
+                   "      volumes:\n        - ./conf:/etc/app:ro\n");
+  ASSERT_TRUE(real.ok()) << real.error().message;
+  for (const auto& block : real->blocks)
+    EXPECT_EQ(block.policy.link_free_roots, std::vector<std::string>{home / "app"}) << block.name;
+
+  // A `sources:` directory that is a link: the block could swap it for its own definitions.
+  auto sources = load("demo:\n  sources: [./link]\n  blocks:\n" + planter);
+  ASSERT_FALSE(sources.ok());
+  EXPECT_EQ(sources.error().message,
+            options.file + ":2:13: " + home / "app/link" +
+                " is reached through the symbolic link " + home / "app/link" + ", in " +
+                home / "app" +
+                ", which block 'planter' can write: it could swap the link for a file of its own "
+                "and decide how the next up runs; keep the file itself there");
+  // A real one is shown read-only to the block that writes the project.
+  home.write("app/defs/.keep", "");
+  auto protected_sources = load("demo:\n  sources: [./defs]\n  blocks:\n" + planter);
+  ASSERT_TRUE(protected_sources.ok()) << protected_sources.error().message;
+  EXPECT_TRUE(has_bind(protected_sources->blocks[0].policy.read_only, home / "app/defs"));
+
+  // A tool found on PATH in the project, a link to a private directory: the file, not its
+  // directory.
+  home.program("private/tool");
+  std::filesystem::create_directories(home / "app/.venv/bin");
+  std::filesystem::create_symlink(home / "private/tool", home / "app/.venv/bin/tool");
+  options.env["PATH"] = home / "app/.venv/bin" + ":/usr/bin:/bin";
+  auto tool = load("demo:\n  blocks:\n" + planter +
+                   "    user:\n      command: [sh, -c, 'x']\n      tools: [tool]\n");
+  ASSERT_TRUE(tool.ok()) << tool.error().message;
+  const auto& shown = tool->blocks[1].policy.read_only;
+  EXPECT_TRUE(has_bind(shown, home / "private/tool"));
+  EXPECT_FALSE(has_bind(shown, home / "private")) << "the link's whole directory was shown";
+}
+
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {
   TempDir home;
   LoadOptions options = hermetic_options(home);

@@ -132,26 +132,38 @@ TEST(SharedMode, AVersionIsAnInstanceOfItsOwn) {
 }
 
 // A repository's own definition named "postgres" (from its `sources:`) was handed the user's
-// stackie.postgres data: both were volumes/@shared/postgres and sandbox shared.postgres.
+// stackie.postgres data: both were volumes/@shared/postgres and sandbox shared.postgres. A
+// project's definition is not shared at all (whatever its name, stackie.postgres too); one of
+// the user's own block directories that is not the catalog's name lives apart.
 TEST(SharedMode, AnotherDefinitionOfTheSameNameGetsNoneOfTheCatalogsData) {
   User user;
-  user.home.write("repo/defs/postgres.yml",
-                  "postgres:\n  serves: {pg: {port: 5432}}\n  paths: {data: {volume: data}}\n"
-                  "  command: [/bin/sh, -c, 'cat ${paths.data}/*']\n");
-  auto repo =
-      user.load("repo", "r:\n  sources: [./defs]\n  blocks:\n    postgres: {mode: shared}\n");
-  ASSERT_TRUE(repo.ok()) << repo.error().message;
-  auto mine = user.load(
-      "mine", "m:\n  blocks:\n    stackie.postgres: {mode: shared, vars: {password: pw}}\n");
+  const std::string definition =
+      "  serves: {pg: {port: 5432}}\n  paths: {data: {volume: data}}\n"
+      "  command: [/bin/sh, -c, 'cat ${paths.data}/*']\n";
+  user.home.write("repo/defs/postgres.yml", "postgres:\n" + definition);
+  user.home.write("repo/defs/stackie.postgres.yml", "stackie.postgres:\n" + definition);
+  for (const char* name : {"postgres", "stackie.postgres"}) {
+    auto repo = user.load("repo", std::string("r:\n  sources: [./defs]\n  blocks:\n    ") + name +
+                                      ": {mode: shared}\n");
+    ASSERT_FALSE(repo.ok()) << name;
+    EXPECT_NE(repo.error().message.find("mode shared is for the catalog's blocks; '" +
+                                        std::string(name) + "' is defined by the project"),
+              std::string::npos)
+        << repo.error().message;
+  }
+
+  user.home.write("mine/blocks/postgres.yml", "postgres:\n" + definition);
+  LoadOptions options = user.options("mine",
+                                     "m:\n  blocks:\n    postgres: {mode: shared}\n"
+                                     "    stackie.redis: {mode: shared}\n");
+  options.block_path.push_back(user.home / "mine/blocks");
+  auto mine = load_stack(options);
   ASSERT_TRUE(mine.ok()) << mine.error().message;
-  const ResolvedBlock& theirs = repo->blocks[0];
-  const ResolvedBlock& ours = mine->blocks[0];
-  EXPECT_EQ(ours.sandbox_id, "shared.postgres");
-  EXPECT_EQ(theirs.sandbox_id, "shared..postgres");
-  EXPECT_TRUE(binds(ours, user.home / "s/storage/volumes/@shared/postgres/data"));
-  EXPECT_TRUE(binds(theirs, user.home / "s/storage/volumes/@shared/@postgres/data"));
-  EXPECT_FALSE(binds(theirs, user.home / "s/storage/volumes/@shared/postgres/data"));
-  EXPECT_NE(theirs.policy.host_tmp_dir, ours.policy.host_tmp_dir);
+  const ResolvedBlock* own = find_block(*mine, "postgres");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->sandbox_id, "shared..postgres");
+  EXPECT_TRUE(binds(*own, user.home / "s/storage/volumes/@shared/@postgres/data"));
+  EXPECT_EQ(own->policy.host_tmp_dir, user.home / "s/storage/tmp/shared..postgres");
 }
 
 // Every pair of (definition, version) has a directory and a sandbox id of its own, the id is a

@@ -22,12 +22,14 @@ cleanup() {
 trap cleanup EXIT
 run() { timeout 60 "$S" "$@"; }
 
-mkdir -p "$T/victim" "$T/app/conf" "$T/app/nested"
+mkdir -p "$T/victim" "$T/app/conf" "$T/app/nested" "$T/app/defs"
+echo "# the project's own definitions" >"$T/app/defs/extra.yml"
 echo victim-secret-5150 >"$T/victim/secret"
 echo conf-as-written >"$T/app/conf/secret"
 echo nested-as-written >"$T/app/nested/secret"
 cat >"$T/app/stackie.yml" <<YML
 links:
+  sources: [./defs]
   blocks:
     planter:
       path: .
@@ -35,6 +37,8 @@ links:
         - /bin/sh
         - -c
         - |
+          if echo "sandbox: {read_write: [/]}" >>defs/extra.yml 2>/dev/null; then
+            echo "defs: written"; else echo "defs: read-only"; fi
           while [ ! -e go ]; do sleep 0.1; done
           for d in conf nested; do
             [ -L \$d ] || { mv \$d \$d.was && ln -s $T/victim \$d; }
@@ -68,6 +72,8 @@ contains "the nested block read its own project" "$(wait_log nested 'nested:' | 
   "nested: nested-as-written"
 touch "$T/app/go"
 contains "the planter planted its links" "$(wait_log planter planted | tr '\n' ' ')" planted
+contains "the project's definitions (sources) are read-only to it" \
+  "$(wait_log planter 'defs:' | tr '\n' ' ')" "defs: read-only"
 [ -L "$T/app/conf" ] && [ -L "$T/app/nested" ]
 check "the links are in the project now" 0 $?
 
