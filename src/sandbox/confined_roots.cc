@@ -21,7 +21,8 @@ Result<ConfinedRoots> ConfinedRoots::open(const SandboxPolicy& policy) {
     if (inside_another) continue;
     int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-      if (errno == ENOENT && path != policy.storage_root) continue;
+      // Missing, or a file (a volume of one file): nothing below it to reach.
+      if ((errno == ENOENT || errno == ENOTDIR) && path != policy.storage_root) continue;
       return Error{-errno, "open " + path + " (a directory the block can write)"};
     }
     out.roots_.push_back({path, UniqueFd(fd)});

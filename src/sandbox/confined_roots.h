@@ -22,8 +22,8 @@ namespace stackie::linux_sandbox {
 
 class ConfinedRoots {
  public:
-  // Opens each outermost root O_PATH. A root that does not exist is left out (nothing below it
-  // exists either); any other failure is an error naming the root.
+  // Opens each outermost root O_PATH. A root that does not exist, or is not a directory, is left
+  // out (nothing below it exists); any other failure is an error naming the root.
   static Result<ConfinedRoots> open(const SandboxPolicy& policy);
 
   // `path` opened O_PATH: from the outermost root it is at or below, refusing any link on the way

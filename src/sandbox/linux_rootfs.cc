@@ -518,7 +518,8 @@ MaybeError build_root_and_pivot(const SandboxPolicy& policy) {
     }
   } closer{entries};
   auto roots = ConfinedRoots::open(policy);
-  if (!roots.ok()) return setup_error("open storage", -roots.error().code, roots.error().message);
+  if (!roots.ok())
+    return setup_error("open writable dirs", -roots.error().code, roots.error().message);
   for (auto& entry : entries) {
     if (entry.kind == Entry::bind) LOCKBOX_TRY(clone_source(entry, *roots));
   }

@@ -13,7 +13,15 @@ bool is_file_or_directory_itself(const std::string& path) {
 
 bool is_link(const std::string& path) {
   DWORD attributes = GetFileAttributesW(widen(path).c_str());
-  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_REPARSE_POINT);
+  if (attributes == INVALID_FILE_ATTRIBUTES || !(attributes & FILE_ATTRIBUTE_REPARSE_POINT))
+    return false;
+  // Only a reparse point that names another path (a symlink, a junction) leads elsewhere; a
+  // cloud file's placeholder (OneDrive) is a reparse point too, and is the file itself.
+  WIN32_FIND_DATAW found;
+  HANDLE search = FindFirstFileW(widen(path).c_str(), &found);
+  if (search == INVALID_HANDLE_VALUE) return true;
+  FindClose(search);
+  return IsReparseTagNameSurrogate(found.dwReserved0);
 }
 
 bool is_missing(const std::string& path) {

@@ -501,6 +501,15 @@ class BlockBuilder {
     std::vector<std::string> path_dirs;
     if (auto found = options_.env.find("PATH"); found != options_.env.end())
       path_dirs = split_search_path(found->second);
+    // A PATH directory another block can write (a project's node_modules/.bin, its .venv/bin)
+    // is not searched for this block: a program planted there would run in this block's
+    // sandbox, with its volumes, or on the host for a block without one.
+    std::erase_if(path_dirs, [&](const std::string& dir) {
+      return std::any_of(writable_.begin(), writable_.end(), [&](const WritableDir& written) {
+        return written.writer != decl_.name &&
+               path_below(written.path, normalize_path(dir)).has_value();
+      });
+    });
     if (spec_.def)
       for (const auto& program : spec_.def->programs) {
         ProgramHost host{path_dirs, options_.os, options_.program_root};
@@ -579,10 +588,10 @@ class BlockBuilder {
   void add_program(const std::string& name, const FoundProgram& found) {
     block_.programs.emplace_back(name, found.path);
     // A program found where a block can write (a project's .venv/bin on PATH) may be a link
-    // that block planted: the directory of what it names could be any of the user's, so only
-    // the file itself is shown (a venv's python still finds /usr/bin/python3).
-    const std::string real =
-        link_below(writable_, found.path) ? resolved_path(found.path) : found.real_dir;
+    // that block planted: what it names could be any of the user's, so nothing of it is shown
+    // beyond the directory it was found in (a venv's python still finds /usr/bin/python3 in the
+    // system view; a target outside the sandbox's view is reported by check_programs).
+    const std::string real = link_below(writable_, found.path) ? found.dir : found.real_dir;
     for (const auto& dir : {found.dir, real})
       if (!dir.empty() &&
           std::find(program_dirs_.begin(), program_dirs_.end(), dir) == program_dirs_.end())
@@ -861,8 +870,14 @@ class BlockBuilder {
     if (!project_dir_.empty()) {
       add(policy.read_write, project_dir_);
       // Bound on top, read-only: what decides how the next `up` runs (issue 14: a block that
-      // rewrites its stack file to `sandbox: false`, plants a secret or a git hook).
-      for (const auto& path : protected_project_paths()) add(policy.read_only, path);
+      // rewrites its stack file to `sandbox: false`, plants a secret or a git hook). Each
+      // directory on the way to one is bound onto itself, so it is a mount point the block cannot
+      // rename: `mv api api.x && mkdir api` would have left it a fresh api/stackie-stack.yml.
+      const std::vector<std::string> protected_paths = protected_project_paths();
+      for (const auto& path : protected_paths)
+        for (const auto& dir : directories_on_the_way(project_dir_, path))
+          add(policy.read_write, dir);
+      for (const auto& path : protected_paths) add(policy.read_only, path);
     }
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(rw,
@@ -1012,6 +1027,18 @@ class BlockBuilder {
       if (!below || below->empty() || !is_file_or_directory_itself(path)) continue;
       if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
     }
+    return out;
+  }
+
+  // The directories strictly between `root` and `path` (a path below it), outermost first.
+  static std::vector<std::string> directories_on_the_way(const std::string& root,
+                                                         const std::string& path) {
+    std::vector<std::string> out;
+    auto below = path_below(root, path);
+    if (!below) return out;
+    for (size_t slash = below->find('/'); slash != std::string::npos;
+         slash = below->find('/', slash + 1))
+      out.push_back(join_path(root, below->substr(0, slash)));
     return out;
   }
 

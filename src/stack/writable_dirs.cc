@@ -1,6 +1,8 @@
 #include "stack/writable_dirs.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "base/fs_path.h"
@@ -21,8 +23,17 @@ bool in_storage(const ResolvedBlock& block, const std::string& path) {
   return !root.empty() && path_below(root, path).has_value();
 }
 
-// One inside another is reached from the outer one, so only the outer one is a root.
+// A file volume holds nothing below it: not a root (the lockbox opens roots as directories).
+bool may_hold_paths(const std::string& path) {
+  std::error_code error;
+  return !std::filesystem::exists(path, error) || std::filesystem::is_directory(path, error);
+}
+
+// One inside another is reached from the outer one, so only the outer one is a root; each is
+// kept under its resolved spelling too (/tmp/p is /private/tmp/p on macOS), so that a path
+// written the other way is not taken for one outside every root.
 std::vector<WritableDir> outermost(std::vector<WritableDir> all) {
+  std::erase_if(all, [](const WritableDir& dir) { return !may_hold_paths(dir.path); });
   std::stable_sort(all.begin(), all.end(), [](const WritableDir& a, const WritableDir& b) {
     return a.path.size() < b.path.size();
   });
@@ -32,6 +43,11 @@ std::vector<WritableDir> outermost(std::vector<WritableDir> all) {
       return path_below(kept.path, dir.path).has_value();
     });
     if (!inside) out.push_back(std::move(dir));
+  }
+  const size_t spelled = out.size();
+  for (size_t i = 0; i < spelled; ++i) {
+    std::string resolved = normalize_path(resolved_path(out[i].path));
+    if (resolved != out[i].path) out.push_back({resolved, out[i].writer});
   }
   return out;
 }
@@ -92,8 +108,9 @@ Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
       return error_at(path.where,
                       path.path + " is reached through the symbolic link " + found->link + ", in " +
                           found->dir.path + ", which block '" + found->dir.writer +
-                          "' can write: it could swap the link for a file of its own "
-                          "and decide how the next up runs; keep the file itself there");
+                          "' can write: it could swap the link for one of its own and decide "
+                          "how the next up runs; put the file or directory itself in place of "
+                          "the link");
   for (size_t i = 0; i < blocks.size(); ++i) {
     ResolvedBlock& block = blocks[i];
     if (!block.sandboxed || is_shared(block)) continue;
@@ -109,7 +126,7 @@ Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
                             " through the symbolic link " + found->link + ", in " +
                             found->dir.path + ", which block '" + found->dir.writer +
                             "' can write: a link there is never followed (a block may have "
-                            "planted it); give the block the directory the link points to");
+                            "planted it); if you made it, name the path it points to instead");
       }
   }
   return {};

@@ -23,6 +23,7 @@ Status create_users_path(const SandboxPolicy& policy, const std::string& path) {
   for (const auto& root : policy.link_free_roots) {
     auto below = path_below(root, path);
     if (!below || below->empty()) continue;
+    if (::access(root.c_str(), F_OK) != 0) STACKIE_TRY(make_directories(root));  // the user's
     STACKIE_TRY_ASSIGN(dir, open_directory(root));
     auto made = make_directories_beneath(dir.get(), *below, root);
     if (!made.ok()) return made.error();

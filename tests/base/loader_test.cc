@@ -670,7 +670,7 @@ TEST(Loader, ALinkWhereABlockCanWriteIsNeverFollowed) {
             options.file + ":6:5: block 'reader' would be given " + home / "app/link" +
                 " through the symbolic link " + home / "app/link" + ", in " + home / "app" +
                 ", which block 'planter' can write: a link there is never followed (a block may "
-                "have planted it); give the block the directory the link points to");
+                "have planted it); if you made it, name the path it points to instead");
   // The same from a block this `up` does not start: it may have written there before.
   options.profiles = {};
   auto profiled = load(
@@ -696,26 +696,35 @@ TEST(Loader, ALinkWhereABlockCanWriteIsNeverFollowed) {
             options.file + ":2:13: " + home / "app/link" +
                 " is reached through the symbolic link " + home / "app/link" + ", in " +
                 home / "app" +
-                ", which block 'planter' can write: it could swap the link for a file of its own "
-                "and decide how the next up runs; keep the file itself there");
+                ", which block 'planter' can write: it could swap the link for one of its own and "
+                "decide how the next up runs; put the file or directory itself in place of the "
+                "link");
   // A real one is shown read-only to the block that writes the project.
   home.write("app/defs/.keep", "");
   auto protected_sources = load("demo:\n  sources: [./defs]\n  blocks:\n" + planter);
   ASSERT_TRUE(protected_sources.ok()) << protected_sources.error().message;
   EXPECT_TRUE(has_bind(protected_sources->blocks[0].policy.read_only, home / "app/defs"));
 
-  // A tool found on PATH in the project, a link to a private directory: the file, not its
-  // directory.
+  // A tool found on PATH in the project, a link to a private directory: nothing of what it
+  // names is shown (the block's own view decides whether it runs).
   home.program("private/tool");
   std::filesystem::create_directories(home / "app/.venv/bin");
   std::filesystem::create_symlink(home / "private/tool", home / "app/.venv/bin/tool");
   options.env["PATH"] = home / "app/.venv/bin" + ":/usr/bin:/bin";
-  auto tool = load("demo:\n  blocks:\n" + planter +
-                   "    user:\n      command: [sh, -c, 'x']\n      tools: [tool]\n");
-  ASSERT_TRUE(tool.ok()) << tool.error().message;
-  const auto& shown = tool->blocks[1].policy.read_only;
-  EXPECT_TRUE(has_bind(shown, home / "private/tool"));
-  EXPECT_FALSE(has_bind(shown, home / "private")) << "the link's whole directory was shown";
+  auto tool =
+      load("demo:\n  blocks:\n" + planter +
+           "    planter2:\n      path: .\n      command: [sh, -c, 'x']\n      tools: [tool]\n");
+  ASSERT_FALSE(tool.ok()) << "the tool is not in the block's view";
+  EXPECT_NE(tool.error().message.find("tool"), std::string::npos) << tool.error().message;
+  EXPECT_EQ(tool.error().message.find(home / "private"), std::string::npos)
+      << "nothing of the link's target is shown: " << tool.error().message;
+  // And a block that cannot write there does not look there at all: a program planted in
+  // another block's directory would run in this block's sandbox.
+  auto other = load("demo:\n  blocks:\n" + planter +
+                    "    user:\n      command: [sh, -c, 'x']\n      tools: [tool]\n");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("tool 'tool' not found"), std::string::npos)
+      << other.error().message;
 }
 
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {

@@ -22,14 +22,15 @@ cleanup() {
 trap cleanup EXIT
 run() { timeout 60 "$S" "$@"; }
 
-mkdir -p "$T/victim" "$T/app/conf" "$T/app/nested" "$T/app/defs"
+mkdir -p "$T/victim" "$T/app/conf" "$T/app/nested" "$T/app/defs" "$T/app/nest/defs"
 echo "# the project's own definitions" >"$T/app/defs/extra.yml"
+echo "# more of them" >"$T/app/nest/defs/extra2.yml"
 echo victim-secret-5150 >"$T/victim/secret"
 echo conf-as-written >"$T/app/conf/secret"
 echo nested-as-written >"$T/app/nested/secret"
 cat >"$T/app/stackie.yml" <<YML
 links:
-  sources: [./defs]
+  sources: [./defs, ./nest/defs]
   blocks:
     planter:
       path: .
@@ -39,6 +40,9 @@ links:
         - |
           if echo "sandbox: {read_write: [/]}" >>defs/extra.yml 2>/dev/null; then
             echo "defs: written"; else echo "defs: read-only"; fi
+          if mv nest nest.x 2>/dev/null; then
+            mkdir -p nest/defs && echo "# the block's own" >nest/defs/extra2.yml
+            echo "nest: swapped"; else echo "nest: kept"; fi
           while [ ! -e go ]; do sleep 0.1; done
           for d in conf nested; do
             [ -L \$d ] || { mv \$d \$d.was && ln -s $T/victim \$d; }
@@ -74,6 +78,10 @@ touch "$T/app/go"
 contains "the planter planted its links" "$(wait_log planter planted | tr '\n' ' ')" planted
 contains "the project's definitions (sources) are read-only to it" \
   "$(wait_log planter 'defs:' | tr '\n' ' ')" "defs: read-only"
+contains "a directory on the way to nested definitions cannot be swapped" \
+  "$(wait_log planter 'nest:' | tr '\n' ' ')" "nest: kept"
+equals "the nested definitions are the project's" "$(cat "$T/app/nest/defs/extra2.yml")" \
+  "# more of them"
 [ -L "$T/app/conf" ] && [ -L "$T/app/nested" ]
 check "the links are in the project now" 0 $?
 
