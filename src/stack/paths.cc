@@ -64,13 +64,17 @@ std::string block_short_name(const std::string& block) {
   return rest.empty() || rest[0] == '-' || rest[0] == '.' ? block : rest;
 }
 
-std::string sandbox_id(const std::string& stack, const std::string& block) {
-  std::string id;
-  for (char c : stack) {
-    id += c;
-    if (c == '-') id += '-';
+std::string doubled_dashes(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '-') out += '-';
   }
-  return id + "-" + block_short_name(block);
+  return out;
+}
+
+std::string sandbox_id(const std::string& stack, const std::string& block) {
+  return doubled_dashes(stack) + "-" + block_short_name(block);
 }
 
 std::string ephemeral_base(const std::string& home, const std::string& private_runtime_dir) {

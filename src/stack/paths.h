@@ -51,6 +51,9 @@ std::string tmp_dir(const std::string& storage_root, const std::string& sandbox_
 // names its sandbox and its volumes, so two blocks of one stack may not share it (the loader
 // refuses "redis" beside "stackie.redis").
 std::string block_short_name(const std::string& block);
+// `text` with every '-' written twice: a run of '-' of even length never holds the lone '-' that
+// ends a stack's part of a sandbox id (sandbox_id, shared_sandbox_id).
+std::string doubled_dashes(const std::string& text);
 // "<stack>-<short name>", with every '-' of the stack's name doubled ("my-app" + "api" is
 // "my--app-api"): the first lone '-' ends the stack's part, as a block's name never starts with
 // '-'. So two blocks never share an id, and with it a /tmp, a log directory, a cgroup, a join

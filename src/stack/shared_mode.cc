@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stack/paths.h"
+
 namespace stackie {
 
 namespace {
@@ -17,15 +19,6 @@ std::optional<std::string> plain_short_name(const std::string& definition) {
   std::string rest = definition.substr(8);
   if (rest.empty() || rest[0] == '-' || rest.find('.') != std::string::npos) return std::nullopt;
   return rest;
-}
-
-std::string doubled_dashes(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    out += c;
-    if (c == '-') out += '-';
-  }
-  return out;
 }
 
 // What the comparison leaves out: the asking stack's own view (names, positions, consumes)

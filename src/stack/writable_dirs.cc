@@ -8,6 +8,7 @@
 #include "base/fs_path.h"
 #include "base/safe_open.h"
 #include "stack/file_kind.h"
+#include "stack/paths.h"
 
 namespace stackie {
 
@@ -46,7 +47,7 @@ std::vector<WritableDir> outermost(std::vector<WritableDir> all) {
   }
   const size_t spelled = out.size();
   for (size_t i = 0; i < spelled; ++i) {
-    std::string resolved = normalize_path(resolved_path(out[i].path));
+    std::string resolved = path_for_comparison(out[i].path);
     if (resolved != out[i].path) out.push_back({resolved, out[i].writer});
   }
   return out;
