@@ -5,7 +5,18 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace stackie::linux_sandbox {
+namespace stackie {
+
+namespace {
+
+#ifdef O_PATH
+constexpr int kLookupOnly = O_PATH;
+#else
+// No O_PATH (macOS): a plain open, which of a FIFO the block planted would wait for a writer.
+constexpr int kLookupOnly = O_RDONLY | O_NONBLOCK;
+#endif
+
+}  // namespace
 
 Result<ConfinedRoots> ConfinedRoots::open(const SandboxPolicy& policy) {
   std::vector<std::string> paths = policy.link_free_roots;
@@ -19,7 +30,7 @@ Result<ConfinedRoots> ConfinedRoots::open(const SandboxPolicy& policy) {
       return path_below(root.path, path).has_value();
     });
     if (inside_another) continue;
-    int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), kLookupOnly | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
       // Missing, or a file (a volume of one file): nothing below it to reach.
       if ((errno == ENOENT || errno == ENOTDIR) && path != policy.storage_root) continue;
@@ -39,11 +50,16 @@ Result<UniqueFd> ConfinedRoots::open_path(const std::string& path) const {
       if (fd < 0) return Error{-errno, path};
       return UniqueFd(fd);
     }
-    return open_beneath(root.fd.get(), *below, O_PATH, root.path);
+    return open_beneath(root.fd.get(), *below, kLookupOnly, root.path);
   }
-  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  int fd = ::open(path.c_str(), kLookupOnly | O_CLOEXEC);
   if (fd < 0) return Error{-errno, path};
   return UniqueFd(fd);
 }
 
-}  // namespace stackie::linux_sandbox
+bool ConfinedRoots::holds(const std::string& path) const {
+  return std::any_of(roots_.begin(), roots_.end(),
+                     [&](const Root& root) { return path_below(root.path, path).has_value(); });
+}
+
+}  // namespace stackie

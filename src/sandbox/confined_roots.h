@@ -9,6 +9,9 @@
 // The roots: the policy's storage_root and its link_free_roots. A root inside another is
 // reached from the outer one (so a nested project swapped for a link is refused too); the
 // outermost roots' own paths are trusted as given (the user named them).
+//
+// Linux binds and grants what it opened (linux_rootfs.cc, linux_landlock.cc); macOS names the
+// opened file's real path in the Seatbelt profile (seatbelt_paths.h).
 #pragma once
 
 #include <string>
@@ -18,17 +21,21 @@
 #include "base/safe_open.h"
 #include "policy/policy.h"
 
-namespace stackie::linux_sandbox {
+namespace stackie {
 
 class ConfinedRoots {
  public:
-  // Opens each outermost root O_PATH. A root that does not exist, or is not a directory, is left
-  // out (nothing below it exists); any other failure is an error naming the root.
+  // Opens each outermost root for lookup (O_PATH where there is one). A root that does not exist,
+  // or is not a directory, is left out (nothing below it exists); any other failure is an error
+  // naming the root.
   static Result<ConfinedRoots> open(const SandboxPolicy& policy);
 
-  // `path` opened O_PATH: from the outermost root it is at or below, refusing any link on the way
-  // ("PATH: is a symbolic link"), else as given. The error's code is the negated errno.
+  // `path` opened for lookup: from the outermost root it is at or below, refusing any link on the
+  // way ("PATH: is a symbolic link"), else as given. The error's code is the negated errno.
   Result<UniqueFd> open_path(const std::string& path) const;
+
+  // Whether `path` is at or below one of the roots: open_path reaches it with no link followed.
+  bool holds(const std::string& path) const;
 
  private:
   struct Root {
@@ -38,4 +45,4 @@ class ConfinedRoots {
   std::vector<Root> roots_;
 };
 
-}  // namespace stackie::linux_sandbox
+}  // namespace stackie

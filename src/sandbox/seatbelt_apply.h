@@ -10,11 +10,6 @@
 
 namespace stackie {
 
-// Seatbelt matches the real path of a file, so every granted path is resolved first (/tmp is
-// /private/tmp, /var is /private/var on macOS); a path that does not exist yet keeps its
-// resolved existing parent and the rest as written. Returns the policy with those paths.
-SandboxPolicy seatbelt_resolve_paths(SandboxPolicy policy);
-
 // Puts the calling process into `seatbelt_profile(policy)` (the text stays in memory, never on
 // disk), changes to the working directory, and execs `program` with argv and exactly the
 // policy's environment plus STACKIE_IPC_PREFIX (the only POSIX IPC names it may use). Returns

@@ -1,7 +1,5 @@
 // macOS only. Kept tiny on purpose: everything that can be tested lives in seatbelt_profile.cc.
-#include <limits.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,27 +16,6 @@ void sandbox_free_error(char* errorbuf);
 }
 
 namespace stackie {
-
-namespace {
-
-std::string resolved(const std::string& path) {
-  if (path.empty() || path[0] != '/') return path;
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) != nullptr) return buffer;
-  // Not there yet: resolve the longest existing parent, keep the rest as written.
-  size_t slash = path.rfind('/');
-  if (slash == 0 || slash == std::string::npos) return path;
-  return resolved(path.substr(0, slash)) + path.substr(slash);
-}
-
-}  // namespace
-
-SandboxPolicy seatbelt_resolve_paths(SandboxPolicy policy) {
-  for (auto* binds : {&policy.read_only, &policy.read_write})
-    for (auto& bind : *binds) bind.source = resolved(bind.source);
-  if (!policy.host_tmp_dir.empty()) policy.host_tmp_dir = resolved(policy.host_tmp_dir);
-  return policy;
-}
 
 Status seatbelt_apply_and_exec(const SandboxPolicy& policy, const std::string& program,
                                const std::vector<std::string>& argv) {

@@ -10,6 +10,7 @@
 #include "sandbox/command_path.h"
 #include "sandbox/seatbelt_apply.h"
 #include "sandbox/seatbelt_descendants.h"
+#include "sandbox/seatbelt_paths.h"
 
 namespace stackie::seatbelt {
 
@@ -60,7 +61,14 @@ int run_sandboxed(const LaunchRequest& request) {
                                              "directory is a host directory (--tmpdir)")),
             kExitSetupFailed);
   LaunchRequest resolved = request;
-  resolved.policy = seatbelt_resolve_paths(request.policy);
+  auto real_paths = seatbelt_resolve_paths(request.policy);
+  if (!real_paths) {
+    const Error& error = real_paths.error();  // its message says the errno's text already
+    return (
+        report(request.sink, SetupError{"bind", error.code < 0 ? -error.code : 0, error.message}),
+        kExitSetupFailed);
+  }
+  resolved.policy = std::move(*real_paths);
   const std::string program = resolve_command(request.command.front(), request.policy);
 
   int kq = kqueue();
