@@ -831,15 +831,49 @@ class BlockBuilder {
     return {};
   }
 
+  // A definition's extra grants. A definition may come from a catalog someone else wrote, so it
+  // reaches into stackie's storage only for what is the block's own (its volumes, runtime and
+  // temp dirs): `${paths.data}/../..` would be every other block's volumes and logs. A ".." is
+  // refused anywhere, so that the path granted is the path as read.
   Result<std::vector<std::string>> expand_sandbox_paths(const std::vector<YamlNode>& nodes,
                                                         std::string_view what) {
     std::vector<std::string> out;
     for (const auto& node : nodes) {
       STACKIE_TRY_ASSIGN(path, expand_text(node));
       STACKIE_TRY(require_absolute(path, node.where, what));
-      out.push_back(normalize_path(path));
+      if (has_parent_step(path))
+        return error_at(node.where, std::string(what) + " '" + path +
+                                        "': a '..' is not allowed here; name the path itself");
+      std::string normal = normalize_path(path);
+      if (!storage_.empty() && !is_own_storage(normal) &&
+          (path_below(normalize_path(storage_), normal) ||
+           path_below(path_for_comparison(storage_), path_for_comparison(normal))))
+        return error_at(node.where, std::string(what) + " '" + path +
+                                        "' is in stackie's storage (" + storage_ +
+                                        ") but not the block's own: a definition is given only "
+                                        "its own volumes and runtime paths there");
+      out.push_back(std::move(normal));
     }
     return out;
+  }
+
+  static bool has_parent_step(const std::string& path) {
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t end = path.find('/', start);
+      if (end == std::string::npos) end = path.size();
+      if (path.compare(start, end - start, "..") == 0) return true;
+      start = end + 1;
+    }
+    return false;
+  }
+
+  // At or below one of the block's volumes or runtime paths (paths_), or its temp directory.
+  bool is_own_storage(const std::string& path) const {
+    if (path_below(normalize_path(block_.policy.host_tmp_dir), path)) return true;
+    return std::any_of(paths_.begin(), paths_.end(), [&](const auto& named) {
+      return path_below(normalize_path(named.second), path).has_value();
+    });
   }
 
   Status build_policy() {

@@ -727,6 +727,49 @@ TEST(Loader, ALinkWhereABlockCanWriteIsNeverFollowed) {
       << other.error().message;
 }
 
+// A definition may come from someone else's catalog: its sandbox grants reach into stackie's
+// storage only for the block's own volumes and runtime paths, never its neighbours' (a `..`
+// out of its own volume was every block's volumes and logs).
+TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("app/stackie.yml",
+                            "demo:\n  sources: [./defs]\n  blocks:\n"
+                            "    svc: {catalog: third.svc}\n    db: {command: [sh, -c, x]}\n");
+  auto load_with_grant = [&](const std::string& grant) {
+    home.write("app/defs/third.svc.yml",
+               "third.svc:\n  paths:\n    data: {volume: data}\n    run: {runtime: run}\n"
+               "  programs:\n    sh: {packages: {apt: dash}}\n"
+               "  command: [sh, -c, 'x']\n"
+               "  sandbox:\n    read_write: [\"" +
+                   grant + "\"]\n");
+    return load_stack(options);
+  };
+  for (const std::string own : {"${paths.data}", "${paths.data}/sub", "${paths.run}/x"}) {
+    auto loaded = load_with_grant(own);
+    EXPECT_TRUE(loaded.ok()) << own << ": " << loaded.error().message;
+  }
+  auto up = load_with_grant("${paths.data}/../..");
+  ASSERT_FALSE(up.ok());
+  EXPECT_EQ(up.error().message.find(home / "app/defs/third.svc.yml:9:18: sandbox.read_write '"), 0u)
+      << up.error().message;
+  EXPECT_NE(up.error().message.find("a '..' is not allowed here"), std::string::npos)
+      << up.error().message;
+  // Spelled out, the neighbour's temp dir and the whole storage are refused the same.
+  auto own = load_with_grant("${paths.data}");
+  ASSERT_TRUE(own.ok()) << own.error().message;
+  const std::string root = own->blocks.at(0).policy.storage_root;
+  ASSERT_FALSE(root.empty());
+  for (const std::string& other : {root, root + "/logs", root + "/tmp/demo-db"}) {
+    auto loaded = load_with_grant(other);
+    ASSERT_FALSE(loaded.ok()) << other;
+    EXPECT_NE(loaded.error().message.find("is in stackie's storage (" + root +
+                                          ") but not the block's own"),
+              std::string::npos)
+        << loaded.error().message;
+  }
+}
+
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {
   TempDir home;
   LoadOptions options = hermetic_options(home);
