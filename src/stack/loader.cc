@@ -1387,7 +1387,11 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
       decisive.push_back({env_file, stack.blocks[index].where});
     for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
-  STACKIE_TRY(confine_writable_dirs(out.blocks, decls, writable, decisive));
+  STACKIE_TRY_ASSIGN(roots, confine_writable_dirs(out.blocks, decls, writable, decisive));
+  out.writable_dirs = std::move(roots);
+  out.decisive_paths.push_back(stack.dir);
+  for (const auto& path : decisive)
+    if (!path_below(stack.dir, path.path)) out.decisive_paths.push_back(path.path);
   for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
   for (const char* name : {"PATH", "HOME"})
     if (options.env.count(name)) out.env_referenced.push_back(name);

@@ -147,6 +147,14 @@ struct ResolvedBlock {
   bool operator==(const ResolvedBlock&) const = default;
 };
 
+// A directory a block can write besides its storage (a project, a host volume), and a block
+// that can (stack/writable_dirs.h).
+struct WritableDir {
+  std::string path;
+  std::string writer;
+  bool operator==(const WritableDir&) const = default;
+};
+
 struct ResolvedStack {
   std::string name;
   std::string file;                   // absolute path of the stack file
@@ -161,6 +169,11 @@ struct ResolvedStack {
   // The variables of the caller's environment the load used (PATH, secrets found there): all
   // a restore needs of it.
   std::vector<std::string> env_referenced;
+  // The outermost directories its blocks can write besides their storage, and the paths that
+  // decide how it runs (its project directory, substack, secrets and env files, sources): what
+  // the daemon checks against other stacks' (supervisor/stack_neighbours.h).
+  std::vector<WritableDir> writable_dirs;
+  std::vector<std::string> decisive_paths;
   // Not errors, but worth the user's eye: "FILE:LINE:COL: warning: ..." (a secret on a
   // command line, a secrets file others can read).
   std::vector<std::string> warnings;

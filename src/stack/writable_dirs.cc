@@ -94,10 +94,9 @@ std::optional<LinkBelow> link_below(const std::vector<WritableDir>& dirs, const 
   return std::nullopt;
 }
 
-Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
-                             const std::vector<const StackBlockDecl*>& decls,
-                             std::vector<WritableDir> dirs,
-                             const std::vector<DecisivePath>& decisive) {
+Result<std::vector<WritableDir>> confine_writable_dirs(
+    std::vector<ResolvedBlock>& blocks, const std::vector<const StackBlockDecl*>& decls,
+    std::vector<WritableDir> dirs, const std::vector<DecisivePath>& decisive) {
   for (const auto& block : blocks) {
     if (!block.sandboxed || is_shared(block)) continue;
     for (const auto& bind : block.policy.read_write)
@@ -130,7 +129,7 @@ Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
                             "planted it); if you made it, name the path it points to instead");
       }
   }
-  return {};
+  return roots;
 }
 
 }  // namespace stackie

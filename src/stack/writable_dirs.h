@@ -22,11 +22,6 @@
 
 namespace stackie {
 
-struct WritableDir {
-  std::string path;
-  std::string writer;  // a block that can write it
-};
-
 // From the declarations of every block of the stack, whatever profiles are selected (a block
 // not started by this `up` may have written there before): each project (`path`) and each
 // volume of a host directory that is not read-only.
@@ -50,10 +45,9 @@ struct DecisivePath {
 // decisive path reached through a link below a writable directory; fills each sandboxed block's
 // policy.link_free_roots (the declared directories and what the built blocks write outside their
 // storage; shared instances bind only their storage and are left as they are); refuses a bind
-// source reached through a link below one of them.
-Status confine_writable_dirs(std::vector<ResolvedBlock>& blocks,
-                             const std::vector<const StackBlockDecl*>& decls,
-                             std::vector<WritableDir> dirs,
-                             const std::vector<DecisivePath>& decisive);
+// source reached through a link below one of them. Returns those directories, outermost only.
+Result<std::vector<WritableDir>> confine_writable_dirs(
+    std::vector<ResolvedBlock>& blocks, const std::vector<const StackBlockDecl*>& decls,
+    std::vector<WritableDir> dirs, const std::vector<DecisivePath>& decisive);
 
 }  // namespace stackie

@@ -56,7 +56,9 @@ int read_pid_file(const std::string& path) {
 }
 
 Daemon::Daemon(DaemonOptions options)
-    : options_(std::move(options)), port_memory_(options_.home + "/ports.json") {}
+    : options_(std::move(options)),
+      port_memory_(options_.home + "/ports.json"),
+      neighbours_(options_.home + "/neighbours.json") {}
 
 Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   if (options.home.empty() || !is_absolute_path(options.home))
@@ -205,6 +207,14 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   STACKIE_TRY(check_identity(name, request));
   // A shared block another stack uses with other settings: refused before it is recorded.
   STACKIE_TRY(supervisor_->check_shared(stack));
+  // Another stack's block that can write where this one is decided, or the reverse: refused.
+  // Recorded before it starts (what its blocks can write is written from then on); a record of
+  // a stack that then fails to start costs nothing.
+  STACKIE_TRY(neighbours_.check(stack));
+  if (Status kept = neighbours_.remember(stack); !kept.ok())
+    return Error{UV_EIO, "stack " + name + " not started: " + neighbours_.path() +
+                             " could not be written (" + kept.error().message + ")"};
+  neighbours_.confine(stack);
   std::vector<StackRecord> before = records_;
   if (Status recorded = remember(name, request, unsandboxed); !recorded.ok()) {
     records_ = std::move(before);

@@ -17,6 +17,7 @@
 #include "stack/stack_model.h"
 #include "supervisor/heap_trim.h"
 #include "supervisor/port_memory.h"
+#include "supervisor/stack_neighbours.h"
 #include "supervisor/state_file.h"
 #include "supervisor/supervisor.h"
 
@@ -101,6 +102,7 @@ class Daemon {
   std::unique_ptr<HeapTrimmer> heap_trimmer_;  // after supervisor_: it uses its event bus
   std::vector<StackRecord> records_;
   PortMemory port_memory_;
+  StackNeighbours neighbours_;
   std::vector<UvHandle<uv_signal_t>> signals_;
   bool stopping_ = false;
   std::function<void()> on_stopped_;

@@ -9,8 +9,9 @@ B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/stackie-net-e2e-XXXXXX)
-# STACKIE_HOME beside $T: the blocks' `path: ..` is $T, and no block may be given the
-# daemon's home to write.
+# STACKIE_HOME beside $T: no block may be given the daemon's home to write. The blocks' project
+# is $T/peer (`path: ../peer`), beside the stacks' directories: a block that could write where
+# another stack's file is would have that stack refused (stack_neighbours.h).
 H=$(mktemp -d /tmp/stackie-net-e2e-home-XXXXXX)
 export STACKIE_HOME=$H/home
 unset XDG_RUNTIME_DIR
@@ -23,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 run() { timeout 60 "$S" "$@"; }
-peer() { timeout 60 python3 "$T/net_peer.py" "$@"; }
+peer() { timeout 60 python3 "$T/peer/net_peer.py" "$@"; }
 # The host port of BLOCK's first served port in STACK, from `stackie ps --json`.
 host_port() {
   run ps --json | python3 -c '
@@ -34,11 +35,11 @@ for row in json.load(sys.stdin)["blocks"]:
 }
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$(cat "$STACKIE_HOME/stackied.pid")/status"; }
 
-cp "$HERE/net_peer.py" "$T/"
-mkdir -p "$T/a" "$T/b" "$T/strict"
+mkdir -p "$T/a" "$T/b" "$T/strict" "$T/peer"
+cp "$HERE/net_peer.py" "$T/peer/"
 # A stranger holds a host port for the strict-mode check.
-strange_port=$(python3 "$T/net_peer.py" free-port)
-python3 "$T/net_peer.py" hold "$strange_port" "$T/holder.pid" & holder=$!
+strange_port=$(python3 "$T/peer/net_peer.py" free-port)
+python3 "$T/peer/net_peer.py" hold "$strange_port" "$T/holder.pid" & holder=$!
 for i in $(seq 50); do [ -s "$T/holder.pid" ] && break; sleep 0.1; done
 
 stack() {  # stack NAME ECHO_PORT: the stack file of the main test stack
@@ -46,7 +47,7 @@ stack() {  # stack NAME ECHO_PORT: the stack file of the main test stack
 $1:
   blocks:
     echo:
-      path: ..
+      path: ../peer
       command: [python3, net_peer.py, echo-server, "$2"]
       serves:
         echo: {port: $2, type: echo}
@@ -54,7 +55,7 @@ $1:
         tcp: echo
         interval: 200ms
     sink:
-      path: ..
+      path: ../peer
       command: [python3, net_peer.py, sink-server, "7100", "3"]
       serves:
         sink: {port: 7100, type: sink}
@@ -66,12 +67,12 @@ $1:
       serves:
         nothing: {port: 7200, type: nothing}
     consumer:
-      path: ..
+      path: ../peer
       command: [python3, net_peer.py, consumer, "\${consumes.echo.HOST}", "\${consumes.echo.PORT}", "$1-consumer.out"]
       consumes:
         echo: echo
     hostside:
-      path: ..
+      path: ../peer
       command: [python3, net_peer.py, consumer, "\${consumes.echo.HOST}", "\${consumes.echo.PORT}", "$1-hostside.out"]
       consumes:
         echo: echo
@@ -86,7 +87,7 @@ strict:
   ports: strict
   blocks:
     echo:
-      path: ..
+      path: ../peer
       command: [python3, net_peer.py, echo-server, "7000"]
       serves:
         echo: {port: 7000, type: echo}
@@ -103,11 +104,11 @@ check "serves: host -> block, half-close both ways (1 MiB)" ok "$(peer client-ha
 check "serves: 1000 concurrent connections" "ok 1000" "$(peer client-many 127.0.0.1 "$a_echo" 1000)"
 check "a refused connection inside is a reset outside" reset "$(peer client-reset 127.0.0.1 "$(host_port neta dead)")"
 
-for i in $(seq 50); do [ -s "$T/neta-consumer.out" ] && [ -s "$T/neta-hostside.out" ] && break; sleep 0.2; done
+for i in $(seq 50); do [ -s "$T/peer/neta-consumer.out" ] && [ -s "$T/peer/neta-hostside.out" ] && break; sleep 0.2; done
 check "consumes: a sandboxed block reaches its provider at its own 127.0.0.1:PORT" \
-  "ok 127.0.0.1:7000" "$(cat "$T/neta-consumer.out" 2>/dev/null)"
+  "ok 127.0.0.1:7000" "$(cat "$T/peer/neta-consumer.out" 2>/dev/null)"
 check "consumes: an unsandboxed block reaches it through the host port" \
-  "ok 127.0.0.1:$a_echo" "$(cat "$T/neta-hostside.out" 2>/dev/null)"
+  "ok 127.0.0.1:$a_echo" "$(cat "$T/peer/neta-hostside.out" 2>/dev/null)"
 
 # Backpressure: the sink reads nothing for 3 s while 256 MiB are sent at it.
 before=$(rss_kib)

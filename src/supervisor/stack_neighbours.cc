@@ -1,0 +1,141 @@
+#include "supervisor/stack_neighbours.h"
+
+#include <uv.h>
+
+#include <algorithm>
+
+#include "base/directories.h"
+#include "base/json.h"
+#include "base/safe_open.h"
+#include "stack/file_kind.h"
+#include "stack/paths.h"
+#include "stack/yaml_node.h"
+
+namespace stackie {
+
+namespace {
+
+std::string directory_of(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : file.substr(0, slash);
+}
+
+std::string key_of(const std::string& stack, const std::string& file) {
+  return stack + " " + directory_of(file);
+}
+
+std::vector<std::string> strings_of(const Json& list) {
+  std::vector<std::string> out;
+  if (list.is_array())
+    for (const auto& item : list.as_array())
+      if (item.is_string()) out.push_back(item.as_string());
+  return out;
+}
+
+// `path` (as written or as the file system resolves it) is `dir` or below it. The writable
+// directories come in both spellings already (stack/writable_dirs.cc).
+bool holds(const WritableDir& dir, const std::string& path) {
+  return !dir.path.empty() &&
+         (path_below(dir.path, path) || path_below(dir.path, path_for_comparison(path)));
+}
+
+const char kAdvice[] =
+    "give each stack a project directory of its own (a block's `path` or volume that holds "
+    "another project is the cause)";
+
+}  // namespace
+
+StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
+  auto text = read_text_file(path_);
+  if (!text.ok()) return;
+  auto parsed = parse_json(*text);
+  if (!parsed.ok() || !parsed->is_object()) return;
+  for (const auto& [key, value] : parsed->as_object()) {
+    Entry entry;
+    entry.stack = value["stack"].string_or("");
+    entry.file = value["file"].string_or("");
+    entry.decisive = strings_of(value["decisive"]);
+    if (value["writable"].is_array())
+      for (const auto& dir : value["writable"].as_array())
+        entry.writable.push_back({dir["path"].string_or(""), dir["writer"].string_or("")});
+    if (entry.stack.empty() || entry.file.empty()) continue;
+    entries_[key] = std::move(entry);
+  }
+}
+
+std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
+    const ResolvedStack& stack) const {
+  std::vector<const Entry*> out;
+  const std::string own = key_of(stack.name, stack.file);
+  // The same file under another name (`up -p NAME`) is the same project: within one stack file
+  // the loader keeps blocks from rewriting it (stack/writable_dirs.h).
+  for (const auto& [key, entry] : entries_)
+    if (key != own && entry.file != stack.file && !is_missing(entry.file)) out.push_back(&entry);
+  return out;
+}
+
+Status StackNeighbours::check(const ResolvedStack& stack) const {
+  for (const Entry* other : others(stack)) {
+    for (const auto& dir : other->writable)
+      for (const auto& decisive : stack.decisive_paths)
+        if (holds(dir, decisive))
+          return Error{UV_EPERM, "stack '" + stack.name + "' is decided by " + decisive + ", in " +
+                                     dir.path + ", which block '" + dir.writer + "' of stack '" +
+                                     other->stack + "' (" + other->file +
+                                     ") can write: it could rewrite how this stack runs or plant "
+                                     "links it follows; " +
+                                     kAdvice};
+    for (const auto& dir : stack.writable_dirs)
+      for (const auto& decisive : other->decisive)
+        if (holds(dir, decisive))
+          return Error{UV_EPERM, "block '" + dir.writer + "' of stack '" + stack.name +
+                                     "' would write " + dir.path + ", which holds " + decisive +
+                                     " of stack '" + other->stack + "' (" + other->file +
+                                     "): it could rewrite how that stack runs or plant links it "
+                                     "follows; " +
+                                     kAdvice};
+  }
+  return {};
+}
+
+void StackNeighbours::confine(ResolvedStack& stack) const {
+  const std::vector<const Entry*> neighbours = others(stack);
+  for (auto& block : stack.blocks) {
+    if (!block.sandboxed || !block.shared_instance.empty()) continue;
+    std::vector<std::string>& roots = block.policy.link_free_roots;
+    auto holds_a_source = [&](const std::string& dir) {
+      for (const auto* binds : {&block.policy.read_write, &block.policy.read_only})
+        for (const auto& bind : *binds)
+          if (auto below = path_below(dir, bind.source); below && !below->empty()) return true;
+      return false;
+    };
+    for (const Entry* other : neighbours)
+      for (const auto& dir : other->writable)
+        if (!dir.path.empty() && holds_a_source(dir.path) &&
+            std::find(roots.begin(), roots.end(), dir.path) == roots.end())
+          roots.push_back(dir.path);
+  }
+}
+
+Status StackNeighbours::remember(const ResolvedStack& stack) {
+  Entry entry{stack.name, stack.file, stack.writable_dirs, stack.decisive_paths};
+  const std::string key = key_of(stack.name, stack.file);
+  entries_[key] = std::move(entry);
+  // Forgotten: stacks whose file is gone (a deleted checkout).
+  std::erase_if(entries_, [](const auto& item) { return is_missing(item.second.file); });
+  Json all = Json::object();
+  for (const auto& [name, kept] : entries_) {
+    Json writable = Json::array();
+    for (const auto& dir : kept.writable)
+      writable.push_back(Json::object({{"path", dir.path}, {"writer", dir.writer}}));
+    Json decisive = Json::array();
+    for (const auto& path : kept.decisive) decisive.push_back(path);
+    all.set(name, Json::object({{"stack", kept.stack},
+                                {"file", kept.file},
+                                {"writable", std::move(writable)},
+                                {"decisive", std::move(decisive)}}));
+  }
+  return write_file_atomically(path_, to_json(all) + "\n");
+}
+
+}  // namespace stackie

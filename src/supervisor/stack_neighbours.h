@@ -1,0 +1,53 @@
+// What one stack's blocks can do to another stack (issue 14's seams, across stacks). A block
+// with `path: .` in ~/projects writes ~/projects/app too: the stack file of a second project
+// there (it could rewrite it to `sandbox: false` and a command of its own, which the next `up`
+// of that stack would run with the user's rights), and the directories that stack's blocks are
+// given (a link planted there would be followed into them). Within one stack the loader guards
+// against this (stack/writable_dirs.h); across stacks only the daemon sees both.
+//
+// So the daemon keeps, per stack and project, the directories its blocks can write and the
+// paths that decide how it runs, in $STACKIE_HOME/neighbours.json, kept across `down` and
+// restarts (what a block wrote stays written). An `up` is refused when either stack's blocks
+// can write where the other is decided; a stack whose file is gone is forgotten. Each block is
+// also told the other stacks' writable directories above what it is given, so that the lockbox
+// follows no link there (SandboxPolicy::link_free_roots).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "stack/stack_model.h"
+
+namespace stackie {
+
+class StackNeighbours {
+ public:
+  explicit StackNeighbours(std::string path);  // reads it; a missing or unreadable file is empty
+
+  // An error naming the block, the directory and both stacks when `stack`'s blocks can write
+  // where another known stack is decided, or another's blocks where `stack` is.
+  Status check(const ResolvedStack& stack) const;
+  // Adds to each sandboxed block's link_free_roots the other stacks' writable directories that
+  // hold something it is given.
+  void confine(ResolvedStack& stack) const;
+  // Records `stack` (replacing what an earlier `up` of it recorded) and writes the file.
+  Status remember(const ResolvedStack& stack);
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Entry {
+    std::string stack;
+    std::string file;
+    std::vector<WritableDir> writable;
+    std::vector<std::string> decisive;
+  };
+  // The records of other stack files that still exist.
+  std::vector<const Entry*> others(const ResolvedStack& stack) const;
+
+  std::string path_;
+  std::map<std::string, Entry> entries_;  // by "STACK PROJECT_DIR"
+};
+
+}  // namespace stackie

@@ -1,0 +1,110 @@
+#!/bin/sh
+# End-to-end, with the real stackie, stackied and stackie-lockbox in a temporary STACKIE_HOME:
+# one stack's block may not write where another stack is decided. Stack "outer" has a block
+# with `path: .`, so it writes the whole project, and the project holds a second stack,
+# "inner". The block rewrites inner's stack file to run a command of its own outside any
+# sandbox (platforms: {linux: {sandbox: false}}); the user's next `up` of inner would run it
+# with the user's rights. That `up` is refused, naming the writer, and so is the reverse order
+# (inner first, then outer), also after a daemon restart.
+set -u
+B=${STACKIE_BUILD_ROOT:?}/src
+S=$B/stackie
+. "$(dirname "$0")/lib.sh"
+
+T=$(mktemp -d /tmp/stackie-nested-e2e-XXXXXX)
+export STACKIE_HOME=$T/home
+unset XDG_RUNTIME_DIR
+cleanup() {
+  for stack in outer inner; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
+  stop_daemon "$S" 20
+  rm -rf "$T"
+}
+trap cleanup EXIT
+run() { timeout 60 "$S" "$@"; }
+
+mkdir -p "$T/victim" "$T/outer/inner"
+echo victim-secret-7321 >"$T/victim/secret"
+inner_as_written() {
+  cat >"$T/outer/inner/stackie.yml" <<YML
+inner:
+  blocks:
+    web:
+      command: [/bin/sh, -c, 'echo inner-as-written; exec sleep 1000']
+YML
+}
+inner_as_written
+cat >"$T/outer/stackie.yml" <<YML
+outer:
+  blocks:
+    writer:
+      path: .
+      command:
+        - /bin/sh
+        - -c
+        - |
+          printf '%s\n' 'inner:' '  blocks:' '    web:' \
+            '      platforms: {linux: {sandbox: false}}' \
+            "      command: [/bin/sh, -c, 'cat $T/victim/secret; exec sleep 1000']" \
+            >inner/stackie.yml && echo rewritten
+          exec sleep 1000
+YML
+
+wait_log() {  # STACK/BLOCK TEXT: the block's log once it holds TEXT (or after 10 s)
+  out=""
+  for _ in $(seq 1 50); do
+    out=$(run logs "$1" 2>/dev/null)
+    printf '%s' "$out" | grep -q "$2" && break
+    sleep 0.2
+  done
+  printf '%s' "$out"
+}
+
+(cd "$T/outer" && run up >"$T/up-outer.out" 2>&1)
+check "outer is up" 0 $?
+contains "its block rewrote inner's stack file" "$(wait_log outer/writer rewritten)" rewritten
+grep -q victim "$T/outer/inner/stackie.yml"
+check "inner's stack file is the block's now" 0 $?
+
+(cd "$T/outer/inner" && run up >"$T/up-inner.out" 2>&1)
+status=$?
+out=$(tr '\n' ' ' <"$T/up-inner.out")
+[ "$status" -ne 0 ]
+check "the up of inner is refused (exit $status)" 0 $?
+contains "naming the block and the stack that can write there" "$out" \
+  "stack 'inner' is decided by $T/outer/inner, in $T/outer, which block 'writer' of stack 'outer'"
+logs=$(run logs inner/web 2>&1 | tr '\n' ' ')
+if printf '%s %s' "$out" "$logs" | grep -q victim-secret-7321; then
+  bad "the rewritten stack ran the block's command: $out $logs"
+else
+  ok "nothing of the rewritten stack ran"
+fi
+note "refused: $out"
+
+# The reverse order, from a daemon that knows nothing of outer: inner up first; then a fresh
+# daemon, which knows inner from its file, refuses outer, which would write where inner is
+# decided.
+run down outer >/dev/null 2>&1
+check "outer goes down" 0 $?
+inner_as_written
+stop_daemon "$S" 20
+rm -f "$STACKIE_HOME/neighbours.json"
+(cd "$T/outer/inner" && run up >"$T/up-inner2.out" 2>&1)
+check "inner alone is up" 0 $?
+contains "inner runs its own command" "$(wait_log inner/web inner-as-written)" inner-as-written
+stop_daemon "$S" 20
+(cd "$T/outer" && run up >"$T/up-outer2.out" 2>&1)
+status=$?
+out=$(tr '\n' ' ' <"$T/up-outer2.out")
+[ "$status" -ne 0 ]
+check "the up of outer is refused after a daemon restart (exit $status)" 0 $?
+contains "naming what it would write" "$out" \
+  "block 'writer' of stack 'outer' would write $T/outer, which holds $T/outer/inner of stack 'inner'"
+equals "inner's stack file is untouched" "$(grep -c victim "$T/outer/inner/stackie.yml")" 0
+
+# The cure the message names: outer's block writes a directory of its own.
+mkdir -p "$T/outer/web"
+sed -i 's|^      path: \.$|      path: ./web|; s|>inner/stackie.yml|>/dev/null|' "$T/outer/stackie.yml"
+(cd "$T/outer" && run up >"$T/up-outer3.out" 2>&1)
+check "with a path of its own, outer is up beside inner" 0 $?
+note "$(tr '\n' ' ' <"$T/up-outer3.out")"
+done_testing

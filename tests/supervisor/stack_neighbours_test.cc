@@ -1,0 +1,111 @@
+// What one stack's blocks can do to another (supervisor/stack_neighbours.h): a block that can
+// write where another stack is decided refuses the `up` of either, remembered across daemons.
+#include "supervisor/stack_neighbours.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/temp_dir.h"
+
+namespace stackie {
+namespace {
+
+class Neighbours : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    outer_ = stack("outer", dir_.write("outer/stackie.yml", "# outer\n"));
+    outer_.writable_dirs = {{dir_ / "outer", "writer"}};
+    inner_ = stack("inner", dir_.write("outer/inner/stackie.yml", "# inner\n"));
+  }
+
+  static ResolvedStack stack(const std::string& name, const std::string& file) {
+    ResolvedStack out;
+    out.name = name;
+    out.file = file;
+    out.decisive_paths = {file.substr(0, file.rfind('/'))};
+    return out;
+  }
+
+  std::string registry() const { return dir_ / "neighbours.json"; }
+
+  testing::TempDir dir_{"neighbours"};
+  ResolvedStack outer_, inner_;
+};
+
+TEST_F(Neighbours, AStackInsideWhatAnotherStacksBlockWritesIsRefused) {
+  StackNeighbours neighbours(registry());
+  ASSERT_TRUE(neighbours.check(outer_).ok());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  EXPECT_TRUE(neighbours.check(outer_).ok()) << "its own record is no neighbour";
+  ResolvedStack renamed = outer_;
+  renamed.name = "outer2";  // `up -p outer2`: the same file, so the same project
+  EXPECT_TRUE(neighbours.check(renamed).ok());
+  auto refused = neighbours.check(inner_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "stack 'inner' is decided by " + dir_ / "outer/inner" + ", in " + dir_ / "outer" +
+                ", which block 'writer' of stack 'outer' (" + outer_.file +
+                ") can write: it could rewrite how this stack runs or plant links it follows; "
+                "give each stack a project directory of its own (a block's `path` or volume "
+                "that holds another project is the cause)");
+  // Remembered in the file, for the next daemon: what a block wrote stays written.
+  EXPECT_FALSE(StackNeighbours(registry()).check(inner_).ok());
+}
+
+TEST_F(Neighbours, AStackWhoseBlockWouldWriteAnotherStackIsRefused) {
+  StackNeighbours neighbours(registry());
+  inner_.decisive_paths.push_back(dir_ / "secrets.env");
+  ASSERT_TRUE(neighbours.remember(inner_).ok());
+  auto refused = StackNeighbours(registry()).check(outer_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(
+      refused.error().message.find("block 'writer' of stack 'outer' would write " + dir_ / "outer" +
+                                   ", which holds " + dir_ / "outer/inner" + " of stack 'inner'"),
+      std::string::npos)
+      << refused.error().message;
+  // A decisive file outside the project counts as well.
+  outer_.writable_dirs = {{dir_.path(), "writer"}};
+  inner_.decisive_paths = {dir_ / "secrets.env"};
+  ASSERT_TRUE(neighbours.remember(inner_).ok());
+  EXPECT_FALSE(neighbours.check(outer_).ok());
+}
+
+TEST_F(Neighbours, AStackThatNoLongerWritesThereOrIsGoneIsNoLongerInTheWay) {
+  StackNeighbours neighbours(registry());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  ASSERT_FALSE(neighbours.check(inner_).ok());
+  // Its next up records what it writes now.
+  outer_.writable_dirs = {{dir_ / "outer/web", "writer"}};
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  EXPECT_TRUE(neighbours.check(inner_).ok());
+  // A checkout deleted with its stack file is forgotten.
+  outer_.writable_dirs = {{dir_ / "outer", "writer"}};
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  ASSERT_FALSE(neighbours.check(inner_).ok());
+  std::filesystem::remove(outer_.file);
+  EXPECT_TRUE(neighbours.check(inner_).ok());
+}
+
+TEST_F(Neighbours, ABlockFollowsNoLinkInAnotherStacksWritableDirectory) {
+  ResolvedStack data = stack("data", dir_.write("data/stackie.yml", "# data\n"));
+  data.writable_dirs = {{dir_ / "shared", "loader"}};
+  StackNeighbours neighbours(registry());
+  ASSERT_TRUE(neighbours.remember(data).ok());
+  ResolvedStack app = stack("app", dir_.write("app/stackie.yml", "# app\n"));
+  ResolvedBlock reader;
+  reader.name = "reader";
+  reader.sandboxed = true;
+  reader.policy.read_only = {{dir_ / "shared/conf", "/etc/app"}};
+  ResolvedBlock other = reader;
+  other.name = "other";
+  other.policy.read_only = {{dir_ / "elsewhere", "/etc/app"}};
+  app.blocks = {reader, other};
+  neighbours.confine(app);
+  EXPECT_EQ(app.blocks[0].policy.link_free_roots, std::vector<std::string>{dir_ / "shared"});
+  EXPECT_TRUE(app.blocks[1].policy.link_free_roots.empty()) << "nothing of it is below";
+}
+
+}  // namespace
+}  // namespace stackie
