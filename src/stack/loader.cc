@@ -901,18 +901,7 @@ class BlockBuilder {
       if (std::find(policy.host_names.begin(), policy.host_names.end(), consume.provider) ==
           policy.host_names.end())
         policy.host_names.push_back(consume.provider);
-    if (!project_dir_.empty()) {
-      add(policy.read_write, project_dir_);
-      // Bound on top, read-only: what decides how the next `up` runs (issue 14: a block that
-      // rewrites its stack file to `sandbox: false`, plants a secret or a git hook). Each
-      // directory on the way to one is bound onto itself, so it is a mount point the block cannot
-      // rename: `mv api api.x && mkdir api` would have left it a fresh api/stackie-stack.yml.
-      const std::vector<std::string> protected_paths = protected_project_paths();
-      for (const auto& path : protected_paths)
-        for (const auto& dir : directories_on_the_way(project_dir_, path))
-          add(policy.read_write, dir);
-      for (const auto& path : protected_paths) add(policy.read_only, path);
-    }
+    if (!project_dir_.empty()) add(policy.read_write, project_dir_);
     if (spec_.def) {
       STACKIE_TRY_ASSIGN(rw,
                          expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write"));
@@ -937,7 +926,41 @@ class BlockBuilder {
       for (const auto& serve : block_.serves) policy.tcp_bind.push_back(serve.port);
       for (const auto& consume : block_.consumes) policy.tcp_connect.push_back(consume.local_port);
     }
+    STACKIE_TRY(protect_decisive_paths(targets));
     return check_bound_paths();
+  }
+
+  // What decides how the next `up` runs, bound read-only on top wherever the block can write it
+  // (issue 14: a block that rewrites its stack file to `sandbox: false`, plants a secret or a
+  // git hook): below its project (`path`), a host volume (compose's `.:/app`), a definition's
+  // grant, at the place each is shown. Each directory on the way to one is bound onto itself,
+  // so it is a mount point the block cannot rename: `mv api api.x && mkdir api` would have left
+  // it a fresh api/stackie-stack.yml. One given to write as a whole is refused.
+  Status protect_decisive_paths(std::set<std::string>& targets) {
+    SandboxPolicy& policy = block_.policy;
+    const std::vector<std::string> decisive = decisive_candidates();
+    const std::vector<BindMount> written = policy.read_write;  // what follows adds to it
+    for (const auto& bind : written) {
+      const std::string root = normalize_path(bind.source);
+      for (const auto& path : decisive) {
+        auto below = path_below(root, path);
+        if (!below || !is_file_or_directory_itself(path)) continue;
+        if (below->empty())
+          return error_at(decl_.where, "block '" + block_.name + "' would be given " + path +
+                                           " to write, which decides how the next up runs: "
+                                           "give it read-only (:ro), or a directory below it");
+        auto shown = [&](const std::string& host) {
+          std::string at = join_path(bind.target(), *path_below(root, host));
+          return BindMount{host, at == host ? "" : at};
+        };
+        for (const auto& dir : directories_on_the_way(root, path))
+          if (BindMount mount = shown(dir); targets.insert(mount.target()).second)
+            policy.read_write.push_back(std::move(mount));
+        if (BindMount mount = shown(path); targets.insert(mount.target()).second)
+          policy.read_only.push_back(std::move(mount));
+      }
+    }
+    return {};
   }
 
   // A sandboxed block is given nothing of the daemon's own. Written, the storage root or
@@ -1042,23 +1065,22 @@ class BlockBuilder {
 
   // The stack file, its secrets files, the block's env files, the `sources:` directories of
   // block definitions (a block that rewrote one would choose its own sandbox at the next up), and
-  // .env, .dev.vars and .git of the stack's and the block's directories: those that exist below
-  // the project directory as a file or directory (a symlink cannot be mounted over; the loader
-  // refuses one where a block can write, writable_dirs.h).
-  std::vector<std::string> protected_project_paths() const {
+  // .env, .dev.vars and .git of the stack's and the block's directories, normalised. Those that
+  // exist as a file or directory where the block can write are protected (a symlink cannot be
+  // mounted over; the loader refuses one where a block can write, writable_dirs.h).
+  std::vector<std::string> decisive_candidates() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : stack_.substack_files) candidates.push_back(file);
     for (const auto& [dir, where] : stack_.sources) candidates.push_back(dir);
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
     for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
-      for (const char* name : {".env", ".dev.vars", ".git"})
-        candidates.push_back(join_path(dir, name));
+      if (!dir.empty())
+        for (const char* name : {".env", ".dev.vars", ".git"})
+          candidates.push_back(join_path(dir, name));
     std::vector<std::string> out;
     for (const auto& candidate : candidates) {
       std::string path = normalize_path(candidate);
-      auto below = path_below(project_dir_, path);
-      if (!below || below->empty() || !is_file_or_directory_itself(path)) continue;
       if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
     }
     return out;

@@ -573,6 +573,55 @@ TEST(Loader, TheProjectBindShowsTheStackFileSecretsAndGitReadOnly) {
   EXPECT_TRUE(has_bind(other->blocks[0].policy.read_only, app + "/.env"));
 }
 
+// The same below a host volume the block writes (compose's `.:/app`, which wrote the stack file
+// before), at the place the volume is shown; a decisive file given to write as a whole is
+// refused.
+TEST(Loader, AVolumeThatHoldsTheStackFileShowsItReadOnly) {
+  TempDir home;
+  home.write("app/.env", "A=1\n");
+  home.write("app/defs/x.yml", "# the project's definitions\n");
+  LoadOptions options = hermetic_options(home);
+  const std::string app = home / "app";
+  auto load = [&](const std::string& volume) {
+    options.file = home.write("app/s.yml",
+                              "demo:\n  sources: [./defs]\n  blocks:\n    a:\n"
+                              "      command: [sh, -c, 'x']\n"
+                              "      volumes: [\"" +
+                                  volume + "\"]\n");
+    return load_stack(options);
+  };
+  auto at_its_path = load(".:/app");
+  ASSERT_TRUE(at_its_path.ok()) << at_its_path.error().message;
+  const SandboxPolicy& policy = at_its_path->blocks[0].policy;
+  EXPECT_TRUE(has_bind(policy.read_write, app));
+  for (const char* name : {"s.yml", ".env", "defs"})
+    EXPECT_TRUE(has_bind(policy.read_only, app + "/" + name)) << name;
+
+  // Shown elsewhere (paths:), the protection is where the block sees it.
+  options.file = home.write("app/s.yml",
+                            "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n"
+                            "      volumes: ['.:/src']\n      paths: {src: /src}\n");
+  auto elsewhere = load_stack(options);
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.error().message;
+  auto shown_at = [&](const std::vector<BindMount>& binds, const std::string& source,
+                      const std::string& dest) {
+    return std::any_of(binds.begin(), binds.end(), [&](const BindMount& bind) {
+      return bind.source == source && bind.dest == dest;
+    });
+  };
+  const SandboxPolicy& moved = elsewhere->blocks[0].policy;
+  EXPECT_TRUE(shown_at(moved.read_write, app, "/src"));
+  EXPECT_TRUE(shown_at(moved.read_only, app + "/s.yml", "/src/s.yml"));
+  EXPECT_TRUE(shown_at(moved.read_only, app + "/.env", "/src/.env"));
+
+  auto whole = load("./defs:/defs");
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().message, options.file + ":4:5: block 'a' would be given " + app +
+                                       "/defs to write, which decides how the next up runs: "
+                                       "give it read-only (:ro), or a directory below it");
+  EXPECT_TRUE(load("./defs:/defs:ro").ok());
+}
+
 // A sandboxed block given a directory that holds STACKIE_HOME or the storage root could rewrite
 // the daemon's state and read its API token, and every other block's volumes and logs: refused,
 // at the `path:` that asks for it. Unsandboxed (--no-sandbox), it writes there anyway.

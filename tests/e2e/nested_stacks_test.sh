@@ -5,7 +5,8 @@
 # "inner". The block rewrites inner's stack file to run a command of its own outside any
 # sandbox (platforms: {linux: {sandbox: false}}); the user's next `up` of inner would run it
 # with the user's rights. That `up` is refused, naming the writer, and so is the reverse order
-# (inner first, then outer), also after a daemon restart.
+# (inner first, then outer), also after a daemon restart. Last, within one stack: a block
+# given its project as a compose-style volume (`.:/app`) cannot rewrite its own stack file.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -15,7 +16,7 @@ T=$(mktemp -d /tmp/stackie-nested-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
 cleanup() {
-  for stack in outer inner; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
+  for stack in outer inner vol; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
   stop_daemon "$S" 20
   rm -rf "$T"
 }
@@ -107,4 +108,35 @@ sed -i 's|^      path: \.$|      path: ./web|; s|>inner/stackie.yml|>/dev/null|'
 (cd "$T/outer" && run up >"$T/up-outer3.out" 2>&1)
 check "with a path of its own, outer is up beside inner" 0 $?
 note "$(tr '\n' ' ' <"$T/up-outer3.out")"
+
+mkdir -p "$T/vol"
+cat >"$T/vol/stackie.yml" <<'YML'
+vol:
+  blocks:
+    writer:
+      command:
+        - /bin/sh
+        - -c
+        - |
+          cd ${paths.app} || exit 1
+          echo '    evil: {command: [x]}' >>stackie.yml 2>/dev/null && echo "file: written"
+          mv stackie.yml old.yml 2>/dev/null && echo "file: renamed"
+          echo 'PLANTED=1' >.env 2>/dev/null && echo "env: written"
+          echo tried; exec sleep 1000
+      volumes:
+        - .:/app
+YML
+echo 'KEPT=1' >"$T/vol/.env"
+before=$(cat "$T/vol/stackie.yml")
+(cd "$T/vol" && run up >"$T/up-vol.out" 2>&1)
+check "a stack with its project as a volume is up" 0 $?
+out=$(wait_log vol/writer tried | tr '\n' ' ')
+contains "the block ran its attempts" "$out" tried
+if printf '%s' "$out" | grep -q "written\|renamed"; then
+  bad "the block changed what decides the next up: $out"
+else
+  ok "the stack file and .env are read-only to it, and cannot be renamed away"
+fi
+equals "the stack file is as the user wrote it" "$(cat "$T/vol/stackie.yml")" "$before"
+equals ".env is as the user wrote it" "$(cat "$T/vol/.env")" "KEPT=1"
 done_testing

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -90,8 +91,11 @@ class Honesty : public DaemonHarness {
     return "    " + name + ":\n      path: .\n      command: [" + helper_ + ", " + actions + "]\n" +
            extra;
   }
+  // In a directory of its own: a block with `path: .` writes it, and may not write where
+  // another stack is decided (supervisor/stack_neighbours.h).
   std::string stack_file(const std::string& stack, const std::string& blocks) {
-    return write_file(stack + ".yml", stack + ":\n  blocks:\n" + blocks);
+    std::filesystem::create_directories(dir_ + "/" + stack);
+    return write_file(stack + "/" + stack + ".yml", stack + ":\n  blocks:\n" + blocks);
   }
   Json block_row(ipc::Client& client, const std::string& name) {
     Json rows = ps_blocks(client);  // kept: the loop reads into it
