@@ -148,6 +148,8 @@ Status merge_environment(BlockSpec& spec, const StackFile& stack) {
   return {};
 }
 
+Result<std::string> shared_storage_root(const LoadOptions& options);
+
 // Builds one ResolvedBlock: paths, programs, interpolation and the sandbox policy.
 class BlockBuilder {
  public:
@@ -157,7 +159,8 @@ class BlockBuilder {
                const std::string& shared_storage, const BlockSpec& spec,
                std::vector<ConsumedPort> consumes, std::vector<std::string> depends_on,
                SecretStore& secrets, const std::vector<ResolvedBlock>& built,
-               const std::vector<WritableDir>& writable)
+               const std::vector<WritableDir>& writable,
+               const std::vector<std::string>& catalog_dirs)
       : options_(options),
         stack_(stack),
         storage_(spec.shared_instance.empty() ? storage : shared_storage),
@@ -166,7 +169,8 @@ class BlockBuilder {
         dir_(block_dir(*spec.decl, stack)),
         secrets_(secrets),
         built_(built),
-        writable_(writable) {
+        writable_(writable),
+        catalog_dirs_(catalog_dirs) {
     block_.name = decl_.name;
     block_.sandbox_id = spec.sandbox_id;
     block_.first_party = !spec.def.has_value();
@@ -833,10 +837,12 @@ class BlockBuilder {
 
   // A definition's extra grants. A definition may come from a catalog someone else wrote, so it
   // reaches into stackie's storage only for what is the block's own (its volumes, runtime and
-  // temp dirs): `${paths.data}/../..` would be every other block's volumes and logs. A ".." is
-  // refused anywhere, so that the path granted is the path as read.
+  // temp dirs; written only where the block may write them): `${paths.data}/../..` would be
+  // every other block's volumes and logs, and a directory that holds the storage shows them all.
+  // A ".." is refused anywhere, so that the path granted is the path as read. (The daemon's home
+  // and socket are refused for every bind, check_bound_paths.)
   Result<std::vector<std::string>> expand_sandbox_paths(const std::vector<YamlNode>& nodes,
-                                                        std::string_view what) {
+                                                        std::string_view what, bool written) {
     std::vector<std::string> out;
     for (const auto& node : nodes) {
       STACKIE_TRY_ASSIGN(path, expand_text(node));
@@ -845,14 +851,32 @@ class BlockBuilder {
         return error_at(node.where, std::string(what) + " '" + path +
                                         "': a '..' is not allowed here; name the path itself");
       std::string normal = normalize_path(path);
-      if (!storage_.empty() && !is_own_storage(normal) &&
-          (path_below(normalize_path(storage_), normal) ||
-           path_below(path_for_comparison(storage_), path_for_comparison(normal))))
-        return error_at(node.where, std::string(what) + " '" + path +
-                                        "' is in stackie's storage (" + storage_ +
-                                        ") but not the block's own: a definition is given only "
-                                        "its own volumes and runtime paths there");
+      const std::string resolved = path_for_comparison(normal);
+      for (const auto& root : storage_roots()) {
+        const std::string root_resolved = path_for_comparison(root);
+        const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
+        const bool holds = path_below(normal, root) || path_below(resolved, root_resolved);
+        if (inside && is_own_storage(normal, written)) continue;
+        if (inside || holds)
+          return error_at(node.where, std::string(what) + " '" + path + "' " +
+                                          (inside ? "is in" : "holds") + " stackie's storage (" +
+                                          root +
+                                          "): a definition is given only the block's own volumes "
+                                          "and runtime paths there");
+      }
       out.push_back(std::move(normal));
+    }
+    return out;
+  }
+
+  // The stack's storage root and the user's, where shared instances live (one when they are the
+  // same or the latter is unknown).
+  std::vector<std::string> storage_roots() const {
+    std::vector<std::string> out;
+    if (!storage_.empty()) out.push_back(normalize_path(storage_));
+    if (auto shared = shared_storage_root(options_); shared.ok() && !shared->empty()) {
+      std::string root = normalize_path(*shared);
+      if (std::find(out.begin(), out.end(), root) == out.end()) out.push_back(root);
     }
     return out;
   }
@@ -868,11 +892,18 @@ class BlockBuilder {
     return false;
   }
 
-  // At or below one of the block's volumes or runtime paths (paths_), or its temp directory.
-  bool is_own_storage(const std::string& path) const {
+  // At or below the block's temp directory, or one of its volumes or runtime paths in the
+  // storage (paths_), for `written` one the block may write.
+  bool is_own_storage(const std::string& path, bool written) const {
     if (path_below(normalize_path(block_.policy.host_tmp_dir), path)) return true;
+    const std::vector<std::string> roots = storage_roots();
     return std::any_of(paths_.begin(), paths_.end(), [&](const auto& named) {
-      return path_below(normalize_path(named.second), path).has_value();
+      const std::string host = normalize_path(named.second);
+      const bool managed = std::any_of(roots.begin(), roots.end(), [&](const std::string& root) {
+        return path_below(root, host).has_value();
+      });
+      if (!managed || (written && read_only_paths_.count(named.first) != 0)) return false;
+      return path_below(host, path).has_value();
     });
   }
 
@@ -903,11 +934,11 @@ class BlockBuilder {
         policy.host_names.push_back(consume.provider);
     if (!project_dir_.empty()) add(policy.read_write, project_dir_);
     if (spec_.def) {
-      STACKIE_TRY_ASSIGN(rw,
-                         expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write"));
+      STACKIE_TRY_ASSIGN(
+          rw, expand_sandbox_paths(spec_.def->sandbox.read_write, "sandbox.read_write", true));
       for (const auto& path : rw) add(policy.read_write, path);
-      STACKIE_TRY_ASSIGN(ro,
-                         expand_sandbox_paths(spec_.def->sandbox.read_only, "sandbox.read_only"));
+      STACKIE_TRY_ASSIGN(
+          ro, expand_sandbox_paths(spec_.def->sandbox.read_only, "sandbox.read_only", false));
       for (const auto& path : ro) add(policy.read_only, path);
     }
     for (const auto& dir : program_dirs_) add(policy.read_only, dir);
@@ -975,7 +1006,7 @@ class BlockBuilder {
     if (!block_.sandboxed) return {};
     struct Guarded {
       std::string root, what, why;
-      bool read_too;         // shown read-only is refused as well
+      bool read_too;         // shown read-only is refused as well, and anything inside it
       std::string resolved;  // root as the file system takes it (path_for_comparison)
     };
     std::vector<Guarded> guarded;
@@ -990,10 +1021,32 @@ class BlockBuilder {
       guarded.push_back({normalize_path(*socket + "/.."), "the daemon's socket directory",
                          "a way to drive the daemon", true, ""});
     for (auto& root : guarded) root.resolved = path_for_comparison(root.root);
+    // The storage may lie in STACKIE_HOME (its default): what is in it is checked where it is
+    // given (volumes are the block's own; a definition's grants, expand_sandbox_paths).
+    const std::vector<std::string> storage = storage_roots();
+    auto in_storage = [&](const std::string& source, const std::string& resolved) {
+      return std::any_of(storage.begin(), storage.end(), [&](const std::string& root) {
+        return path_below(root, source) || path_below(path_for_comparison(root), resolved);
+      });
+    };
     for (const bool written : {true, false})
       for (const auto& bind : written ? block_.policy.read_write : block_.policy.read_only) {
         const std::string source = normalize_path(bind.source);
         const std::string resolved = path_for_comparison(bind.source);
+        for (const auto& root : guarded) {
+          // Inside the home or the socket's directory: the token, state.json, the socket.
+          auto strictly = [](const std::string& dir, const std::string& path) {
+            auto below = path_below(dir, path);
+            return below && !below->empty();
+          };
+          if (!root.read_too || in_storage(source, resolved) ||
+              (!strictly(root.root, source) && !strictly(root.resolved, resolved)))
+            continue;
+          return error_at(decl_.where, "block '" + block_.name + "' would be given " + bind.source +
+                                           (written ? " to write" : " to read") + ", which is in " +
+                                           root.what + " " + root.root + " (" + root.why +
+                                           "): give it a directory outside it");
+        }
         for (const auto& root : guarded) {
           if ((!written && !root.read_too) ||
               (!path_below(source, root.root) && !path_below(resolved, root.resolved)))
@@ -1063,15 +1116,18 @@ class BlockBuilder {
     return file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
   }
 
-  // The stack file, its secrets files, the block's env files, the `sources:` directories of
-  // block definitions (a block that rewrote one would choose its own sandbox at the next up), and
+  // The stack file, its secrets files, the block's env files, the directories of block
+  // definitions (`sources:` and the catalog's: a block that rewrote one would choose its own
+  // sandbox at the next up), and
   // .env, .dev.vars and .git of the stack's and the block's directories, normalised. Those that
   // exist as a file or directory where the block can write are protected (a symlink cannot be
   // mounted over; the loader refuses one where a block can write, writable_dirs.h).
   std::vector<std::string> decisive_candidates() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : stack_.substack_files) candidates.push_back(file);
-    for (const auto& [dir, where] : stack_.sources) candidates.push_back(dir);
+    // Every directory definitions are looked for in, not only the one that held this block's:
+    // a file added to an earlier one would take the name's place.
+    for (const auto& dir : catalog_dirs_) candidates.push_back(dir);
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
     for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
@@ -1105,8 +1161,9 @@ class BlockBuilder {
   const StackBlockDecl& decl_;
   const std::string& dir_;  // where the block's relative paths start (block_dir)
   SecretStore& secrets_;
-  const std::vector<ResolvedBlock>& built_;   // the blocks before this one (its providers)
-  const std::vector<WritableDir>& writable_;  // the stack's (writable_dirs.h)
+  const std::vector<ResolvedBlock>& built_;       // the blocks before this one (its providers)
+  const std::vector<WritableDir>& writable_;      // the stack's (writable_dirs.h)
+  const std::vector<std::string>& catalog_dirs_;  // where definitions are looked for
   ResolvedBlock block_;
   std::vector<std::pair<std::string, std::string>> paths_;   // name -> host path
   std::set<std::string> read_only_paths_;                    // volumes bound read-only
@@ -1396,12 +1453,16 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   for (const auto& secrets_file : secrets.existing_files())
     decisive.push_back({secrets_file, {secrets_file, 0, 0}});
   for (const auto& [dir, where] : stack.sources) decisive.push_back({dir, where});
+  for (const auto& dir : block_path)
+    if (is_directory(dir) && std::none_of(stack.sources.begin(), stack.sources.end(),
+                                          [&](const auto& source) { return source.first == dir; }))
+      decisive.push_back({dir, {file, 0, 0}});
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
     STACKIE_TRY(merge_environment(specs[index], stack));
     BlockBuilder builder(options, stack, storage, shared_storage, specs[index],
                          resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks,
-                         writable);
+                         writable, block_path);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
     decls.push_back(&stack.blocks[index]);

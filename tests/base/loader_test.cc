@@ -622,6 +622,35 @@ TEST(Loader, AVolumeThatHoldsTheStackFileShowsItReadOnly) {
   EXPECT_TRUE(load("./defs:/defs:ro").ok());
 }
 
+// A catalog directory (STACKIE_BLOCK_PATH) in the project: a block that writes the project
+// could rewrite a definition, or add one that takes a name's place, and choose that block's
+// sandbox at the next up. Read-only to it, and recorded as deciding how the stack runs.
+TEST(Loader, ACatalogDirectoryABlockCanWriteIsReadOnlyToIt) {
+  TempDir home;
+  home.write("app/catalog/mine.svc.yml",
+             "mine.svc:\n  programs:\n    sh: {packages: {apt: dash}}\n"
+             "  command: [sh, -c, 'x']\n");
+  LoadOptions options = hermetic_options(home);
+  options.block_path.insert(options.block_path.begin(), home / "app/catalog");
+  options.file = home.write("app/s.yml",
+                            "demo:\n  blocks:\n    a:\n      path: .\n"
+                            "      command: [sh, -c, 'x']\n    b: {catalog: mine.svc}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_TRUE(has_bind(stack->blocks[0].policy.read_only, home / "app/catalog"));
+  EXPECT_TRUE(has_bind(stack->blocks[0].policy.read_only, home / "app/s.yml"));
+  // Below the project, which is recorded (stack_neighbours.h); one elsewhere is recorded itself.
+  EXPECT_TRUE(std::any_of(stack->decisive_paths.begin(), stack->decisive_paths.end(),
+                          [&](const std::string& path) { return path == home / "app"; }));
+  home.write("elsewhere/other.svc.yml", "# none\n");
+  options.block_path.push_back(home / "elsewhere");
+  auto more = load_stack(options);
+  ASSERT_TRUE(more.ok()) << more.error().message;
+  EXPECT_TRUE(std::any_of(more->decisive_paths.begin(), more->decisive_paths.end(),
+                          [&](const std::string& path) { return path == home / "elsewhere"; }))
+      << "or another stack's block could write it unnoticed";
+}
+
 // A sandboxed block given a directory that holds STACKIE_HOME or the storage root could rewrite
 // the daemon's state and read its API token, and every other block's volumes and logs: refused,
 // at the `path:` that asks for it. Unsandboxed (--no-sandbox), it writes there anyway.
@@ -812,8 +841,25 @@ TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
   for (const std::string& other : {root, root + "/logs", root + "/tmp/demo-db"}) {
     auto loaded = load_with_grant(other);
     ASSERT_FALSE(loaded.ok()) << other;
-    EXPECT_NE(loaded.error().message.find("is in stackie's storage (" + root +
-                                          ") but not the block's own"),
+    EXPECT_NE(loaded.error().message.find("' is in stackie's storage (" + root +
+                                          "): a definition is given only the block's own"),
+              std::string::npos)
+        << loaded.error().message;
+  }
+  // A directory that holds the storage shows every block's volumes, read-only too.
+  auto above = load_with_grant(home / "stackie");
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(above.error().message.find("' holds stackie's storage (" + root + ")"),
+            std::string::npos)
+      << above.error().message;
+  // The daemon's home and socket, which a definition could name through ${secrets.HOME}: the
+  // API token, state.json, and a socket that ups anything without a sandbox.
+  options.env["XDG_RUNTIME_DIR"] = home / "run";
+  for (const std::string& daemons : {home / "stackie/api.token", home / "stackie/state.json",
+                                     home / "run/stackie/stackied.sock"}) {
+    auto loaded = load_with_grant(daemons);
+    ASSERT_FALSE(loaded.ok()) << daemons;
+    EXPECT_NE(loaded.error().message.find("would be given " + daemons + " to write, which is in "),
               std::string::npos)
         << loaded.error().message;
   }
