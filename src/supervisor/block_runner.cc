@@ -116,6 +116,8 @@ void BlockRunner::spawn(Phase phase, const std::vector<std::string>& argv) {
   SpawnRequest request;
   request.argv = argv;
   request.policy = spec_.policy;
+  // Each start, not once at `up`: a stack brought up since may write above what it is given.
+  if (env_.confine_policy) env_.confine_policy(request.policy);
   request.stdout_pipe = out->handle();
   request.stderr_pipe = err->handle();
   exec_seen_ = false;

@@ -38,6 +38,8 @@ struct BlockEnvironment {
   std::function<Result<Upstream>(const ConsumedPort&)> consume_upstream;
   // A lifecycle event of this block (event_bus.h: the stack adds the names); may be empty.
   std::function<void(std::string action, Json details)> on_event;
+  // SupervisorConfig::confine_policy, for a sandboxed block.
+  std::function<void(SandboxPolicy&)> confine_policy;
 };
 
 // What `stackie status` shows of a block's past: its last exit and its last health check.

@@ -94,7 +94,11 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
     (void)rename_in(home_dir.get(), state_name, state_name + ".bad", home);
   }
 
-  daemon->supervisor_ = std::make_unique<Supervisor>(daemon->options_.supervisor);
+  SupervisorConfig supervisor = daemon->options_.supervisor;
+  supervisor.confine_policy = [d = daemon.get()](SandboxPolicy& policy) {
+    d->neighbours_.confine(policy);
+  };
+  daemon->supervisor_ = std::make_unique<Supervisor>(std::move(supervisor));
   daemon->heap_trimmer_ =
       std::make_unique<HeapTrimmer>(daemon->supervisor_->loop(), daemon->supervisor_->events());
   daemon->supervisor_->set_observer([d = daemon.get()](const BlockProgress& p) {
@@ -208,13 +212,13 @@ Result<std::string> Daemon::up_checked(UpRequest request,
   // A shared block another stack uses with other settings: refused before it is recorded.
   STACKIE_TRY(supervisor_->check_shared(stack));
   // Another stack's block that can write where this one is decided, or the reverse: refused.
-  // Recorded before it starts (what its blocks can write is written from then on); a record of
-  // a stack that then fails to start costs nothing.
+  // Recorded before it starts (what its blocks can write is written from then on; every block
+  // started from now on reaches nothing through a link there); a record of a stack that then
+  // fails to start costs nothing.
   STACKIE_TRY(neighbours_.check(stack));
   if (Status kept = neighbours_.remember(stack); !kept.ok())
     return Error{UV_EIO, "stack " + name + " not started: " + neighbours_.path() +
                              " could not be written (" + kept.error().message + ")"};
-  neighbours_.confine(stack);
   std::vector<StackRecord> before = records_;
   if (Status recorded = remember(name, request, unsandboxed); !recorded.ok()) {
     records_ = std::move(before);

@@ -67,10 +67,13 @@ std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
     const ResolvedStack& stack) const {
   std::vector<const Entry*> out;
   const std::string own = key_of(stack.name, stack.file);
-  // The same file under another name (`up -p NAME`) is the same project: within one stack file
-  // the loader keeps blocks from rewriting it (stack/writable_dirs.h).
+  // The same file under another name (`up -p NAME`) or spelling (a link on the way to it) is the
+  // same project: within one stack file the loader keeps blocks from rewriting it
+  // (stack/writable_dirs.h).
   for (const auto& [key, entry] : entries_)
-    if (key != own && entry.file != stack.file && !is_missing(entry.file)) out.push_back(&entry);
+    if (key != own && path_for_comparison(entry.file) != path_for_comparison(stack.file) &&
+        !is_missing(entry.file))
+      out.push_back(&entry);
   return out;
 }
 
@@ -98,22 +101,20 @@ Status StackNeighbours::check(const ResolvedStack& stack) const {
   return {};
 }
 
-void StackNeighbours::confine(ResolvedStack& stack) const {
-  const std::vector<const Entry*> neighbours = others(stack);
-  for (auto& block : stack.blocks) {
-    if (!block.sandboxed || !block.shared_instance.empty()) continue;
-    std::vector<std::string>& roots = block.policy.link_free_roots;
-    auto holds_a_source = [&](const std::string& dir) {
-      for (const auto* binds : {&block.policy.read_write, &block.policy.read_only})
-        for (const auto& bind : *binds)
-          if (auto below = path_below(dir, bind.source); below && !below->empty()) return true;
-      return false;
-    };
-    for (const Entry* other : neighbours)
-      for (const auto& dir : other->writable)
-        if (!dir.path.empty() && holds_a_source(dir.path) &&
-            std::find(roots.begin(), roots.end(), dir.path) == roots.end())
-          roots.push_back(dir.path);
+void StackNeighbours::confine(SandboxPolicy& policy) const {
+  std::vector<std::string>& roots = policy.link_free_roots;
+  auto holds_a_source = [&](const std::string& dir) {
+    for (const auto* binds : {&policy.read_write, &policy.read_only})
+      for (const auto& bind : *binds)
+        if (auto below = path_below(dir, bind.source); below && !below->empty()) return true;
+    return false;
+  };
+  for (const auto& [key, entry] : entries_) {
+    if (is_missing(entry.file)) continue;
+    for (const auto& dir : entry.writable)
+      if (!dir.path.empty() && holds_a_source(dir.path) &&
+          std::find(roots.begin(), roots.end(), dir.path) == roots.end())
+        roots.push_back(dir.path);
   }
 }
 

@@ -9,8 +9,9 @@
 // paths that decide how it runs, in $STACKIE_HOME/neighbours.json, kept across `down` and
 // restarts (what a block wrote stays written). An `up` is refused when either stack's blocks
 // can write where the other is decided; a stack whose file is gone is forgotten. Each block is
-// also told the other stacks' writable directories above what it is given, so that the lockbox
-// follows no link there (SandboxPolicy::link_free_roots).
+// also told, at each start, the known stacks' writable directories above what it is given, so
+// that the lockbox follows no link there (SandboxPolicy::link_free_roots): also those of a stack
+// brought up after it.
 #pragma once
 
 #include <map>
@@ -29,9 +30,9 @@ class StackNeighbours {
   // An error naming the block, the directory and both stacks when `stack`'s blocks can write
   // where another known stack is decided, or another's blocks where `stack` is.
   Status check(const ResolvedStack& stack) const;
-  // Adds to each sandboxed block's link_free_roots the other stacks' writable directories that
-  // hold something it is given.
-  void confine(ResolvedStack& stack) const;
+  // Adds to a sandboxed block's policy, as it starts, every known stack's writable directories
+  // that hold something it is given (SandboxPolicy::link_free_roots).
+  void confine(SandboxPolicy& policy) const;
   // Records `stack` (replacing what an earlier `up` of it recorded) and writes the file.
   Status remember(const ResolvedStack& stack);
   const std::string& path() const { return path_; }

@@ -119,6 +119,7 @@ Result<std::unique_ptr<BlockRunner>> StackRunner::make_runner(const ResolvedBloc
   env.spawner = block.sandboxed ? config_.sandboxed : config_.passthrough;
   if (env.spawner == nullptr) env.spawner = &unavailable_spawner;
   env.restart = config_.restart;
+  if (block.sandboxed) env.confine_policy = config_.confine_policy;
   env.port_address = config_.port_address ? config_.port_address(block) : loopback_port_address();
   env.consume_upstream = [this](const ConsumedPort& consume) { return consume_upstream(consume); };
   // Notify now (progress must see every state), decide later (pump).

@@ -39,6 +39,9 @@ struct SupervisorConfig {
   // by the Supervisor's shared stack, not by the stacks that use it; null when it is not
   // there. Unset: no block is shared.
   std::function<BlockRunner*(const std::string& instance)> shared_runner;
+  // Applied to a sandboxed block's policy at each start (the daemon: the other stacks'
+  // writable directories, supervisor/stack_neighbours.h, as they are then). May be empty.
+  std::function<void(SandboxPolicy&)> confine_policy;
 };
 
 struct StackOptions {

@@ -7,6 +7,8 @@
 # with the user's rights. That `up` is refused, naming the writer, and so is the reverse order
 # (inner first, then outer), also after a daemon restart. Last, within one stack: a block
 # given its project as a compose-style volume (`.:/app`) cannot rewrite its own stack file.
+# And a stack brought up later that writes above what a running block is given: the block's
+# next start follows no link it planted there.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -16,7 +18,7 @@ T=$(mktemp -d /tmp/stackie-nested-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
 cleanup() {
-  for stack in outer inner vol; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
+  for stack in outer inner vol reader srvw; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
   stop_daemon "$S" 20
   rm -rf "$T"
 }
@@ -139,4 +141,43 @@ else
 fi
 equals "the stack file is as the user wrote it" "$(cat "$T/vol/stackie.yml")" "$before"
 equals ".env is as the user wrote it" "$(cat "$T/vol/.env")" "KEPT=1"
+
+mkdir -p "$T/reader" "$T/srvw" "$T/srv/data"
+echo data-as-written >"$T/srv/data/secret"
+cat >"$T/reader/stackie.yml" <<YML
+reader:
+  blocks:
+    r:
+      command: [/bin/sh, -c, 'echo "read: \$(cat $T/srv/data/secret)"; exec sleep 1000']
+      volumes:
+        data: {host: $T/srv/data, read_only: true}
+YML
+cat >"$T/srvw/stackie.yml" <<YML
+srvw:
+  blocks:
+    w:
+      command:
+        - /bin/sh
+        - -c
+        - |
+          mv $T/srv/data $T/srv/data.was && ln -s $T/victim $T/srv/data && echo planted
+          exec sleep 1000
+      volumes:
+        srv: {host: $T/srv}
+YML
+(cd "$T/reader" && run up >/dev/null 2>&1)
+check "the reader stack is up" 0 $?
+contains "it reads its volume" "$(wait_log reader/r 'read:')" "read: data-as-written"
+(cd "$T/srvw" && run up >/dev/null 2>&1)
+check "a stack that writes above the reader's volume comes up after it" 0 $?
+contains "its block planted a link in place of the volume" "$(wait_log srvw/w planted)" planted
+run restart reader/r >"$T/restart.out" 2>&1
+out=$(cat "$T/restart.out"; run logs reader/r 2>&1)
+if printf '%s' "$out" | grep -q victim-secret-7321; then
+  bad "the restarted reader followed the planted link: $(printf '%s' "$out" | tr '\n' ' ')"
+else
+  ok "the restarted reader did not follow the planted link"
+fi
+contains "its start names the link" "$(printf '%s' "$out" | tr '\n' ' ')" \
+  "$T/srv/data: is a symbolic link"
 done_testing

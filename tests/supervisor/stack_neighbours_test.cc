@@ -42,6 +42,9 @@ TEST_F(Neighbours, AStackInsideWhatAnotherStacksBlockWritesIsRefused) {
   ResolvedStack renamed = outer_;
   renamed.name = "outer2";  // `up -p outer2`: the same file, so the same project
   EXPECT_TRUE(neighbours.check(renamed).ok());
+  std::filesystem::create_directory_symlink(dir_ / "outer", dir_ / "outer-link");
+  renamed.file = dir_ / "outer-link/stackie.yml";  // and through a link to its directory
+  EXPECT_TRUE(neighbours.check(renamed).ok());
   auto refused = neighbours.check(inner_);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message,
@@ -92,19 +95,22 @@ TEST_F(Neighbours, ABlockFollowsNoLinkInAnotherStacksWritableDirectory) {
   ResolvedStack data = stack("data", dir_.write("data/stackie.yml", "# data\n"));
   data.writable_dirs = {{dir_ / "shared", "loader"}};
   StackNeighbours neighbours(registry());
+  SandboxPolicy reader;
+  reader.read_only = {{dir_ / "shared/conf", "/etc/app"}};
+  SandboxPolicy other;
+  other.read_only = {{dir_ / "elsewhere", "/etc/app"}};
+  // Started before the data stack was known: nothing to add.
+  SandboxPolicy early = reader;
+  neighbours.confine(early);
+  EXPECT_TRUE(early.link_free_roots.empty());
+  // Each start asks again: the data stack, up since, writes above the reader's conf.
   ASSERT_TRUE(neighbours.remember(data).ok());
-  ResolvedStack app = stack("app", dir_.write("app/stackie.yml", "# app\n"));
-  ResolvedBlock reader;
-  reader.name = "reader";
-  reader.sandboxed = true;
-  reader.policy.read_only = {{dir_ / "shared/conf", "/etc/app"}};
-  ResolvedBlock other = reader;
-  other.name = "other";
-  other.policy.read_only = {{dir_ / "elsewhere", "/etc/app"}};
-  app.blocks = {reader, other};
-  neighbours.confine(app);
-  EXPECT_EQ(app.blocks[0].policy.link_free_roots, std::vector<std::string>{dir_ / "shared"});
-  EXPECT_TRUE(app.blocks[1].policy.link_free_roots.empty()) << "nothing of it is below";
+  neighbours.confine(reader);
+  EXPECT_EQ(reader.link_free_roots, std::vector<std::string>{dir_ / "shared"});
+  neighbours.confine(reader);
+  EXPECT_EQ(reader.link_free_roots.size(), 1u) << "once";
+  neighbours.confine(other);
+  EXPECT_TRUE(other.link_free_roots.empty()) << "nothing of it is below";
 }
 
 }  // namespace
