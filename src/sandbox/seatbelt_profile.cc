@@ -1,10 +1,12 @@
 #include "sandbox/seatbelt_profile.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <set>
 #include <vector>
 
+#include "base/safe_open.h"
 #include "base/sha256.h"
 
 namespace stackie {
@@ -308,7 +310,22 @@ std::string seatbelt_profile(const SandboxPolicy& policy) {
   }
   if (outbound) w.rule("allow", "network-outbound", "literal", {std::string(kResolverSocket)});
 
-  // Last, so they win over anything above: no LaunchServices, no Apple Events.
+  // Last, so they win over anything above (the last rule that matches decides). What the block
+  // is shown read-only inside what it may write (its stack file and .env in its project, which
+  // Linux binds read-only on top) stays read-only. And each directory it is given to write, as
+  // on Linux where each is a mount point, cannot itself be removed, renamed away or made again:
+  // a volume swapped for a link would name the link's target in the next start's profile, and a
+  // project directory on the way to its stack file renamed away would leave a fresh one.
+  std::vector<std::string> read_only_inside;
+  for (const auto& path : read_only)
+    if (std::any_of(read_write.begin(), read_write.end(), [&](const std::string& dir) {
+          auto below = path_below(dir, path);
+          return below && !below->empty();
+        }))
+      read_only_inside.push_back(path);
+  w.rule("deny", "file-write*", "subpath", read_only_inside);
+  w.rule("deny", "file-write-unlink file-write-create", "literal", read_write);
+  // No LaunchServices, no Apple Events.
   w.rule("deny", "mach-lookup", "global-name", strings(kLaunchServices));
   w.line("(deny appleevent-send)");
   return w.take();

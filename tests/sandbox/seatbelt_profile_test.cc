@@ -132,13 +132,14 @@ struct Grant {
 };
 
 const std::set<std::string> kKnownOperations = {
-    "process-fork",       "process-exec",    "signal",
-    "sysctl-read",        "ipc-posix-shm*",  "ipc-posix-sem*",
-    "ipc-sysv-shm",       "ipc-sysv-sem",    "mach-lookup",
-    "file-read-metadata", "file-read*",      "file-map-executable",
-    "file-write-data",    "file-ioctl",      "file-write*",
-    "network-bind",       "network-inbound", "network-outbound",
-    "network*",           "appleevent-send", "ipc-posix-shm-read-data"};
+    "process-fork",       "process-exec",     "signal",
+    "sysctl-read",        "ipc-posix-shm*",   "ipc-posix-sem*",
+    "ipc-sysv-shm",       "ipc-sysv-sem",     "mach-lookup",
+    "file-read-metadata", "file-read*",       "file-map-executable",
+    "file-write-data",    "file-ioctl",       "file-write*",
+    "network-bind",       "network-inbound",  "network-outbound",
+    "network*",           "appleevent-send",  "ipc-posix-shm-read-data",
+    "file-write-unlink",  "file-write-create"};
 
 // Filters of one string argument: (NAME "value").
 const std::set<std::string> kStringFilters = {"subpath",
@@ -322,6 +323,27 @@ TEST(SeatbeltProfile, GrantsPolicyPathsAsSubpaths) {
   EXPECT_FALSE(readable.count("/Users")) << "no parent directory is readable";
   std::set<std::string> metadata = values_for(grants, "allow", "file-read-metadata", "literal");
   EXPECT_TRUE(metadata.count("/") && metadata.count("/Users") && metadata.count("/Users/dev"));
+}
+
+// Linux binds the stack file read-only on top of the project a block writes, and each directory
+// it is given is a mount point it cannot remove or rename. Seatbelt has no mounts: the same by
+// denials after the grants (the last matching rule decides).
+TEST(SeatbeltProfile, WhatIsReadOnlyInsideAWritableDirectoryStaysSoAndNoGrantedDirectoryMoves) {
+  SandboxPolicy policy = minimal_policy();
+  policy.read_write = {{"/Users/dev/src/api", ""}, {"/Users/dev/src/api/config", ""}};
+  policy.read_only = {{"/Users/dev/src/api/stackie.yml", ""}, {"/usr/lib", ""}};
+  const std::string profile = seatbelt_profile(policy);
+  std::vector<Grant> grants = checked_grants(profile);
+  EXPECT_EQ(values_for(grants, "deny", "file-write*", "subpath"),
+            (std::set<std::string>{"/Users/dev/src/api/stackie.yml"}))
+      << "only what lies inside a writable directory";
+  EXPECT_EQ(values_for(grants, "deny", "file-write-unlink", "literal"),
+            (std::set<std::string>{"/Users/dev/src/api", "/Users/dev/src/api/config"}));
+  EXPECT_EQ(values_for(grants, "deny", "file-write-create", "literal"),
+            (std::set<std::string>{"/Users/dev/src/api", "/Users/dev/src/api/config"}));
+  EXPECT_GT(profile.find("(deny file-write*"),
+            profile.find("(allow file-read* file-write* file-map-executable"))
+      << "the denials come after the grants, so they win";
 }
 
 TEST(SeatbeltProfile, WithoutSystemViewOnlyThePolicyPathsAreReadable) {
