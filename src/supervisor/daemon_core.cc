@@ -99,6 +99,11 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
     d->neighbours_.confine(policy);
   };
   daemon->supervisor_ = std::make_unique<Supervisor>(std::move(supervisor));
+  daemon->neighbours_.set_up_check([d = daemon.get()](const std::string& file) {
+    return std::any_of(d->records_.begin(), d->records_.end(), [&](const StackRecord& record) {
+      return normalize_path(record.request.file) == normalize_path(file);
+    });
+  });
   daemon->heap_trimmer_ =
       std::make_unique<HeapTrimmer>(daemon->supervisor_->loop(), daemon->supervisor_->events());
   daemon->supervisor_->set_observer([d = daemon.get()](const BlockProgress& p) {

@@ -63,6 +63,10 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
   }
 }
 
+bool StackNeighbours::live(const Entry& entry) const {
+  return !is_missing(entry.file) || (is_up_ && is_up_(entry.file));
+}
+
 std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
     const ResolvedStack& stack) const {
   std::vector<const Entry*> out;
@@ -72,7 +76,7 @@ std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
   // (stack/writable_dirs.h).
   for (const auto& [key, entry] : entries_)
     if (key != own && path_for_comparison(entry.file) != path_for_comparison(stack.file) &&
-        !is_missing(entry.file))
+        live(entry))
       out.push_back(&entry);
   return out;
 }
@@ -110,7 +114,7 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
     return false;
   };
   for (const auto& [key, entry] : entries_) {
-    if (is_missing(entry.file)) continue;
+    if (!live(entry)) continue;
     for (const auto& dir : entry.writable)
       if (!dir.path.empty() && holds_a_source(dir.path) &&
           std::find(roots.begin(), roots.end(), dir.path) == roots.end())
@@ -123,7 +127,7 @@ Status StackNeighbours::remember(const ResolvedStack& stack) {
   const std::string key = key_of(stack.name, stack.file);
   entries_[key] = std::move(entry);
   // Forgotten: stacks whose file is gone (a deleted checkout).
-  std::erase_if(entries_, [](const auto& item) { return is_missing(item.second.file); });
+  std::erase_if(entries_, [this](const auto& item) { return !live(item.second); });
   Json all = Json::object();
   for (const auto& [name, kept] : entries_) {
     Json writable = Json::array();

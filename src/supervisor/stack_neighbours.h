@@ -8,12 +8,14 @@
 // So the daemon keeps, per stack and project, the directories its blocks can write and the
 // paths that decide how it runs, in $STACKIE_HOME/neighbours.json, kept across `down` and
 // restarts (what a block wrote stays written). An `up` is refused when either stack's blocks
-// can write where the other is decided; a stack whose file is gone is forgotten. Each block is
+// can write where the other is decided; a stack whose file is gone, and that is not up, is
+// forgotten. Each block is
 // also told, at each start, the known stacks' writable directories above what it is given, so
 // that the lockbox follows no link there (SandboxPolicy::link_free_roots): also those of a stack
 // brought up after it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +28,12 @@ namespace stackie {
 class StackNeighbours {
  public:
   explicit StackNeighbours(std::string path);  // reads it; a missing or unreadable file is empty
+
+  // Whether the stack of this file is up now (the daemon's state): its record is kept even
+  // while its file is missing (a branch switched, a file moved away), since its blocks run.
+  void set_up_check(std::function<bool(const std::string& file)> is_up) {
+    is_up_ = std::move(is_up);
+  }
 
   // An error naming the block, the directory and both stacks when `stack`'s blocks can write
   // where another known stack is decided, or another's blocks where `stack` is.
@@ -47,8 +55,12 @@ class StackNeighbours {
   // The records of other stack files that still exist.
   std::vector<const Entry*> others(const ResolvedStack& stack) const;
 
+  // A record that still counts: its file exists, or its stack is up.
+  bool live(const Entry& entry) const;
+
   std::string path_;
   std::map<std::string, Entry> entries_;  // by "STACK PROJECT_DIR"
+  std::function<bool(const std::string& file)> is_up_;
 };
 
 }  // namespace stackie

@@ -87,7 +87,16 @@ TEST_F(Neighbours, AStackThatNoLongerWritesThereOrIsGoneIsNoLongerInTheWay) {
   outer_.writable_dirs = {{dir_ / "outer", "writer"}};
   ASSERT_TRUE(neighbours.remember(outer_).ok());
   ASSERT_FALSE(neighbours.check(inner_).ok());
+  // Not while that stack is up: its blocks still run (a branch switched under it).
+  std::string up_file = outer_.file;
+  neighbours.set_up_check([&](const std::string& file) { return file == up_file; });
   std::filesystem::remove(outer_.file);
+  EXPECT_FALSE(neighbours.check(inner_).ok());
+  ASSERT_TRUE(neighbours.remember(inner_).ok()) << "and a write keeps its record";
+  StackNeighbours next_daemon(registry());
+  next_daemon.set_up_check([&](const std::string& file) { return file == up_file; });
+  EXPECT_FALSE(next_daemon.check(inner_).ok());
+  up_file.clear();  // `down`
   EXPECT_TRUE(neighbours.check(inner_).ok());
 }
 
