@@ -62,18 +62,23 @@ wait_log() {  # STACK/BLOCK TEXT: the block's log once it holds TEXT (or after 1
   printf '%s' "$out"
 }
 
+refused_up() {  # DIR CHECK CHECK_MESSAGE PATTERN: `up` in DIR fails, its message has PATTERN
+  (cd "$1" && run up >"$T/up.out" 2>&1)
+  status=$?
+  out=$(tr '\n' ' ' <"$T/up.out")
+  [ "$status" -ne 0 ]
+  check "$2 (exit $status)" 0 $?
+  contains "$3" "$out" "$4"
+}
+
 (cd "$T/outer" && run up >"$T/up-outer.out" 2>&1)
 check "outer is up" 0 $?
 contains "its block rewrote inner's stack file" "$(wait_log outer/writer rewritten)" rewritten
 grep -q victim "$T/outer/inner/stackie.yml"
 check "inner's stack file is the block's now" 0 $?
 
-(cd "$T/outer/inner" && run up >"$T/up-inner.out" 2>&1)
-status=$?
-out=$(tr '\n' ' ' <"$T/up-inner.out")
-[ "$status" -ne 0 ]
-check "the up of inner is refused (exit $status)" 0 $?
-contains "naming the block and the stack that can write there" "$out" \
+refused_up "$T/outer/inner" "the up of inner is refused" \
+  "naming the block and the stack that can write there" \
   "stack 'inner' is decided by $T/outer/inner, in $T/outer, which block 'writer' of stack 'outer'"
 logs=$(run logs inner/web 2>&1 | tr '\n' ' ')
 if printf '%s %s' "$out" "$logs" | grep -q victim-secret-7321; then
@@ -95,12 +100,8 @@ rm -f "$STACKIE_HOME/neighbours.json"
 check "inner alone is up" 0 $?
 contains "inner runs its own command" "$(wait_log inner/web inner-as-written)" inner-as-written
 stop_daemon "$S" 20
-(cd "$T/outer" && run up >"$T/up-outer2.out" 2>&1)
-status=$?
-out=$(tr '\n' ' ' <"$T/up-outer2.out")
-[ "$status" -ne 0 ]
-check "the up of outer is refused after a daemon restart (exit $status)" 0 $?
-contains "naming what it would write" "$out" \
+refused_up "$T/outer" "the up of outer is refused after a daemon restart" \
+  "naming what it would write" \
   "block 'writer' of stack 'outer' would write $T/outer, which holds $T/outer/inner of stack 'inner'"
 equals "inner's stack file is untouched" "$(grep -c victim "$T/outer/inner/stackie.yml")" 0
 
