@@ -1,6 +1,11 @@
 #include "sandbox/confined_roots.h"
 
 #include <fcntl.h>
+#ifdef __linux__
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +20,29 @@ constexpr int kLookupOnly = O_PATH;
 // No O_PATH (macOS): a plain open, which of a FIFO the block planted would wait for a writer.
 constexpr int kLookupOnly = O_RDONLY | O_NONBLOCK;
 #endif
+
+// `path` as the host resolves it, except through a magic link of /proc: /proc/self/fd/N (or a
+// link to it) is a descriptor of this launcher's, such as the storage root it holds open, and
+// under Landlock a grant of it was a grant of every block's volumes. openat2 says so where the
+// kernel has it (5.6; Landlock needs 5.13); elsewhere only the namespaces backend runs, whose
+// binds from /proc end up under the sandbox's own /proc.
+Result<UniqueFd> open_following_no_magic_link(const std::string& path) {
+#ifdef __linux__
+  struct open_how how {};
+  how.flags = kLookupOnly | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+  if (errno == ELOOP)
+    return Error{-EPERM, path +
+                             ": is reached through a link of /proc (the launcher's own "
+                             "processes and descriptors), or too many links: refused"};
+  if (errno != ENOSYS) return Error{-errno, path};
+#endif
+  UniqueFd opened(::open(path.c_str(), kLookupOnly | O_CLOEXEC));
+  if (!opened.valid()) return Error{-errno, path};
+  return opened;
+}
 
 }  // namespace
 
@@ -52,9 +80,7 @@ Result<UniqueFd> ConfinedRoots::open_path(const std::string& path) const {
     }
     return open_beneath(root.fd.get(), *below, kLookupOnly, root.path);
   }
-  int fd = ::open(path.c_str(), kLookupOnly | O_CLOEXEC);
-  if (fd < 0) return Error{-errno, path};
-  return UniqueFd(fd);
+  return open_following_no_magic_link(path);
 }
 
 bool ConfinedRoots::holds(const std::string& path) const {

@@ -160,7 +160,7 @@ class BlockBuilder {
                std::vector<ConsumedPort> consumes, std::vector<std::string> depends_on,
                SecretStore& secrets, const std::vector<ResolvedBlock>& built,
                const std::vector<WritableDir>& writable,
-               const std::vector<std::string>& catalog_dirs)
+               const std::vector<std::string>& stack_decisive)
       : options_(options),
         stack_(stack),
         storage_(spec.shared_instance.empty() ? storage : shared_storage),
@@ -170,7 +170,7 @@ class BlockBuilder {
         secrets_(secrets),
         built_(built),
         writable_(writable),
-        catalog_dirs_(catalog_dirs) {
+        stack_decisive_(stack_decisive) {
     block_.name = decl_.name;
     block_.sandbox_id = spec.sandbox_id;
     block_.first_party = !spec.def.has_value();
@@ -852,6 +852,13 @@ class BlockBuilder {
                                         "': a '..' is not allowed here; name the path itself");
       std::string normal = normalize_path(path);
       const std::string resolved = path_for_comparison(normal);
+      // /proc/self/fd/N would be a descriptor of the launcher's (its storage root): no path
+      // resolves through one, so the checks below would not see where it leads.
+      for (const std::string& spelled : {normal, resolved})
+        for (const char* magic : {"/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+          if (path_below(magic, spelled))
+            return error_at(node.where, std::string(what) + " '" + path + "': " + magic +
+                                            " is not given to a definition");
       for (const auto& root : storage_roots()) {
         const std::string root_resolved = path_for_comparison(root);
         const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
@@ -1125,9 +1132,10 @@ class BlockBuilder {
   std::vector<std::string> decisive_candidates() const {
     std::vector<std::string> candidates = {stack_.file};
     for (const auto& file : stack_.substack_files) candidates.push_back(file);
-    // Every directory definitions are looked for in, not only the one that held this block's:
-    // a file added to an earlier one would take the name's place.
-    for (const auto& dir : catalog_dirs_) candidates.push_back(dir);
+    // Every directory definitions are looked for in, not only the one that held this block's (a
+    // file added to an earlier one would take the name's place), and every block's env files,
+    // whatever the profiles (another block's decides how that one runs).
+    for (const auto& path : stack_decisive_) candidates.push_back(path);
     for (const auto& file : secrets_.existing_files()) candidates.push_back(file);
     for (const auto& file : spec_.env_files) candidates.push_back(file);
     for (const auto& dir : {stack_.dir, project_dir_})
@@ -1161,9 +1169,10 @@ class BlockBuilder {
   const StackBlockDecl& decl_;
   const std::string& dir_;  // where the block's relative paths start (block_dir)
   SecretStore& secrets_;
-  const std::vector<ResolvedBlock>& built_;       // the blocks before this one (its providers)
-  const std::vector<WritableDir>& writable_;      // the stack's (writable_dirs.h)
-  const std::vector<std::string>& catalog_dirs_;  // where definitions are looked for
+  const std::vector<ResolvedBlock>& built_;   // the blocks before this one (its providers)
+  const std::vector<WritableDir>& writable_;  // the stack's (writable_dirs.h)
+  // Catalog directories and every block's env files (decisive_candidates).
+  const std::vector<std::string>& stack_decisive_;
   ResolvedBlock block_;
   std::vector<std::pair<std::string, std::string>> paths_;   // name -> host path
   std::set<std::string> read_only_paths_;                    // volumes bound read-only
@@ -1457,17 +1466,24 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     if (is_directory(dir) && std::none_of(stack.sources.begin(), stack.sources.end(),
                                           [&](const auto& source) { return source.first == dir; }))
       decisive.push_back({dir, {file, 0, 0}});
+  std::vector<std::string> stack_decisive = block_path;
+  for (const auto& decl : stack.blocks)
+    for (const auto& env_file : decl.env_files) {
+      const std::string& text = env_file.path.text;
+      std::string path =
+          normalize_path(is_absolute_path(text) ? text : block_dir(decl, stack) + "/" + text);
+      stack_decisive.push_back(path);
+      if (!is_missing(path)) decisive.push_back({path, env_file.path.where});
+    }
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
     STACKIE_TRY(merge_environment(specs[index], stack));
     BlockBuilder builder(options, stack, storage, shared_storage, specs[index],
                          resolved.consumes[index], resolved.depends_on[index], secrets, out.blocks,
-                         writable, block_path);
+                         writable, stack_decisive);
     STACKIE_TRY_ASSIGN(block, builder.build());
     out.blocks.push_back(std::move(block));
     decls.push_back(&stack.blocks[index]);
-    for (const auto& env_file : specs[index].env_files)
-      decisive.push_back({env_file, stack.blocks[index].where});
     for (auto& warning : builder.take_warnings()) out.warnings.push_back(std::move(warning));
   }
   STACKIE_TRY_ASSIGN(roots, confine_writable_dirs(out.blocks, decls, writable, decisive));

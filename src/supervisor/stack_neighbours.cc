@@ -20,8 +20,11 @@ std::string directory_of(const std::string& file) {
   return slash == std::string::npos || slash == 0 ? "/" : file.substr(0, slash);
 }
 
-std::string key_of(const std::string& stack, const std::string& file) {
-  return stack + " " + directory_of(file);
+// A record per stack file (as the file system resolves it): a second file in a project, even of
+// the same stack name, is another record, so that one a block planted is checked against the
+// first (stackie-stack.yml is found before stackie.yml).
+std::string key_of(const std::string& file) {
+  return path_for_comparison(file);
 }
 
 std::vector<std::string> strings_of(const Json& list) {
@@ -70,14 +73,12 @@ bool StackNeighbours::live(const Entry& entry) const {
 std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
     const ResolvedStack& stack) const {
   std::vector<const Entry*> out;
-  const std::string own = key_of(stack.name, stack.file);
   // The same file under another name (`up -p NAME`) or spelling (a link on the way to it) is the
-  // same project: within one stack file the loader keeps blocks from rewriting it
-  // (stack/writable_dirs.h).
+  // same stack: within one stack file the loader keeps blocks from rewriting it
+  // (stack/writable_dirs.h). Another file is another, whatever its stack's name.
+  const std::string own = key_of(stack.file);
   for (const auto& [key, entry] : entries_)
-    if (key != own && path_for_comparison(entry.file) != path_for_comparison(stack.file) &&
-        live(entry))
-      out.push_back(&entry);
+    if (key_of(entry.file) != own && live(entry)) out.push_back(&entry);
   return out;
 }
 
@@ -91,7 +92,11 @@ Status StackNeighbours::check(const ResolvedStack& stack) const {
                                      other->stack + "' (" + other->file +
                                      ") can write: it could rewrite how this stack runs or plant "
                                      "links it follows; " +
-                                     kAdvice};
+                                     (directory_of(other->file) == directory_of(stack.file)
+                                          ? "two stack files in one project: a block may have "
+                                            "made " +
+                                                stack.file + "; remove the one you did not write"
+                                          : std::string(kAdvice))};
     for (const auto& dir : stack.writable_dirs)
       for (const auto& decisive : other->decisive)
         if (holds(dir, decisive))
@@ -124,7 +129,7 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
 
 Status StackNeighbours::remember(const ResolvedStack& stack) {
   Entry entry{stack.name, stack.file, stack.writable_dirs, stack.decisive_paths};
-  const std::string key = key_of(stack.name, stack.file);
+  const std::string key = key_of(stack.file);
   entries_[key] = std::move(entry);
   // Forgotten: stacks whose file is gone (a deleted checkout).
   std::erase_if(entries_, [this](const auto& item) { return !live(item.second); });

@@ -5,7 +5,7 @@
 // given (a link planted there would be followed into them). Within one stack the loader guards
 // against this (stack/writable_dirs.h); across stacks only the daemon sees both.
 //
-// So the daemon keeps, per stack and project, the directories its blocks can write and the
+// So the daemon keeps, per stack file, the directories its blocks can write and the
 // paths that decide how it runs, in $STACKIE_HOME/neighbours.json, kept across `down` and
 // restarts (what a block wrote stays written). An `up` is refused when either stack's blocks
 // can write where the other is decided; a stack whose file is gone, and that is not up, is
@@ -59,7 +59,7 @@ class StackNeighbours {
   bool live(const Entry& entry) const;
 
   std::string path_;
-  std::map<std::string, Entry> entries_;  // by "STACK PROJECT_DIR"
+  std::map<std::string, Entry> entries_;  // by stack file, resolved
   std::function<bool(const std::string& file)> is_up_;
 };
 

@@ -651,6 +651,23 @@ TEST(Loader, ACatalogDirectoryABlockCanWriteIsReadOnlyToIt) {
       << "or another stack's block could write it unnoticed";
 }
 
+// Another block's env file decides how that block runs (LD_PRELOAD, PATH, its secrets): read-only
+// to a block that writes where it is, also when the other block's profile is not selected now.
+TEST(Loader, AnotherBlocksEnvFileIsReadOnlyToABlockThatWritesThere) {
+  TempDir home;
+  home.write("app/caddy.env", "X=1\n");
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("app/s.yml",
+                            "demo:\n  blocks:\n    a:\n      path: .\n"
+                            "      command: [sh, -c, 'x']\n"
+                            "    b:\n      profiles: [web]\n      env_file: ./caddy.env\n"
+                            "      command: [sh, -c, 'x']\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  ASSERT_EQ(stack->blocks.size(), 1u) << "b's profile is not selected";
+  EXPECT_TRUE(has_bind(stack->blocks[0].policy.read_only, home / "app/caddy.env"));
+}
+
 // A sandboxed block given a directory that holds STACKIE_HOME or the storage root could rewrite
 // the daemon's state and read its API token, and every other block's volumes and logs: refused,
 // at the `path:` that asks for it. Unsandboxed (--no-sandbox), it writes there anyway.
@@ -852,6 +869,13 @@ TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
   EXPECT_NE(above.error().message.find("' holds stackie's storage (" + root + ")"),
             std::string::npos)
       << above.error().message;
+  // A descriptor of the launcher's (its storage root), which no path check sees through.
+  for (const char* magic : {"/proc/self/fd/5", "/dev/fd/5", "/proc/1/root"}) {
+    auto loaded = load_with_grant(magic);
+    ASSERT_FALSE(loaded.ok()) << magic;
+    EXPECT_NE(loaded.error().message.find("is not given to a definition"), std::string::npos)
+        << loaded.error().message;
+  }
   // The daemon's home and socket, which a definition could name through ${secrets.HOME}: the
   // API token, state.json, and a socket that ups anything without a sandbox.
   options.env["XDG_RUNTIME_DIR"] = home / "run";

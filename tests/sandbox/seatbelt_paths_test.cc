@@ -2,6 +2,7 @@
 // block planted where it can write is refused, never resolved into the profile.
 #include "sandbox/seatbelt_paths.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "sandbox/confined_roots.h"
 #include "support/temp_dir.h"
 
 namespace stackie {
@@ -92,6 +94,27 @@ TEST_F(SeatbeltPaths, ALinkOutsideWhatBlocksWriteIsTheUsersOwnAndFollowed) {
   ASSERT_TRUE(resolved) << resolved.error().message;
   EXPECT_EQ(resolved->read_only.at(0).source, real_ + "/home/.ssh");
 }
+
+#ifdef __linux__
+// A grant of /proc/self/fd/N is a descriptor the launcher holds (its storage root): under
+// Landlock it granted every block's volumes. Nothing is opened through /proc.
+TEST_F(SeatbeltPaths, NothingIsReachedThroughProc) {
+  auto roots = ConfinedRoots::open(policy_);
+  ASSERT_TRUE(roots) << roots.error().message;
+  UniqueFd held(::open((real_ + "/storage").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(held.valid());
+  const std::string magic = "/proc/self/fd/" + std::to_string(held.get());
+  auto opened = roots->open_path(magic);
+  ASSERT_FALSE(opened) << magic << " was opened";
+  EXPECT_EQ(opened.error().code, -EPERM);
+  EXPECT_NE(opened.error().message.find("is reached through a link of /proc"), std::string::npos)
+      << opened.error().message;
+  // A link to it as well.
+  ASSERT_EQ(::symlink(magic.c_str(), (real_ + "/home/alias").c_str()), 0);
+  EXPECT_FALSE(roots->open_path(real_ + "/home/alias"));
+  EXPECT_TRUE(roots->open_path(real_ + "/home/.ssh")) << "an ordinary path is opened";
+}
+#endif
 
 }  // namespace
 }  // namespace stackie

@@ -57,6 +57,22 @@ TEST_F(Neighbours, AStackInsideWhatAnotherStacksBlockWritesIsRefused) {
   EXPECT_FALSE(StackNeighbours(registry()).check(inner_).ok());
 }
 
+// stackie-stack.yml is found before stackie.yml: a block that writes the project could plant
+// one with the same stack name and its own blocks, and the next `up` would take it.
+TEST_F(Neighbours, AStackFilePlantedBesideTheOneThatRanIsRefused) {
+  StackNeighbours neighbours(registry());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  ResolvedStack planted = stack("outer", dir_.write("outer/stackie-stack.yml", "# planted\n"));
+  auto refused = neighbours.check(planted);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("two stack files in one project: a block may have made " +
+                                         planted.file + "; remove the one you did not write"),
+            std::string::npos)
+      << refused.error().message;
+  std::filesystem::remove(outer_.file);  // the user's choice: the new file is the stack now
+  EXPECT_TRUE(neighbours.check(planted).ok());
+}
+
 TEST_F(Neighbours, AStackWhoseBlockWouldWriteAnotherStackIsRefused) {
   StackNeighbours neighbours(registry());
   inner_.decisive_paths.push_back(dir_ / "secrets.env");
