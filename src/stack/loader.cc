@@ -980,9 +980,14 @@ class BlockBuilder {
     const std::vector<BindMount> written = policy.read_write;  // what follows adds to it
     for (const auto& bind : written) {
       const std::string root = normalize_path(bind.source);
-      for (const auto& path : decisive) {
-        auto below = path_below(root, path);
-        if (!below || !is_file_or_directory_itself(path)) continue;
+      const std::string root_resolved = path_for_comparison(root);
+      for (const auto& decisive_path : decisive) {
+        // Below the bind as written, or as the file system resolves both (a volume named
+        // through a link to the project): then protected under the bind's own spelling.
+        auto below = path_below(root, decisive_path);
+        if (!below) below = path_below(root_resolved, path_for_comparison(decisive_path));
+        if (!below || !is_file_or_directory_itself(decisive_path)) continue;
+        const std::string path = below->empty() ? root : join_path(root, *below);
         if (below->empty())
           return error_at(decl_.where, "block '" + block_.name + "' would be given " + path +
                                            " to write, which decides how the next up runs: "

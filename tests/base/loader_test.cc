@@ -614,6 +614,12 @@ TEST(Loader, AVolumeThatHoldsTheStackFileShowsItReadOnly) {
   EXPECT_TRUE(shown_at(moved.read_only, app + "/s.yml", "/src/s.yml"));
   EXPECT_TRUE(shown_at(moved.read_only, app + "/.env", "/src/.env"));
 
+  // Named through a link to the project: protected under that spelling, where the block sees it.
+  std::filesystem::create_directory_symlink(app, home / "app-link");
+  auto through_a_link = load(home / "app-link" + ":/app");
+  ASSERT_TRUE(through_a_link.ok()) << through_a_link.error().message;
+  EXPECT_TRUE(has_bind(through_a_link->blocks[0].policy.read_only, home / "app-link/s.yml"));
+
   auto whole = load("./defs:/defs");
   ASSERT_FALSE(whole.ok());
   EXPECT_EQ(whole.error().message, options.file + ":4:5: block 'a' would be given " + app +
