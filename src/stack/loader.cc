@@ -1028,10 +1028,14 @@ class BlockBuilder {
     if (auto home = stackie_home(options_.env); home.ok())
       guarded.push_back({normalize_path(*home), "stackie's home (STACKIE_HOME)",
                          "the daemon's state and its API token", true, ""});
-    if (auto socket = socket_path(options_.env, options_.settings);
-        socket.ok() && is_host_absolute_path(*socket))
-      guarded.push_back({normalize_path(*socket + "/.."), "the daemon's socket directory",
-                         "a way to drive the daemon", true, ""});
+    std::vector<std::string> sockets;
+    if (!options_.daemon_socket.empty()) sockets.push_back(options_.daemon_socket);
+    if (auto socket = socket_path(options_.env, options_.settings); socket.ok())
+      sockets.push_back(*socket);
+    for (const auto& socket : sockets)
+      if (is_host_absolute_path(socket))
+        guarded.push_back({normalize_path(socket + "/.."), "the daemon's socket directory",
+                           "a way to drive the daemon", true, ""});
     for (auto& root : guarded) root.resolved = path_for_comparison(root.root);
     // The storage may lie in STACKIE_HOME (its default): what is in it is checked where it is
     // given (volumes are the block's own; a definition's grants, expand_sandbox_paths).

@@ -48,6 +48,10 @@ struct LoadOptions {
   // Where `mode: shared` instances live (stack/shared_mode.h); empty: settings.storage_root,
   // else STACKIE_HOME/storage. The daemon sets it before --ephemeral moves the stack's root.
   std::string shared_storage_root;
+  // The daemon's own socket, whose directory no block is given (besides the one `env` and
+  // `settings` name): a restore's environment keeps only what the stack read, not the
+  // XDG_RUNTIME_DIR the socket is in. Empty: only the one from env and settings.
+  std::string daemon_socket;
   // The sandbox has no network namespace (the landlock backend): a sandboxed `network:
   // localhost` block binds its host port itself (the declared one or the next free, which
   // ${serves.X} then names), reaches what it consumes at the provider's host port, and its

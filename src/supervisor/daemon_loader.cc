@@ -43,6 +43,7 @@ StackLoader daemon_stack_loader(const std::string& home, HostPortAllocator alloc
     STACKIE_TRY_ASSIGN(settings, load_user_settings(options.env));
     options.settings = settings;
     options.no_sandbox = request.no_sandbox || settings.no_sandbox;
+    if (auto socket = daemon_socket_path(home); socket.ok()) options.daemon_socket = *socket;
     // Shared instances stay in the user's storage, whatever --ephemeral does to the stack's.
     options.shared_storage_root =
         settings.storage_root.empty() ? storage_root(home, settings) : settings.storage_root;

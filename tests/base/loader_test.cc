@@ -885,8 +885,11 @@ TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
   // The daemon's home and socket, which a definition could name through ${secrets.HOME}: the
   // API token, state.json, and a socket that ups anything without a sandbox.
   options.env["XDG_RUNTIME_DIR"] = home / "run";
-  for (const std::string& daemons : {home / "stackie/api.token", home / "stackie/state.json",
-                                     home / "run/stackie/stackied.sock"}) {
+  // The daemon's own socket, also when the environment (a restore's) does not say where it is.
+  options.daemon_socket = home / "xdg/stackie/stackied.sock";
+  for (const std::string& daemons :
+       {home / "stackie/api.token", home / "stackie/state.json", home / "run/stackie/stackied.sock",
+        home / "xdg/stackie/stackied.sock"}) {
     auto loaded = load_with_grant(daemons);
     ASSERT_FALSE(loaded.ok()) << daemons;
     EXPECT_NE(loaded.error().message.find("would be given " + daemons + " to write, which is in "),
