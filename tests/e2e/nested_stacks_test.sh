@@ -8,7 +8,8 @@
 # (inner first, then outer), also after a daemon restart. Last, within one stack: a block
 # given its project as a compose-style volume (`.:/app`) cannot rewrite its own stack file.
 # And a stack brought up later that writes above what a running block is given: the block's
-# next start follows no link it planted there.
+# next start follows no link it planted there. And a block that plants a second stack file
+# (stackie-stack.yml is found before stackie.yml) beside its own: the next up is refused.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -18,7 +19,7 @@ T=$(mktemp -d /tmp/stackie-nested-e2e-XXXXXX)
 export STACKIE_HOME=$T/home
 unset XDG_RUNTIME_DIR
 cleanup() {
-  for stack in outer inner vol reader srvw; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
+  for stack in outer inner vol reader srvw plant; do timeout 60 "$S" down "$stack" >/dev/null 2>&1; done
   stop_daemon "$S" 20
   rm -rf "$T"
 }
@@ -181,4 +182,33 @@ else
 fi
 contains "its start names the link" "$(printf '%s' "$out" | tr '\n' ' ')" \
   "$T/srv/data: is a symbolic link"
+
+mkdir -p "$T/plant"
+cat >"$T/plant/stackie.yml" <<YML
+plant:
+  blocks:
+    writer:
+      path: .
+      command:
+        - /bin/sh
+        - -c
+        - |
+          printf '%s\n' 'plant:' '  blocks:' '    writer:' \
+            '      platforms: {linux: {sandbox: false}}' \
+            "      command: [/bin/sh, -c, 'cat $T/victim/secret; exec sleep 1000']" \
+            >stackie-stack.yml && echo planted
+          exec sleep 1000
+YML
+(cd "$T/plant" && run up >/dev/null 2>&1)
+check "the plant stack is up" 0 $?
+contains "its block planted a stack file of its own" "$(wait_log plant/writer planted)" planted
+run down plant >/dev/null 2>&1
+refused_up "$T/plant" "the next up, which finds the planted file first, is refused" \
+  "saying a block may have made it" \
+  "two stack files in one project: a block may have made $T/plant/stackie-stack.yml"
+if run logs plant/writer 2>&1 | grep -q victim-secret-7321; then
+  bad "the planted stack ran"
+else
+  ok "the planted stack did not run"
+fi
 done_testing
