@@ -99,6 +99,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
     d->neighbours_.confine(policy);
   };
   daemon->supervisor_ = std::make_unique<Supervisor>(std::move(supervisor));
+  if (!daemon->neighbours_.load_error().empty())
+    daemon->log(DaemonLogLevel::warning, daemon->neighbours_.load_error());
   daemon->neighbours_.set_up_check([d = daemon.get()](const std::string& file) {
     return std::any_of(d->records_.begin(), d->records_.end(), [&](const StackRecord& record) {
       return normalize_path(record.request.file) == normalize_path(file);

@@ -51,8 +51,15 @@ const char kAdvice[] =
 StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
   auto text = read_text_file(path_);
   if (!text.ok()) return;
-  auto parsed = parse_json(*text);
-  if (!parsed.ok() || !parsed->is_object()) return;
+  // Larger than an IPC message may be: a record per stack file the user ever brought up.
+  JsonLimits limits;
+  limits.max_bytes = std::size_t{64} << 20;
+  auto parsed = parse_json(*text, limits);
+  if (!parsed.ok() || !parsed->is_object()) {
+    load_error_ = path_ + ": " + (parsed.ok() ? "not an object" : parsed.error().message) +
+                  "; what other stacks' blocks can write is known again as each comes up";
+    return;
+  }
   for (const auto& [key, value] : parsed->as_object()) {
     Entry entry;
     entry.stack = value["stack"].string_or("");

@@ -44,6 +44,8 @@ class StackNeighbours {
   // Records `stack` (replacing what an earlier `up` of it recorded) and writes the file.
   Status remember(const ResolvedStack& stack);
   const std::string& path() const { return path_; }
+  // Why the file could not be read ("" when it was, or is missing): the daemon logs it.
+  const std::string& load_error() const { return load_error_; }
 
  private:
   struct Entry {
@@ -61,6 +63,7 @@ class StackNeighbours {
   std::string path_;
   std::map<std::string, Entry> entries_;  // by stack file, resolved
   std::function<bool(const std::string& file)> is_up_;
+  std::string load_error_;
 };
 
 }  // namespace stackie

@@ -55,6 +55,11 @@ TEST_F(Neighbours, AStackInsideWhatAnotherStacksBlockWritesIsRefused) {
                 "that holds another project is the cause)");
   // Remembered in the file, for the next daemon: what a block wrote stays written.
   EXPECT_FALSE(StackNeighbours(registry()).check(inner_).ok());
+  EXPECT_EQ(StackNeighbours(registry()).load_error(), "");
+  // A file that cannot be read is said (the daemon logs it), not taken for "no neighbours".
+  dir_.write("neighbours.json", "{\"x\": ");
+  EXPECT_NE(StackNeighbours(registry()).load_error().find(registry() + ": "), std::string::npos);
+  EXPECT_EQ(StackNeighbours(dir_ / "missing.json").load_error(), "") << "missing is empty";
 }
 
 // stackie-stack.yml is found before stackie.yml: a block that writes the project could plant
