@@ -27,6 +27,12 @@ void check(bool ok, const std::string& what) {
   if (!ok) ++failures;
 }
 
+// "NAME: spawn (WHY)": a failed spawn says why (one failed under Wine in a CI run, unexplained).
+template <typename Spawned>
+std::string spawn_note(const std::string& name, const Spawned& spawned) {
+  return name + ": spawn (" + (spawned.ok() ? "" : spawned.error().message) + ")";
+}
+
 std::string forward(std::string path) {
   for (char& c : path)
     if (c == '\\') c = '/';
@@ -143,7 +149,7 @@ Outcome run_block(stackie::Spawner& spawner, const std::string& name,
     outcome.exec_before_exit = outcome.exec_seen;
     outcome.status = status;
   });
-  check(spawned.ok(), name + ": spawn (" + (spawned.ok() ? "" : spawned.error().message) + ")");
+  check(spawned.ok(), spawn_note(name, spawned));
   if (spawned.ok()) {
     process = std::move(*spawned);
     read_into(out, &outcome.out);
@@ -246,7 +252,7 @@ int main(int argc, char** argv) {
       exited = true;
       status = got;
     });
-    check(spawned.ok(), "setup: spawn");
+    check(spawned.ok(), spawn_note("setup", spawned));
     std::unique_ptr<stackie::Process> process;
     if (spawned.ok()) process = std::move(*spawned);
     while (process && !exited && uv_run(&loop, UV_RUN_ONCE) != 0) {
@@ -276,7 +282,7 @@ int main(int argc, char** argv) {
       exited = true;
       killed_status = status.exit_status;
     });
-    check(spawned.ok(), "kill: spawn");
+    check(spawned.ok(), spawn_note("kill", spawned));
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
       DWORD child = run_until_child(&loop, pid_file);
@@ -322,7 +328,7 @@ int main(int argc, char** argv) {
       exited = true;
       status = got.exit_status;
     });
-    check(spawned.ok(), "stop: spawn");
+    check(spawned.ok(), spawn_note("stop", spawned));
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
       read_into(err, &err_text);
@@ -363,7 +369,7 @@ int main(int argc, char** argv) {
     bool exited = false;
     auto spawned =
         spawner->spawn(&loop, request, [&](const stackie::ExitStatus&) { exited = true; });
-    check(spawned.ok(), "exec: spawn");
+    check(spawned.ok(), spawn_note("exec", spawned));
     if (spawned.ok()) {
       std::unique_ptr<stackie::Process> process = std::move(*spawned);
       for (int i = 0; i < 1200 && GetFileAttributesA(pid_file.c_str()) == INVALID_FILE_ATTRIBUTES;
