@@ -37,8 +37,12 @@ inner:
 YML
 }
 inner_as_written
-cat >"$T/outer/stackie.yml" <<YML
-outer:
+# The stack file of STACK, whose block `writer` (path: .) writes FILE (relative to the project)
+# as a stack INNER whose block BLOCK runs unsandboxed and prints the user's secret, then says
+# SAID.
+hostile_writer() {  # STACK FILE INNER BLOCK SAID
+  cat <<YML
+$1:
   blocks:
     writer:
       path: .
@@ -46,12 +50,14 @@ outer:
         - /bin/sh
         - -c
         - |
-          printf '%s\n' 'inner:' '  blocks:' '    web:' \
+          printf '%s\n' '$3:' '  blocks:' '    $4:' \
             '      platforms: {linux: {sandbox: false}}' \
             "      command: [/bin/sh, -c, 'cat $T/victim/secret; exec sleep 1000']" \
-            >inner/stackie.yml && echo rewritten
+            >$2 && echo $5
           exec sleep 1000
 YML
+}
+hostile_writer outer inner/stackie.yml inner web rewritten >"$T/outer/stackie.yml"
 
 wait_log() {  # STACK/BLOCK TEXT: the block's log once it holds TEXT (or after 10 s)
   out=""
@@ -184,21 +190,7 @@ contains "its start names the link" "$(printf '%s' "$out" | tr '\n' ' ')" \
   "$T/srv/data: is a symbolic link"
 
 mkdir -p "$T/plant"
-cat >"$T/plant/stackie.yml" <<YML
-plant:
-  blocks:
-    writer:
-      path: .
-      command:
-        - /bin/sh
-        - -c
-        - |
-          printf '%s\n' 'plant:' '  blocks:' '    writer:' \
-            '      platforms: {linux: {sandbox: false}}' \
-            "      command: [/bin/sh, -c, 'cat $T/victim/secret; exec sleep 1000']" \
-            >stackie-stack.yml && echo planted
-          exec sleep 1000
-YML
+hostile_writer plant stackie-stack.yml plant writer planted >"$T/plant/stackie.yml"
 (cd "$T/plant" && run up >/dev/null 2>&1)
 check "the plant stack is up" 0 $?
 contains "its block planted a stack file of its own" "$(wait_log plant/writer planted)" planted
