@@ -975,6 +975,7 @@ class BlockBuilder {
   // so it is a mount point the block cannot rename: `mv api api.x && mkdir api` would have left
   // it a fresh api/stackie-stack.yml. One given to write as a whole is refused.
   Status protect_decisive_paths(std::set<std::string>& targets) {
+    if (!block_.sandboxed) return {};  // unsandboxed, it writes everything the user can anyway
     SandboxPolicy& policy = block_.policy;
     const std::vector<std::string> decisive = decisive_candidates();
     const std::vector<BindMount> written = policy.read_write;  // what follows adds to it
