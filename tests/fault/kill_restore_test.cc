@@ -41,6 +41,13 @@ TEST_F(KillRestoreTest, NothingSurvivesKillNineAndTheRestartedDaemonRestoresTheS
       EXPECT_NE(rows[i]["sandbox"].string_or(""), "passthrough") << "blocks must be sandboxed";
     }
   }
+  // Each stamped its first start: a process is seen before it runs its actions, and one killed
+  // before its stamp would have one stamp after the restore, not two (a CI run hit that).
+  for (int i = 0; i < kBlocks; ++i) {
+    std::string starts = dir_ + "/b" + std::to_string(i) + ".starts";
+    ASSERT_TRUE(wait_for([&] { return !stamps(starts).empty(); }, 10s))
+        << "b" << i << " never stamped its start";
+  }
   std::vector<int> before = descendants(daemon);
   for (int pid : processes_mentioning(dir_))
     if (std::find(before.begin(), before.end(), pid) == before.end()) before.push_back(pid);
