@@ -14,6 +14,11 @@ bool is_absolute_path(const std::string& path) {
          (has_drive_prefix(path) && path.size() >= 3 && (path[2] == '/' || path[2] == '\\'));
 }
 
+std::string directory_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
 std::string join_path(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
   if (b.empty()) return a;

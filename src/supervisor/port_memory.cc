@@ -1,6 +1,7 @@
 #include "supervisor/port_memory.h"
 
 #include "base/directories.h"
+#include "base/fs_path.h"
 #include "stack/yaml_node.h"
 #include "supervisor/host_ports.h"
 
@@ -10,11 +11,6 @@ namespace {
 
 std::string stack_key(const std::string& stack, const std::string& project_dir) {
   return stack + " " + project_dir;
-}
-
-std::string directory_of(const std::string& file) {
-  size_t slash = file.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : file.substr(0, slash);
 }
 
 }  // namespace

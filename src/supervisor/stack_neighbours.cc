@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/directories.h"
+#include "base/fs_path.h"
 #include "base/json.h"
 #include "base/safe_open.h"
 #include "stack/file_kind.h"
@@ -14,11 +15,6 @@
 namespace stackie {
 
 namespace {
-
-std::string directory_of(const std::string& file) {
-  size_t slash = file.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : file.substr(0, slash);
-}
 
 // A record per stack file (as the file system resolves it): a second file in a project, even of
 // the same stack name, is another record, so that one a block planted is checked against the
@@ -85,7 +81,7 @@ std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
   // (stack/writable_dirs.h). Another file is another, whatever its stack's name.
   const std::string own = key_of(stack.file);
   for (const auto& [key, entry] : entries_)
-    if (key_of(entry.file) != own && live(entry)) out.push_back(&entry);
+    if (key != own && live(entry)) out.push_back(&entry);
   return out;
 }
 
@@ -125,13 +121,12 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
         if (auto below = path_below(dir, bind.source); below && !below->empty()) return true;
     return false;
   };
-  for (const auto& [key, entry] : entries_) {
-    if (!live(entry)) continue;
+  // At each block's start: the file system is asked (live) only for a record that matters.
+  for (const auto& [key, entry] : entries_)
     for (const auto& dir : entry.writable)
       if (!dir.path.empty() && holds_a_source(dir.path) &&
-          std::find(roots.begin(), roots.end(), dir.path) == roots.end())
+          std::find(roots.begin(), roots.end(), dir.path) == roots.end() && live(entry))
         roots.push_back(dir.path);
-  }
 }
 
 Status StackNeighbours::remember(const ResolvedStack& stack) {
