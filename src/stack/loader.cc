@@ -44,6 +44,7 @@ bool is_directory(const std::string& path) {
 struct BlockSpec {
   const StackBlockDecl* decl = nullptr;
   std::optional<BlockDef> def;  // empty for a first-party block
+  bool shipped_def = false;     // def is one of Stackie's own catalog (shipped_block_path())
   std::string sandbox_id;
   // `mode: shared`: the instance ("stackie.postgres@15") and its directory name; empty = own.
   std::string shared_instance;
@@ -610,6 +611,21 @@ class BlockBuilder {
     return "";
   }
 
+  // A definition from outside Stackie's own catalog reads only the secrets its block's entry
+  // lists (`secrets: [NAME]`): a secret is looked up in the environment `up` ran in, where
+  // ${secrets.SSH_AUTH_SOCK} would be the user's agent as a grant and ${secrets.AWS_...} a key
+  // in the block's environment. The stack's own text (vars it gives, its environment) reads any.
+  Status check_secret_passed(const Reference& ref) const {
+    if (!spec_.def || spec_.shipped_def || ref.where.file != spec_.def->file) return {};
+    const std::string& name = ref.parts.front();
+    for (const auto& listed : decl_.secrets)
+      if (listed.text == name) return {};
+    return error_at(ref.where, "block '" + decl_.name + "': its definition reads secret '" + name +
+                                   "', which the stack does not give it; if it may have " +
+                                   "it, add " + name + " to the block's 'secrets' list (" +
+                                   format_location(decl_.where) + ")");
+  }
+
   Result<Expanded> resolve_reference(const Reference& ref) {
     const std::string& name = ref.parts.front();
     std::string context = " in block '" + decl_.name + "'";
@@ -651,6 +667,7 @@ class BlockBuilder {
       return unknown(known);
     }
     if (ref.kind == "secrets") {
+      STACKIE_TRY(check_secret_passed(ref));
       STACKIE_TRY_ASSIGN(value, secrets_.lookup(name));
       if (!value)
         return error_at(ref.where, "missing secret '" + name + "'" + context + " (looked in " +
@@ -1237,7 +1254,8 @@ Result<std::string> shared_storage_root(const LoadOptions& options) {
 }
 
 Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
-                            const std::vector<std::string>& block_path) {
+                            const std::vector<std::string>& block_path,
+                            const std::vector<std::string>& shipped) {
   BlockSpec spec;
   spec.decl = &decl;
   spec.sandbox_id = sandbox_id(stack.name, decl.name);
@@ -1267,6 +1285,14 @@ Result<BlockSpec> make_spec(const StackFile& stack, const StackBlockDecl& decl,
   }
   if (!spec.def && !decl.command.present)
     return error_at(decl.where, "block '" + decl.name + "' has a 'path' but no 'command'");
+  if (!spec.def && !decl.secrets.empty())
+    return error_at(decl.secrets.front().where,
+                    "'secrets' lists what a block's definition may read; block '" + decl.name +
+                        "' has none (its own ${secrets.NAME} are read as written)");
+  if (spec.def) {
+    const std::string dir = directory_of(spec.def->file);
+    spec.shipped_def = std::find(shipped.begin(), shipped.end(), dir) != shipped.end();
+  }
   STACKIE_TRY(merge_vars(spec));
   STACKIE_TRY(merge_serves(spec));
   if (decl.shared()) {
@@ -1397,11 +1423,16 @@ Result<Settings> load_user_settings(const Environment& env) {
 Result<ResolvedStack> load_stack(const LoadOptions& options) {
   STACKIE_TRY_ASSIGN(found, find_stack_file(options.file, options.cwd));
   std::string file = normalize_path(found);
-  std::vector<std::string> block_path;
-  for (const auto& dir :
-       options.block_path.empty() ? default_block_path(options.env) : options.block_path)
-    block_path.push_back(
-        normalize_path(is_host_absolute_path(dir) ? dir : options.cwd + "/" + dir));
+  auto absolute_dirs = [&](const std::vector<std::string>& dirs) {
+    std::vector<std::string> out;
+    for (const auto& dir : dirs)
+      out.push_back(normalize_path(is_host_absolute_path(dir) ? dir : options.cwd + "/" + dir));
+    return out;
+  };
+  std::vector<std::string> block_path = absolute_dirs(
+      options.block_path.empty() ? default_block_path(options.env) : options.block_path);
+  const std::vector<std::string> shipped =
+      absolute_dirs(options.block_path.empty() ? shipped_block_path() : options.shipped_block_path);
   std::vector<std::string> compose_warnings;
   STACKIE_TRY_ASSIGN(stack, load_any_stack_file(file, options.env, block_path, compose_warnings));
   // `sources:` (the stack's and its substacks'): the project's own block definitions, searched
@@ -1434,7 +1465,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   std::vector<BlockSpec> specs;
   std::vector<GraphBlock> graph;
   for (const auto& decl : stack.blocks) {
-    STACKIE_TRY_ASSIGN(spec, make_spec(stack, decl, block_path));
+    STACKIE_TRY_ASSIGN(spec, make_spec(stack, decl, block_path, shipped));
     GraphBlock node;
     node.name = decl.name;
     node.where = decl.where;

@@ -39,7 +39,10 @@ struct LoadOptions {
   std::string cwd;   // absolute
   Environment env;   // the client's environment (HOME, PATH, STACKIE_*, secrets…)
   Settings settings;
-  std::vector<std::string> block_path;   // empty = default_block_path(env)
+  std::vector<std::string> block_path;  // empty = default_block_path(env)
+  // Stackie's own catalog, whose definitions read `${secrets.NAME}` without the stack listing
+  // it in the block's `secrets:`. Used when block_path is given; else shipped_block_path().
+  std::vector<std::string> shipped_block_path;
   bool no_sandbox = false;               // --no-sandbox: every block unsandboxed
   std::string os = host_os_name();       // for `platforms:` and install hints
   std::string program_root;              // tests: prefix of every program search glob

@@ -83,6 +83,20 @@ std::string ephemeral_base(const std::string& home, const std::string& private_r
   return join_path(home, "ephemeral");
 }
 
+std::vector<std::string> shipped_block_path() {
+  std::vector<std::string> dirs;
+  std::string exe = executable_dir();
+  if (!exe.empty()) dirs.push_back(normalize_path(exe + "/../share/stackie/blocks"));
+#ifdef STACKIE_INSTALL_DATADIR
+  std::string relocated = relocated_install_dir(STACKIE_INSTALL_DATADIR "/stackie/blocks");
+  if (!relocated.empty() && (dirs.empty() || dirs.back() != relocated)) dirs.push_back(relocated);
+#endif
+#ifdef STACKIE_DATADIR
+  dirs.push_back(std::string(STACKIE_DATADIR) + "/blocks");
+#endif
+  return dirs;
+}
+
 std::vector<std::string> default_block_path(const Environment& env) {
   std::vector<std::string> dirs;
   auto found = env.find("STACKIE_BLOCK_PATH");
@@ -96,15 +110,7 @@ std::vector<std::string> default_block_path(const Environment& env) {
       start = end + 1;
     }
   }
-  std::string exe = executable_dir();
-  if (!exe.empty()) dirs.push_back(normalize_path(exe + "/../share/stackie/blocks"));
-#ifdef STACKIE_INSTALL_DATADIR
-  std::string relocated = relocated_install_dir(STACKIE_INSTALL_DATADIR "/stackie/blocks");
-  if (!relocated.empty() && (dirs.empty() || dirs.back() != relocated)) dirs.push_back(relocated);
-#endif
-#ifdef STACKIE_DATADIR
-  dirs.push_back(std::string(STACKIE_DATADIR) + "/blocks");
-#endif
+  for (auto& dir : shipped_block_path()) dirs.push_back(std::move(dir));
   return dirs;
 }
 

@@ -69,6 +69,8 @@ std::string ephemeral_base(const std::string& home, const std::string& private_r
 // <relocated prefix>/<datadir>/stackie/blocks (an installed tree wherever it is), then
 // STACKIE_DATADIR/blocks (the configured prefix).
 std::vector<std::string> default_block_path(const Environment& env);
+// The directories of that path after $STACKIE_BLOCK_PATH: the catalog shipped with Stackie.
+std::vector<std::string> shipped_block_path();
 
 // "linux", "macos" or "windows": the host, for `platforms:` and package hints.
 std::string host_os_name();

@@ -230,6 +230,22 @@ Status check_profile_name(const YamlNode& node) {
   return {};
 }
 
+// A name as `${secrets.NAME}` spells it: letters, digits, '_', '-' (a '.' would end it).
+Status check_secret_name(const YamlNode& node) {
+  const std::string& name = node.text;
+  if (name.empty()) return error_at(node.where, "empty secret name");
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok)
+      return error_at(
+          node.at_offset(i),
+          "invalid secret name '" + name + "' (letters, digits, '_', '-', as in ${secrets.NAME})");
+  }
+  return {};
+}
+
 // `depends_on: {migrate: {condition: completed_successfully}, db: {condition: healthy}}`
 Status parse_depends_on_map(const YamlNode& node, StackBlockDecl& block) {
   for (const auto& [name, value] : node.entries) {
@@ -330,14 +346,14 @@ Status parse_block_mode(const YamlNode& mode, const YamlNode& body, const std::s
     return error_at(mode.where, "mode shared is for catalog blocks; '" + block +
                                     "' is a block of your own (path, command): each stack runs "
                                     "its own");
-  static const std::vector<std::string> allowed = {"mode",    "catalog", "vars",    "serves",
-                                                   "version", "limits",  "profiles"};
+  static const std::vector<std::string> allowed = {"mode",    "catalog", "vars",     "serves",
+                                                   "version", "limits",  "profiles", "secrets"};
   for (const auto& [key, value] : body.entries)
     if (std::find(allowed.begin(), allowed.end(), key.text) == allowed.end())
       return error_at(key.where, "'" + key.text + "' cannot be set on block '" + block +
                                      "' in mode shared: its one instance runs the same for every "
                                      "stack (a shared block takes catalog, vars, version, serves, "
-                                     "limits and profiles)");
+                                     "limits, profiles and secrets)");
   return {};
 }
 
@@ -348,10 +364,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
   std::string context = "block '" + block.name + "'";
   if (!body.is_null()) STACKIE_TRY(expect_kind(body, YamlNode::Kind::map, block.name));
   STACKIE_TRY(check_fields(
-      body, {"catalog",      "vars",        "serves",  "consumes", "depends_on", "path",
-             "command",      "environment", "volumes", "restart",  "health",     "stop_signal",
-             "stop_timeout", "platforms",   "limits",  "network",  "egress",     "version",
-             "env_file",     "profiles",    "watch",   "paths",    "tools",      "mode"},
+      body,
+      {"catalog",     "vars",    "serves",  "consumes", "depends_on",  "path",         "command",
+       "environment", "volumes", "restart", "health",   "stop_signal", "stop_timeout", "platforms",
+       "limits",      "network", "egress",  "version",  "env_file",    "profiles",     "watch",
+       "paths",       "tools",   "mode",    "secrets"},
       context));
   if (const YamlNode* v = body.find("mode")) {
     STACKIE_TRY(parse_block_mode(*v, body, block.name));
@@ -434,6 +451,11 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
       block.profiles = std::move(profiles);
     }
     for (const auto& profile : block.profiles) STACKIE_TRY(check_profile_name(profile));
+  }
+  if (const YamlNode* v = body.find("secrets")) {
+    STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "secrets"));
+    for (const auto& name : names) STACKIE_TRY(check_secret_name(name));
+    block.secrets = std::move(names);
   }
   if (const YamlNode* v = body.find("watch")) {
     STACKIE_TRY_ASSIGN(watch, parse_watch(*v));

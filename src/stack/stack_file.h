@@ -88,6 +88,10 @@ struct StackBlockDecl {
   // `mode: shared` (one instance for every stack that asks, stack/shared_mode.h) or `mode: own`
   // (the default: the stack's own instance). The node, for errors; absent = own.
   std::optional<YamlNode> mode;
+  // `secrets: [NAME...]`: the secrets the block's definition may read (its `${secrets.NAME}`)
+  // when it is not one of Stackie's own: the environment `up` runs in holds SSH_AUTH_SOCK,
+  // HOME and cloud keys, which a definition from someone else's catalog is not given unasked.
+  std::vector<YamlNode> secrets;
   bool shared() const { return mode && mode->text == "shared"; }
   // The directory the block's relative paths (path, env_file, volumes) are relative to: its
   // own file's, which differs from the stack file's for a block of a substack (`stacks:`).

@@ -128,6 +128,7 @@ TEST(CatalogEntry, AStackUsesAnAliasUnderItsOwnSandboxAndVolume) {
                  {"MARIADB_ROOT_PASSWORD", "r"},
                  {"MARIADB_PASSWORD", "p"}};
   options.block_path = shipped();
+  options.shipped_block_path = shipped();
   options.os = "linux";
   options.program_root = root.path();
   options.file = home.write("s.yml", "shop:\n  blocks:\n    stackie.mysql:\n");
@@ -154,6 +155,7 @@ TEST(CatalogVersion, PicksTheMajorVersionAskedForOrSaysWhatIsInstalled) {
                  {"PATH", "/none"},
                  {"POSTGRES_PASSWORD", "pw"}};
   options.block_path = shipped();
+  options.shipped_block_path = shipped();
   options.os = "linux";
   options.program_root = root.path();
   auto load = [&](const std::string& version) {

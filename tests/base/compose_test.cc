@@ -114,7 +114,8 @@ struct Corpus {
     options.cwd = fixtures() + "/compose/" + dir;
     options.env = {
         {"HOME", home.path()}, {"STACKIE_HOME", home / "stackie"}, {"PATH", "/usr/bin:/bin"}};
-    options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+    options.block_path = {testing::shipped_catalog()};
+    options.shipped_block_path = options.block_path;
     options.os = "linux";
     options.program_root = host.path();
   }

@@ -68,7 +68,8 @@ TEST(DocumentedForms, UpperCaseVarNamesSetTheDefinitionsVars) {
   LoadOptions options;
   options.cwd = home.path();
   options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
-  options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+  options.block_path = {testing::shipped_catalog()};
+  options.shipped_block_path = options.block_path;
   options.os = "linux";
   options.program_root = host.path();
   auto stack = load_stack(options);
@@ -95,7 +96,8 @@ TEST(DocumentedForms, AComposeStyleVolumeListIsTheProjects) {
   LoadOptions options;
   options.cwd = home.path();
   options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
-  options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+  options.block_path = {testing::shipped_catalog()};
+  options.shipped_block_path = options.block_path;
   options.os = "linux";
   options.program_root = host.path();
   auto stack = load_stack(options);

@@ -28,6 +28,7 @@ LoadOptions hermetic_options(const TempDir& home, std::string path = "/usr/bin:/
   options.cwd = home.path();
   options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "stackie"}, {"PATH", path}};
   options.block_path = {fixtures() + "/blocks", testing::source_root() + "/share/stackie/blocks"};
+  options.shipped_block_path = {testing::shipped_catalog()};
   options.os = "linux";
   return options;
 }
@@ -510,6 +511,92 @@ TEST(Loader, SecretsFromTheEnvironmentWinAndVarsMayHoldThem) {
   EXPECT_EQ(from_file->blocks[0].secret_names, (std::vector<std::string>{"AUTH"}));
   options.env["TOKEN"] = "from-env";
   EXPECT_EQ(env_value(load_stack(options)->blocks[0], "AUTH"), "Bearer from-env");
+}
+
+// A definition from someone else's catalog reads only the secrets its stack entry lists: the
+// environment of `up` holds the user's agent socket, HOME and cloud keys.
+TEST(Loader, ADefinitionReadsOnlyTheSecretsItsBlockIsGiven) {
+  TempDir home;
+  home.write("app/.env", "FILE_TOKEN=from-dotenv\n");
+  LoadOptions options = hermetic_options(home);
+  options.env["SSH_AUTH_SOCK"] = home / "agent.sock";
+  options.env["AWS_SECRET_ACCESS_KEY"] = "cloud-key";
+  home.write("app/defs/third.svc.yml",
+             "third.svc:\n  programs:\n    sh: {packages: {apt: dash}}\n"
+             "  command: [sh, -c, 'x']\n"
+             "  environment: {KEY: '${secrets.AWS_SECRET_ACCESS_KEY}'}\n"
+             "  sandbox:\n    read_only: ['${secrets.SSH_AUTH_SOCK}']\n");
+  auto load = [&](const std::string& entry) {
+    options.file = home.write("app/stackie.yml",
+                              "demo:\n  sources: [./defs]\n  blocks:\n    svc: " + entry + "\n");
+    return load_stack(options);
+  };
+  const std::string definition = home / "app/defs/third.svc.yml";
+  auto unasked = load("{catalog: third.svc}");
+  ASSERT_FALSE(unasked.ok());
+  EXPECT_EQ(
+      unasked.error().message,
+      definition +
+          ":5:23: block 'svc': its definition reads secret 'AWS_SECRET_ACCESS_KEY', which the "
+          "stack does not give it; if it may have it, add AWS_SECRET_ACCESS_KEY to the "
+          "block's 'secrets' list (" +
+          home / "app/stackie.yml" + ":4:5)");
+  // Each name on its own: one listed does not open the other.
+  auto one = load("{catalog: third.svc, secrets: [AWS_SECRET_ACCESS_KEY]}");
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().message.find(definition + ":7:18: block 'svc': its definition reads "
+                                                  "secret 'SSH_AUTH_SOCK'"),
+            0u)
+      << one.error().message;
+  auto both = load("{catalog: third.svc, secrets: [AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK]}");
+  ASSERT_TRUE(both.ok()) << both.error().message;
+  EXPECT_EQ(env_value(both->blocks[0], "KEY"), "cloud-key");
+  EXPECT_TRUE(has_bind(both->blocks[0].policy.read_only, home / "agent.sock"));
+  // The stack's own text reads any, and what it gives a definition's var is the stack's.
+  home.write("app/defs/third.svc.yml",
+             "third.svc:\n  vars: {key: none}\n  programs:\n    sh: {packages: {apt: dash}}\n"
+             "  command: [sh, -c, 'x']\n  environment: {KEY: '${vars.key}'}\n");
+  auto given = load("{catalog: third.svc, vars: {key: '${secrets.FILE_TOKEN}'}}");
+  ASSERT_TRUE(given.ok()) << given.error().message;
+  EXPECT_EQ(env_value(given->blocks[0], "KEY"), "from-dotenv");
+  // A definition's var default is the definition's text: listed or refused, like the rest.
+  home.write("app/defs/third.svc.yml",
+             "third.svc:\n  vars: {key: '${secrets.FILE_TOKEN}'}\n  programs:\n"
+             "    sh: {packages: {apt: dash}}\n"
+             "  command: [sh, -c, 'x']\n  environment: {KEY: '${vars.key}'}\n");
+  auto defaulted = load("{catalog: third.svc}");
+  ASSERT_FALSE(defaulted.ok());
+  EXPECT_EQ(defaulted.error().message.find(definition + ":2:16: block 'svc': its definition reads "
+                                                        "secret 'FILE_TOKEN'"),
+            0u)
+      << defaulted.error().message;
+  // Stackie's own catalog is not someone else's: its postgres reads POSTGRES_PASSWORD.
+  options.env["POSTGRES_PASSWORD"] = "pg-secret";
+  TempDir root;
+  make_fake_host(root);
+  options.program_root = root.path();
+  auto shipped = load("{catalog: stackie.postgres}");
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  // The same file outside the shipped catalog is a definition like any other.
+  options.shipped_block_path = {};
+  auto elsewhere = load("{catalog: stackie.postgres}");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.error().message.find("its definition reads secret 'POSTGRES_PASSWORD'"),
+            std::string::npos)
+      << elsewhere.error().message;
+  // A block of the stack's own has no definition to list secrets for.
+  auto own = load("{command: [sh, -c, x], secrets: [X]}");
+  ASSERT_FALSE(own.ok());
+  EXPECT_EQ(own.error().message.find(home / "app/stackie.yml:4:43: 'secrets' lists what a "
+                                            "block's definition may read"),
+            0u)
+      << own.error().message;
+  auto bad_name = load("{catalog: third.svc, secrets: [A.B]}");
+  ASSERT_FALSE(bad_name.ok());
+  EXPECT_EQ(bad_name.error().message,
+            home /
+                "app/stackie.yml:4:42: invalid secret name 'A.B' (letters, digits, '_', '-', "
+                "as in ${secrets.NAME})");
 }
 
 // Issue 14: what a restore needs of the environment, and what is worth a warning.

@@ -43,7 +43,8 @@ struct User {
     LoadOptions options;
     options.cwd = home / project;
     options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
-    options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+    options.block_path = {testing::shipped_catalog()};
+    options.shipped_block_path = options.block_path;
     options.os = "linux";
     options.program_root = programs.path();
     return options;

@@ -29,7 +29,8 @@ struct Host {
     LoadOptions options;
     options.cwd = home.path();
     options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
-    options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+    options.block_path = {testing::shipped_catalog()};
+    options.shipped_block_path = options.block_path;
     options.os = "linux";
     options.program_root = programs.path();
     return options;
@@ -224,7 +225,8 @@ TEST(DocumentedProject, EveryFormLoadsWithItsMeaning) {
   options.file = dir + "/stackie-stack.yml";
   options.cwd = dir;
   options.env = {{"HOME", home.path()}, {"STACKIE_HOME", home / "s"}, {"PATH", "/usr/bin:/bin"}};
-  options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+  options.block_path = {testing::shipped_catalog()};
+  options.shipped_block_path = options.block_path;
   options.os = "linux";
   options.program_root = programs.path();
   options.settings.storage_roots = {{"scratch", home / "scratch"}};

@@ -25,7 +25,8 @@ struct Project {
     LoadOptions options;
     options.cwd = dir;
     options.env = {{"HOME", root.path()}, {"STACKIE_HOME", root / "s"}, {"PATH", "/usr/bin:/bin"}};
-    options.block_path = {testing::source_root() + "/share/stackie/blocks"};
+    options.block_path = {testing::shipped_catalog()};
+    options.shipped_block_path = options.block_path;
     options.os = "linux";
     return options;
   }

@@ -26,6 +26,10 @@ inline std::string source_root() {
 inline std::string build_root() {
   return env_or("STACKIE_BUILD_ROOT", ".");
 }
+// Stackie's own catalog in the source tree: a LoadOptions' shipped_block_path.
+inline std::string shipped_catalog() {
+  return source_root() + "/share/stackie/blocks";
+}
 inline std::string fixtures() {
   return source_root() + "/tests/fixtures";
 }

@@ -54,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                  {"FUZZ_SECRET", "s3cret"}};
   options.block_path = {dir + "/blocks", STACKIE_FUZZ_SOURCE_ROOT "/tests/fixtures/blocks",
                         STACKIE_FUZZ_SOURCE_ROOT "/share/stackie/blocks"};
+  options.shipped_block_path = {STACKIE_FUZZ_SOURCE_ROOT "/share/stackie/blocks"};
   options.os = "linux";
   auto stack = stackie::load_stack(options);
   // An error must be a real message, never an empty one.
