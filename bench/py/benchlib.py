@@ -268,11 +268,9 @@ class Stackie:
         return subprocess.Popen([f"{self.build}/src/stackie", *args], env=self.env,
                                 cwd=self.root, **kw)
 
-    def define_block(self, name, program_dir, argv, port=None, read_write=()):
+    def define_block(self, name, program_dir, argv, port=None):
         """A block definition NAME.yml running argv (argv[0] a program in program_dir)."""
         sandbox = [f"network: {self.network}"]
-        if read_write:
-            sandbox.append("read_write: [" + ", ".join(f'"{p}"' for p in read_write) + "]")
         lines = [f"{name}:", "  description: benchmark block"]
         if port is not None:
             lines.append(f"  serves: {{p: {{port: {port}, type: {name.replace('.', '-')}}}}}")
@@ -295,12 +293,17 @@ class Stackie:
         self.write_stack(names)
         self.start()
 
-    def write_stack(self, names, stack="bench"):
+    def write_stack(self, names, stack="bench", read_write=()):
+        """The stack of those blocks; each is given the read_write host directories (the
+        stack gives a block the user's paths, a definition only the system's)."""
         self.stack_file = os.path.join(self.root, "stackie-stack.yml")
         with open(self.stack_file, "w") as f:
             f.write(f"{stack}:\n  blocks:\n")
             for n in names:
                 f.write(f"    {n}:\n")
+                if read_write:
+                    f.write("      volumes: {" + ", ".join(
+                        f'w{i}: "{p}"' for i, p in enumerate(read_write)) + "}\n")
         return self.stack_file
 
     def start(self):

@@ -64,9 +64,8 @@ def stackie_round(n, follower):
     st = Stackie(build, root, network)
     names = [f"bench.s{i}" for i in range(n)]
     for i, name in enumerate(names):
-        st.define_block(name, bindir, ["bench-spew"] + spew_argv(results, i, n)[1:],
-                        read_write=[results])
-    st.write_stack(names)
+        st.define_block(name, bindir, ["bench-spew"] + spew_argv(results, i, n)[1:])
+    st.write_stack(names, read_write=[results])
     st.start()
     follow = None
     try:

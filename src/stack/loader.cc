@@ -876,11 +876,15 @@ class BlockBuilder {
           if (path_below(magic, spelled))
             return error_at(node.where, std::string(what) + " '" + path + "': " + magic +
                                             " is not given to a definition");
+      bool own = false;
       for (const auto& root : storage_roots()) {
         const std::string root_resolved = path_for_comparison(root);
         const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
         const bool holds = path_below(normal, root) || path_below(resolved, root_resolved);
-        if (inside && is_own_storage(normal, written)) continue;
+        if (inside && is_own_storage(normal, written)) {
+          own = true;
+          continue;
+        }
         if (inside || holds)
           return error_at(node.where, std::string(what) + " '" + path + "' " +
                                           (inside ? "is in" : "holds") + " stackie's storage (" +
@@ -888,8 +892,54 @@ class BlockBuilder {
                                           "): a definition is given only the block's own volumes "
                                           "and runtime paths there");
       }
+      if (!own)
+        for (const auto& [place, dir] : users_places()) {
+          const std::string dir_resolved = path_for_comparison(dir);
+          const bool inside = path_below(dir, normal) || path_below(dir_resolved, resolved);
+          const bool holds = path_below(normal, dir) || path_below(resolved, dir_resolved);
+          if (inside || holds)
+            return error_at(node.where, std::string(what) + " '" + path + "' " +
+                                            (inside ? "is in" : "holds") + " " + place + " (" +
+                                            dir +
+                                            "): a definition is given the system's paths; the "
+                                            "stack gives the block yours (volumes)");
+        }
       out.push_back(std::move(normal));
     }
+    return out;
+  }
+
+  // Where the user's own files are, which a definition's grant may not reach: the home (keys,
+  // every project), the runtime directory (the agent's, the keyring's and the bus's sockets),
+  // the temp directory (ssh-agent's socket in /tmp), and the project. "/" is none of them
+  // (a HOME of "/" would hold every path).
+  std::vector<std::pair<std::string, std::string>> users_places() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto add = [&](const std::string& place, const std::string& dir) {
+      if (!is_host_absolute_path(dir)) return;
+      std::string normal = normalize_path(dir);
+      const bool root =
+          normal == "/" || (normal.size() <= 3 && normal.size() >= 2 && normal[1] == ':');
+      if (root) return;
+      out.emplace_back(place, std::move(normal));
+    };
+    auto env = [&](const char* name) {
+      auto found = options_.env.find(name);
+      return found == options_.env.end() ? std::string() : found->second;
+    };
+    add("your home directory", env("HOME"));
+    add("your home directory", env("USERPROFILE"));
+    add("your runtime directory", env("XDG_RUNTIME_DIR"));
+    add("the temp directory", env("TMPDIR"));
+    add("the temp directory", env("TEMP"));
+#ifndef _WIN32
+    add("the temp directory", "/tmp");
+#endif
+    add("the project", stack_.dir);
+    // The innermost first, so a message names the project rather than the /tmp it is in.
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
     return out;
   }
 

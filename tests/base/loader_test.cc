@@ -519,7 +519,7 @@ TEST(Loader, ADefinitionReadsOnlyTheSecretsItsBlockIsGiven) {
   TempDir home;
   home.write("app/.env", "FILE_TOKEN=from-dotenv\n");
   LoadOptions options = hermetic_options(home);
-  options.env["SSH_AUTH_SOCK"] = home / "agent.sock";
+  options.env["SSH_AUTH_SOCK"] = "/srv/agent.sock";  // in the home, no definition gets it at all
   options.env["AWS_SECRET_ACCESS_KEY"] = "cloud-key";
   home.write("app/defs/third.svc.yml",
              "third.svc:\n  programs:\n    sh: {packages: {apt: dash}}\n"
@@ -551,7 +551,7 @@ TEST(Loader, ADefinitionReadsOnlyTheSecretsItsBlockIsGiven) {
   auto both = load("{catalog: third.svc, secrets: [AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK]}");
   ASSERT_TRUE(both.ok()) << both.error().message;
   EXPECT_EQ(env_value(both->blocks[0], "KEY"), "cloud-key");
-  EXPECT_TRUE(has_bind(both->blocks[0].policy.read_only, home / "agent.sock"));
+  EXPECT_TRUE(has_bind(both->blocks[0].policy.read_only, "/srv/agent.sock"));
   // The stack's own text reads any, and what it gives a definition's var is the stack's.
   home.write("app/defs/third.svc.yml",
              "third.svc:\n  vars: {key: none}\n  programs:\n    sh: {packages: {apt: dash}}\n"
@@ -819,6 +819,13 @@ TEST(Loader, NoBlockIsGivenTheStorageOrStackiesHomeToWrite) {
   EXPECT_TRUE(says(
       refusal("app/s2.yml", with_volume("rt: {host: " + home / "runtime" + ", read_only: true}")),
       "which holds the daemon's socket directory " + home / "runtime/stackie"));
+  // Inside them: the API token, the socket itself.
+  EXPECT_TRUE(says(refusal("app/s4.yml", with_volume("tk: {host: " + home / "stackie/keys" +
+                                                     ", read_only: true}")),
+                   " to read, which is in stackie's home (STACKIE_HOME) " + home / "stackie"));
+  EXPECT_TRUE(
+      says(refusal("app/s5.yml", with_volume("sk: " + home / "runtime/stackie/x")),
+           " to write, which is in the daemon's socket directory " + home / "runtime/stackie"));
   options.env.erase("XDG_RUNTIME_DIR");
   EXPECT_EQ(refusal("app/s3.yml",
                     with_volume("st: {host: " + home / "stackie/storage/x" + ", read_only: true}")),
@@ -970,7 +977,9 @@ TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
         << loaded.error().message;
   }
   // The daemon's home and socket, which a definition could name through ${secrets.HOME}: the
-  // API token, state.json, and a socket that ups anything without a sandbox.
+  // API token, state.json, and a socket that ups anything without a sandbox. (Here not in the
+  // user's home, which no definition is given either: ADefinitionIsGivenNoneOfTheUsersPlaces.)
+  options.env["HOME"] = "/nonexistent-home";
   options.env["XDG_RUNTIME_DIR"] = home / "run";
   // The daemon's own socket, also when the environment (a restore's) does not say where it is.
   options.daemon_socket = home / "xdg/stackie/stackied.sock";
@@ -979,10 +988,76 @@ TEST(Loader, ADefinitionIsGivenNothingOfStorageButItsOwn) {
         home / "xdg/stackie/stackied.sock"}) {
     auto loaded = load_with_grant(daemons);
     ASSERT_FALSE(loaded.ok()) << daemons;
-    EXPECT_NE(loaded.error().message.find("would be given " + daemons + " to write, which is in "),
-              std::string::npos)
-        << loaded.error().message;
+    // Here the temp or runtime directory, which no definition is given either
+    // (ADefinitionIsGivenNoneOfTheUsersPlaces); a stack's volume there: ...NotInTheDaemonsHome.
+    const std::string& message = loaded.error().message;
+    EXPECT_TRUE(message.find("would be given " + daemons + " to write, which is in ") !=
+                    std::string::npos ||
+                message.find("sandbox.read_write '" + daemons + "' is in ") != std::string::npos)
+        << message;
   }
+}
+
+// A definition's grants are the system's paths (/usr/share/x, /etc/ssl): the user's home (keys,
+// every project), runtime directory (agent sockets), /tmp (ssh-agent's) and the project are
+// the stack's to give, as volumes. Without this, `read_only: [/home]` read every key.
+TEST(Loader, ADefinitionIsGivenNoneOfTheUsersPlaces) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.env["HOME"] = home / "users/alice";
+  options.env["XDG_RUNTIME_DIR"] = home / "run/user/1000";
+  options.file = home.write(
+      "app/stackie.yml", "demo:\n  sources: [./defs]\n  blocks:\n    svc: {catalog: third.svc}\n");
+  auto load_with_grant = [&](const std::string& list, const std::string& grant) {
+    home.write("app/defs/third.svc.yml",
+               "third.svc:\n  paths:\n    data: {volume: data}\n"
+               "  programs:\n    sh: {packages: {apt: dash}}\n"
+               "  command: [sh, -c, 'x']\n"
+               "  sandbox:\n    " +
+                   list + ": [\"" + grant + "\"]\n");
+    return load_stack(options);
+  };
+  const std::string definition = home / "app/defs/third.svc.yml";
+  struct Case {
+    std::string grant, says;
+  };
+  const std::vector<Case> refused = {
+      {home / "users/alice/.ssh", "' is in your home directory (" + home / "users/alice" + ")"},
+      {home / "users", "' holds your home directory (" + home / "users/alice" + ")"},
+      {home / "run/user", "' holds your runtime directory (" + home / "run/user/1000" + ")"},
+      {"/tmp/ssh-XXXX/agent.1", "' is in the temp directory (/tmp)"},
+      {home / "app/src", "' is in the project (" + home / "app" + ")"},
+  };
+  for (const char* list : {"read_only", "read_write"})
+    for (const auto& [grant, says] : refused) {
+      auto loaded = load_with_grant(list, grant);
+      ASSERT_FALSE(loaded.ok()) << list << " " << grant;
+      EXPECT_EQ(loaded.error().message.find(definition + ":8:"), 0u) << loaded.error().message;
+      EXPECT_NE(loaded.error().message.find(std::string(list) + " '" + grant + says +
+                                            ": a definition is given the system's paths; the "
+                                            "stack gives the block yours (volumes)"),
+                std::string::npos)
+          << loaded.error().message;
+    }
+  // "/" holds them all (and the storage, which is said first).
+  for (const char* list : {"read_only", "read_write"})
+    EXPECT_FALSE(load_with_grant(list, "/").ok()) << list;
+  // Through a link to the home, the same.
+  std::filesystem::create_directories(home / "users/alice/.ssh");
+  ASSERT_EQ(::symlink((home / "users/alice").c_str(), (home / "alias").c_str()), 0);
+  auto linked = load_with_grant("read_only", home / "alias/.ssh");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().message.find("is in your home directory"), std::string::npos)
+      << linked.error().message;
+  // The system's paths and the block's own storage (below the home here) are given.
+  for (const char* given : {"/usr/share/zoneinfo", "/etc/ssl", "${paths.data}"}) {
+    auto loaded = load_with_grant("read_only", given);
+    EXPECT_TRUE(loaded.ok()) << given << ": " << loaded.error().message;
+  }
+  // A HOME of "/" (a service account's) is no place: it would hold every path.
+  options.env["HOME"] = "/";
+  auto system = load_with_grant("read_only", "/usr/share/zoneinfo");
+  EXPECT_TRUE(system.ok()) << system.error().message;
 }
 
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {
