@@ -1558,13 +1558,22 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
                                           [&](const auto& source) { return source.first == dir; }))
       decisive.push_back({dir, {file, 0, 0}});
   std::vector<std::string> stack_decisive = block_path;
+  // What the next load would read if it were there: a catalog directory, secrets and env files.
+  std::vector<std::string> absent;
+  for (const auto& dir : block_path)
+    if (is_missing(dir)) absent.push_back(dir);
+  for (const auto& secrets_file : secrets.files())
+    if (is_missing(secrets_file)) absent.push_back(secrets_file);
   for (const auto& decl : stack.blocks)
     for (const auto& env_file : decl.env_files) {
       const std::string& text = env_file.path.text;
       std::string path =
           normalize_path(is_absolute_path(text) ? text : block_dir(decl, stack) + "/" + text);
       stack_decisive.push_back(path);
-      if (!is_missing(path)) decisive.push_back({path, env_file.path.where});
+      if (!is_missing(path))
+        decisive.push_back({path, env_file.path.where});
+      else
+        absent.push_back(path);
     }
   for (size_t index : resolved.order) {
     if (!wanted[index]) continue;
@@ -1579,6 +1588,16 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   }
   STACKIE_TRY_ASSIGN(roots, confine_writable_dirs(out.blocks, decls, writable, decisive));
   out.writable_dirs = std::move(roots);
+  for (const auto& path : absent) {
+    // As written, or with the links above it resolved (a project reached through a link).
+    const std::string through_links =
+        join_path(path_for_comparison(directory_of(path)), path.substr(path.rfind('/') + 1));
+    for (const auto& dir : out.writable_dirs)
+      if (path_below(dir.path, path) || path_below(dir.path, through_links)) {
+        out.absent_decisive.push_back({path, dir});
+        break;
+      }
+  }
   out.decisive_paths.push_back(stack.dir);
   for (const auto& path : decisive)
     if (!path_below(stack.dir, path.path)) out.decisive_paths.push_back(path.path);

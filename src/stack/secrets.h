@@ -30,6 +30,10 @@ class SecretStore {
   // The secrets files that exist (companion, .env, .dev.vars), absolute: a first-party block's
   // project bind shows them read-only.
   std::vector<std::string> existing_files() const;
+  // All three, whether they exist or not (one made later would be read by the next load).
+  std::vector<std::string> files() const {
+    return {companion_.path, dot_env_.path, dev_vars_.path};
+  }
   // "FILE: warning: ..." for each secrets file read that group or others may read.
   const std::vector<std::string>& warnings() const { return warnings_; }
 

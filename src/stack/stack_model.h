@@ -155,6 +155,15 @@ struct WritableDir {
   bool operator==(const WritableDir&) const = default;
 };
 
+// A path that decides the next `up` (a secrets or env file, a catalog directory) that did not
+// exist when the stack was loaded, below a directory one of its blocks can write: one made there
+// later may be the block's (supervisor/stack_neighbours.h).
+struct AbsentDecisive {
+  std::string path;
+  WritableDir dir;
+  bool operator==(const AbsentDecisive&) const = default;
+};
+
 struct ResolvedStack {
   std::string name;
   std::string file;                   // absolute path of the stack file
@@ -174,6 +183,7 @@ struct ResolvedStack {
   // the daemon checks against other stacks' (supervisor/stack_neighbours.h).
   std::vector<WritableDir> writable_dirs;
   std::vector<std::string> decisive_paths;
+  std::vector<AbsentDecisive> absent_decisive;
   // Not errors, but worth the user's eye: "FILE:LINE:COL: warning: ..." (a secret on a
   // command line, a secrets file others can read).
   std::vector<std::string> warnings;

@@ -106,6 +106,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
       return normalize_path(record.request.file) == normalize_path(file);
     });
   });
+  // The blocks of a stack that will not be restored died with the daemon before this one.
+  daemon->neighbours_.settle_stopped();
   daemon->heap_trimmer_ =
       std::make_unique<HeapTrimmer>(daemon->supervisor_->loop(), daemon->supervisor_->events());
   daemon->supervisor_->set_observer([d = daemon.get()](const BlockProgress& p) {
@@ -259,12 +261,15 @@ Status Daemon::check_identity(const std::string& name, const UpRequest& request)
 
 void Daemon::down(const std::string& stack, Supervisor::Done done) {
   if (stack == kSharedStack) return done(shared_stack_error());
-  bool recorded = std::any_of(records_.begin(), records_.end(),
-                              [&](const StackRecord& r) { return r.name == stack; });
+  auto record = std::find_if(records_.begin(), records_.end(),
+                             [&](const StackRecord& r) { return r.name == stack; });
+  const bool recorded = record != records_.end();
+  const std::string file = recorded ? record->request.file : std::string();
   if (!supervisor_->has_stack(stack)) {
     if (recorded) {
       // It failed to restore: `down` is how the user lets go of it.
       Status forgotten = forget(stack);
+      note_writers_stopped(file);
       done(forgotten.ok() ? forgotten : Status(state_not_written(stack, forgotten.error())));
       return;
     }
@@ -278,10 +283,20 @@ void Daemon::down(const std::string& stack, Supervisor::Done done) {
   // The stack goes down either way (that is what was asked), but a state file still listing
   // it would bring it back after a daemon restart: the answer says so.
   Status forgotten = forget(stack);
-  supervisor_->down(stack, [stack, forgotten, done = std::move(done)](Status result) {
+  supervisor_->down(stack, [this, stack, file, forgotten, done = std::move(done)](Status result) {
+    // Its blocks are gone (a down that failed may have left one: then not noted).
+    if (result.ok()) note_writers_stopped(file);
     if (result.ok() && !forgotten.ok()) return done(state_not_written(stack, forgotten.error()));
     done(std::move(result));
   });
+}
+
+void Daemon::note_writers_stopped(const std::string& file) {
+  if (file.empty()) return;
+  if (Status noted = neighbours_.writers_stopped(file); !noted.ok())
+    log(DaemonLogLevel::warning, neighbours_.path() + ": " + noted.error().message +
+                                     " (a file made in the project after this down will be "
+                                     "refused until touched)");
 }
 
 void Daemon::down_blocks(const std::string& stack, const std::vector<std::string>& blocks,

@@ -83,6 +83,8 @@ class Daemon {
   explicit Daemon(DaemonOptions options);
   void log(DaemonLogLevel level, const std::string& message) const;
   Status check_identity(const std::string& name, const UpRequest& request) const;
+  // Tells neighbours_ the blocks of the stack of `file` all stopped (logged if not written).
+  void note_writers_stopped(const std::string& file);
   // `accepted_unsandboxed`: for a restore, the blocks its record allows without a sandbox (a
   // load that unsandboxes any other is refused); null for an interactive `up`.
   Result<std::string> up_checked(UpRequest request,

@@ -3,6 +3,8 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 
 #include "base/directories.h"
 #include "base/fs_path.h"
@@ -42,6 +44,13 @@ const char kAdvice[] =
     "give each stack a project directory of its own (a block's `path` or volume that holds "
     "another project is the cause)";
 
+// The wall clock, which file systems stamp status changes with.
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
@@ -64,6 +73,12 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
     if (value["writable"].is_array())
       for (const auto& dir : value["writable"].as_array())
         entry.writable.push_back({dir["path"].string_or(""), dir["writer"].string_or("")});
+    if (value["absent"].is_array())
+      for (const auto& absent : value["absent"].as_array())
+        entry.absent.push_back({absent["path"].string_or(""),
+                                {absent["dir"].string_or(""), absent["writer"].string_or("")}});
+    // A decimal string: nanoseconds since 1970 are more than a JSON number keeps exactly.
+    entry.writers_stopped_ns = std::atoll(value["writers_stopped_ns"].string_or("0").c_str());
     if (entry.stack.empty() || entry.file.empty()) continue;
     entries_[key] = std::move(entry);
   }
@@ -85,7 +100,52 @@ std::vector<const StackNeighbours::Entry*> StackNeighbours::others(
   return out;
 }
 
-Status StackNeighbours::check(const ResolvedStack& stack) const {
+Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
+  auto found = entries_.find(key_of(stack.file));
+  if (found == entries_.end()) return {};
+  Entry& entry = found->second;
+  const bool up = is_up_ && is_up_(entry.file);
+  if (!up && entry.writers_stopped_ns == 0) {
+    // Not up, and no stop was seen (an up that failed before it started anything): its blocks
+    // are not running now, so what is made from now on is not theirs.
+    entry.writers_stopped_ns = now_ns();
+    STACKIE_TRY(save());
+  }
+  for (const auto& absent : entry.absent) {
+    std::optional<long long> changed = status_change_ns(absent.path);
+    if (!changed || (entry.writers_stopped_ns != 0 && *changed > entry.writers_stopped_ns))
+      continue;
+    return Error{UV_EPERM,
+                 "stack '" + stack.name + "': " + absent.path +
+                     " did not exist at its last up and was made while block '" +
+                     absent.dir.writer + "' could write " + absent.dir.path +
+                     ": an up does not read what a block may have written. Read it; if it is "
+                     "yours, " +
+                     (up ? "`stackie down " + stack.name + "`, then " : std::string()) + "`touch " +
+                     absent.path + "` and up again; if not, remove it"};
+  }
+  return {};
+}
+
+Status StackNeighbours::writers_stopped(const std::string& file) {
+  auto found = entries_.find(key_of(file));
+  if (found == entries_.end()) return {};
+  found->second.writers_stopped_ns = now_ns();
+  return save();
+}
+
+void StackNeighbours::settle_stopped() {
+  bool changed = false;
+  for (auto& [key, entry] : entries_)
+    if (entry.writers_stopped_ns == 0 && !(is_up_ && is_up_(entry.file))) {
+      entry.writers_stopped_ns = now_ns();
+      changed = true;
+    }
+  if (changed) (void)save();  // a failure only costs a refusal the user can answer with touch
+}
+
+Status StackNeighbours::check(const ResolvedStack& stack) {
+  STACKIE_TRY(check_appeared(stack));
   for (const Entry* other : others(stack)) {
     for (const auto& dir : other->writable)
       for (const auto& decisive : stack.decisive_paths)
@@ -130,11 +190,17 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
 }
 
 Status StackNeighbours::remember(const ResolvedStack& stack) {
-  Entry entry{stack.name, stack.file, stack.writable_dirs, stack.decisive_paths};
+  // Its blocks may write from now on: writers_stopped_ns 0 until its `down`.
+  Entry entry{
+      stack.name, stack.file, stack.writable_dirs, stack.decisive_paths, stack.absent_decisive, 0};
   const std::string key = key_of(stack.file);
   entries_[key] = std::move(entry);
   // Forgotten: stacks whose file is gone (a deleted checkout).
   std::erase_if(entries_, [this](const auto& item) { return !live(item.second); });
+  return save();
+}
+
+Status StackNeighbours::save() const {
   Json all = Json::object();
   for (const auto& [name, kept] : entries_) {
     Json writable = Json::array();
@@ -142,10 +208,16 @@ Status StackNeighbours::remember(const ResolvedStack& stack) {
       writable.push_back(Json::object({{"path", dir.path}, {"writer", dir.writer}}));
     Json decisive = Json::array();
     for (const auto& path : kept.decisive) decisive.push_back(path);
+    Json absent = Json::array();
+    for (const auto& path : kept.absent)
+      absent.push_back(
+          Json::object({{"path", path.path}, {"dir", path.dir.path}, {"writer", path.dir.writer}}));
     all.set(name, Json::object({{"stack", kept.stack},
                                 {"file", kept.file},
                                 {"writable", std::move(writable)},
-                                {"decisive", std::move(decisive)}}));
+                                {"decisive", std::move(decisive)},
+                                {"absent", std::move(absent)},
+                                {"writers_stopped_ns", std::to_string(kept.writers_stopped_ns)}}));
   }
   return write_file_atomically(path_, to_json(all) + "\n");
 }

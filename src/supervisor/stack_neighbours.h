@@ -13,6 +13,15 @@
 // also told, at each start, the known stacks' writable directories above what it is given, so
 // that the lockbox follows no link there (SandboxPolicy::link_free_roots): also those of a stack
 // brought up after it.
+//
+// Within one stack, what decides the next `up` and exists is shown read-only to the blocks
+// that could write it (the loader's overlays); what does not exist yet cannot be (a `.env`, a
+// companion secrets file, an optional env_file, a missing catalog directory): a block could
+// make it, and the next `up` would read it. So a record also holds those absent paths and when
+// the stack's blocks last stopped; one that exists at the next `up` is refused when its status
+// changed while the blocks could write there, and read when it changed after: the user made it
+// with the stack down, or read it and `touch`ed it after `down` (no process sets a status
+// change time to the past).
 #pragma once
 
 #include <functional>
@@ -36,8 +45,15 @@ class StackNeighbours {
   }
 
   // An error naming the block, the directory and both stacks when `stack`'s blocks can write
-  // where another known stack is decided, or another's blocks where `stack` is.
-  Status check(const ResolvedStack& stack) const;
+  // where another known stack is decided, or another's blocks where `stack` is; or naming the
+  // file and the block when a path absent at its last `up` was made while its blocks ran. (A
+  // stack that is not up with no time its blocks stopped is given the present: see below.)
+  Status check(const ResolvedStack& stack);
+  // The blocks of the stack of `file` all stopped now (its `down`): a file made after this is
+  // not theirs. Written to the file.
+  Status writers_stopped(const std::string& file);
+  // At the daemon's start: the blocks of a stack that is not up died with the daemon before.
+  void settle_stopped();
   // Adds to a sandboxed block's policy, as it starts, every known stack's writable directories
   // that hold something it is given (SandboxPolicy::link_free_roots).
   void confine(SandboxPolicy& policy) const;
@@ -53,7 +69,12 @@ class StackNeighbours {
     std::string file;
     std::vector<WritableDir> writable;
     std::vector<std::string> decisive;
+    std::vector<AbsentDecisive> absent;
+    // When its blocks last all stopped, ns since the Unix epoch; 0 while they may run.
+    long long writers_stopped_ns = 0;
   };
+  Status check_appeared(const ResolvedStack& stack);
+  Status save() const;
   // The records of other stack files that still exist.
   std::vector<const Entry*> others(const ResolvedStack& stack) const;
 

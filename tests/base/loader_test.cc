@@ -599,6 +599,30 @@ TEST(Loader, ADefinitionReadsOnlyTheSecretsItsBlockIsGiven) {
                 "as in ${secrets.NAME})");
 }
 
+// What the next load would read if it existed, where a block can write it: the daemon refuses
+// one made while the block ran (supervisor/stack_neighbours.h).
+TEST(Loader, SaysWhichDecisiveFilesAreAbsentWhereABlockCanWrite) {
+  TempDir home;
+  home.write("app/.dev.vars", "X=1\n");
+  LoadOptions options = hermetic_options(home);
+  options.file = home.write("app/s.yml",
+                            "demo:\n  blocks:\n"
+                            "    a: {path: ., command: [sh, -c, x], env_file: [{path: local.env, "
+                            "required: false}]}\n"
+                            "    b: {path: /srv, command: [sh, -c, x]}\n");
+  auto stack = load_stack(options);
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  std::vector<std::string> absent;
+  for (const auto& path : stack->absent_decisive) {
+    EXPECT_EQ(path.dir.writer, "a") << path.path;
+    absent.push_back(path.path);
+  }
+  std::sort(absent.begin(), absent.end());
+  EXPECT_EQ(absent, (std::vector<std::string>{home / "app/.env", home / "app/local.env",
+                                              home / "app/s.secrets.yml"}))
+      << ".dev.vars exists (and is shown read-only); nothing below /srv is decisive";
+}
+
 // Issue 14: what a restore needs of the environment, and what is worth a warning.
 TEST(Loader, RecordsTheEnvironmentItUsedAndWarnsAboutSecretsInArgvAndOpenSecretFiles) {
   TempDir home;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "support/temp_dir.h"
 
@@ -141,6 +143,59 @@ TEST_F(Neighbours, ABlockFollowsNoLinkInAnotherStacksWritableDirectory) {
   EXPECT_EQ(reader.link_free_roots.size(), 1u) << "once";
   neighbours.confine(other);
   EXPECT_TRUE(other.link_free_roots.empty()) << "nothing of it is below";
+}
+
+// A `.env` the stack did not have at its last up, made while a block could write the project:
+// the next up would read it (a secret it chose, a volume it named). Made by the user with the
+// stack down, or touched after `down`, it is read.
+TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilTouchedAfterDown) {
+  bool up = true;
+  StackNeighbours neighbours(registry());
+  neighbours.set_up_check([&](const std::string&) { return up; });
+  const std::string dot_env = dir_ / "outer/.env";
+  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+  ASSERT_TRUE(neighbours.check(outer_).ok());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  EXPECT_TRUE(neighbours.check(outer_).ok()) << "still absent";
+  dir_.write("outer/.env", "DATA_DIR=/home/user/.ssh\n");  // the block, while it runs
+  auto refused = neighbours.check(outer_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "stack 'outer': " + dot_env +
+                " did not exist at its last up and was made while block "
+                "'writer' could write " +
+                dir_ / "outer" +
+                ": an up does not read what a block may have written. Read it; if it is yours, "
+                "`stackie down outer`, then `touch " +
+                dot_env + "` and up again; if not, remove it");
+  // Down: what it made before is still refused (and by the next daemon, which reads the file).
+  up = false;
+  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+  refused = neighbours.check(outer_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("Read it; if it is yours, `touch " + dot_env + "`"),
+            std::string::npos)
+      << refused.error().message;
+  StackNeighbours next(registry());
+  next.set_up_check([&](const std::string&) { return up; });
+  EXPECT_FALSE(next.check(outer_).ok());
+  // Touched after the down (the file system's clock is coarser than the wall's: a moment later).
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::filesystem::last_write_time(dot_env, std::filesystem::file_time_type::clock::now());
+  EXPECT_TRUE(next.check(outer_).ok());
+  // A daemon that died with the blocks running: at the next one's start they are stopped.
+  ASSERT_TRUE(next.remember(outer_).ok());  // up again (absent list as before)
+  std::filesystem::remove(dot_env);
+  ASSERT_TRUE(next.remember(outer_).ok());
+  dir_.write("outer/.env", "X=1\n");  // before the daemon died
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  StackNeighbours restarted(registry());
+  restarted.set_up_check([&](const std::string&) { return false; });
+  restarted.settle_stopped();
+  EXPECT_FALSE(restarted.check(outer_).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::filesystem::last_write_time(dot_env, std::filesystem::file_time_type::clock::now());
+  EXPECT_TRUE(restarted.check(outer_).ok()) << "made (touched) after the blocks were gone";
 }
 
 }  // namespace
