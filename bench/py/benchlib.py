@@ -274,9 +274,14 @@ class Stackie:
         lines = [f"{name}:", "  description: benchmark block"]
         if port is not None:
             lines.append(f"  serves: {{p: {{port: {port}, type: {name.replace('.', '-')}}}}}")
+        # On PATH, not the definition's `search:`: a definition's own search is not given /tmp
+        # (stackie-block(5)); PATH is the user's choice.
+        path = self.env.get("PATH", "/usr/bin:/bin")
+        if program_dir not in path.split(":"):
+            self.env["PATH"] = program_dir + ":" + path
         lines += [
             "  programs:",
-            f'    {argv[0]}: {{search: ["{program_dir}"]}}',
+            f"    {argv[0]}: {{}}",
             "  command: [" + ", ".join(f'"{a}"' for a in argv) + "]",
             "  stop_timeout: 10s",
             "  sandbox: {" + ", ".join(sandbox) + "}",

@@ -26,6 +26,7 @@
 #include "stack/secrets.h"
 #include "stack/shared_mode.h"
 #include "stack/stack_file.h"
+#include "stack/users_places.h"
 #include "stack/writable_dirs.h"
 #include "stack/yaml_fields.h"
 
@@ -550,6 +551,7 @@ class BlockBuilder {
                                                            "directories"
                                                          : "; install it with: " + hint));
         }
+        STACKIE_TRY(check_searched_program(program, found, path_dirs));
         add_program(program.name, found);
         for (const auto& name : program.names) program_alias_[name] = program.name;
       }
@@ -587,6 +589,34 @@ class BlockBuilder {
         program_alias_[name] = name;
       }
     }
+    return {};
+  }
+
+  // A definition's `search:` globs name directories, which are then shown to the block: from
+  // someone else's catalog, `search: [/home/*/*]` would show a project (its .env) or a key's
+  // directory. What its globs found is given as its grants are; what PATH found, the user chose.
+  Status check_searched_program(const ProgramDecl& program, const FoundProgram& found,
+                                const std::vector<std::string>& path_dirs) const {
+    if (!spec_.def || spec_.shipped_def) return {};
+    const std::string where = normalize_path(found.dir);
+    // Tests search a fake tree (program_root) that stands for "/".
+    auto as_on_host = [&](const std::string& dir) {
+      if (options_.program_root.empty()) return normalize_path(dir);
+      auto below = path_below(normalize_path(options_.program_root), normalize_path(dir));
+      return below ? normalize_path("/" + *below) : normalize_path(dir);
+    };
+    // PATH and the usual bin directories (stack/programs.h) are not the definition's choice.
+    std::vector<std::string> chosen = path_dirs;
+    for (const auto& dir : usual_program_dirs(options_.os))
+      chosen.push_back(options_.program_root.empty() ? dir : options_.program_root + dir);
+    const bool on_path = std::any_of(chosen.begin(), chosen.end(), [&](const auto& dir) {
+      return is_host_absolute_path(dir) && normalize_path(dir) == where;
+    });
+    if (on_path) return {};
+    for (const auto& dir : {found.dir, found.real_dir})
+      if (!dir.empty())
+        STACKIE_TRY(check_definition_grant(as_on_host(dir), dir, program.where,
+                                           "programs." + program.name + " found in", false));
     return {};
   }
 
@@ -868,79 +898,56 @@ class BlockBuilder {
         return error_at(node.where, std::string(what) + " '" + path +
                                         "': a '..' is not allowed here; name the path itself");
       std::string normal = normalize_path(path);
-      const std::string resolved = path_for_comparison(normal);
-      // /proc/self/fd/N would be a descriptor of the launcher's (its storage root): no path
-      // resolves through one, so the checks below would not see where it leads.
-      for (const std::string& spelled : {normal, resolved})
-        for (const char* magic : {"/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
-          if (path_below(magic, spelled))
-            return error_at(node.where, std::string(what) + " '" + path + "': " + magic +
-                                            " is not given to a definition");
-      bool own = false;
-      for (const auto& root : storage_roots()) {
-        const std::string root_resolved = path_for_comparison(root);
-        const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
-        const bool holds = path_below(normal, root) || path_below(resolved, root_resolved);
-        if (inside && is_own_storage(normal, written)) {
-          own = true;
-          continue;
-        }
-        if (inside || holds)
-          return error_at(node.where, std::string(what) + " '" + path + "' " +
-                                          (inside ? "is in" : "holds") + " stackie's storage (" +
-                                          root +
-                                          "): a definition is given only the block's own volumes "
-                                          "and runtime paths there");
-      }
-      if (!own)
-        for (const auto& [place, dir] : users_places()) {
-          const std::string dir_resolved = path_for_comparison(dir);
-          const bool inside = path_below(dir, normal) || path_below(dir_resolved, resolved);
-          const bool holds = path_below(normal, dir) || path_below(resolved, dir_resolved);
-          if (inside || holds)
-            return error_at(node.where, std::string(what) + " '" + path + "' " +
-                                            (inside ? "is in" : "holds") + " " + place + " (" +
-                                            dir +
-                                            "): a definition is given the system's paths; the "
-                                            "stack gives the block yours (volumes)");
-        }
+      STACKIE_TRY(check_definition_grant(normal, path, node.where, what, written));
       out.push_back(std::move(normal));
     }
     return out;
   }
 
-  // Where the user's own files are, which a definition's grant may not reach: the home (keys,
-  // every project), the runtime directory (the agent's, the keyring's and the bus's sockets),
-  // the temp directory (ssh-agent's socket in /tmp), and the project. "/" is none of them
-  // (a HOME of "/" would hold every path).
-  std::vector<std::pair<std::string, std::string>> users_places() const {
-    std::vector<std::pair<std::string, std::string>> out;
-    auto add = [&](const std::string& place, const std::string& dir) {
-      if (!is_host_absolute_path(dir)) return;
-      std::string normal = normalize_path(dir);
-      const bool root =
-          normal == "/" || (normal.size() <= 3 && normal.size() >= 2 && normal[1] == ':');
-      if (root) return;
-      out.emplace_back(place, std::move(normal));
-    };
-    auto env = [&](const char* name) {
-      auto found = options_.env.find(name);
-      return found == options_.env.end() ? std::string() : found->second;
-    };
-    add("your home directory", env("HOME"));
-    add("your home directory", env("USERPROFILE"));
-    add("your runtime directory", env("XDG_RUNTIME_DIR"));
-    add("the temp directory", env("TMPDIR"));
-    add("the temp directory", env("TEMP"));
-#ifndef _WIN32
-    add("the temp directory", "/tmp");
-#endif
-    add("the project", stack_.dir);
-    // The innermost first, so a message names the project rather than the /tmp it is in.
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return a.second.size() > b.second.size();
-    });
-    return out;
+  // What a definition may be given (its sandbox grants, the directories its `programs:` search
+  // found a program in): not /proc's magic links, nothing of stackie's storage but the block's
+  // own, none of the user's places (stack/users_places.h). `normal` is the path normalised,
+  // `shown` as written, for the message.
+  Status check_definition_grant(const std::string& normal, const std::string& shown,
+                                const SourceLocation& where, std::string_view what,
+                                bool written) const {
+    // A path that does not exist yet is compared through the links above it (/var/run/x).
+    const std::string resolved = resolved_through_existing(normal);
+    // /proc/self/fd/N would be a descriptor of the launcher's (its storage root): no path
+    // resolves through one, so the checks below would not see where it leads.
+    for (const std::string& spelled : {normal, resolved})
+      for (const char* magic : {"/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+        if (path_below(magic, spelled))
+          return error_at(where, std::string(what) + " '" + shown + "': " + magic +
+                                     " is not given to a definition");
+    bool own = false;
+    for (const auto& root : storage_roots()) {
+      const std::string root_resolved = path_for_comparison(root);
+      const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
+      const bool holds = path_below(normal, root) || path_below(resolved, root_resolved);
+      if (inside && is_own_storage(normal, written)) {
+        own = true;
+        continue;
+      }
+      if (inside || holds)
+        return error_at(where, std::string(what) + " '" + shown + "' " +
+                                   (inside ? "is in" : "holds") + " stackie's storage (" + root +
+                                   "): a definition is given only the block's own volumes and "
+                                   "runtime paths there");
+    }
+    if (own) return {};
+    for (const auto& place : users_places(options_.env, stack_.dir)) {
+      const std::string dir_resolved = path_for_comparison(place.dir);
+      const bool inside = path_below(place.dir, normal) || path_below(dir_resolved, resolved);
+      const bool holds = path_below(normal, place.dir) || path_below(resolved, dir_resolved);
+      if (inside || holds)
+        return error_at(where, std::string(what) + " '" + shown + "' " +
+                                   (inside ? "is in" : "holds") + " " + place.what + " (" +
+                                   place.dir +
+                                   "): a definition is given the system's paths; the stack "
+                                   "gives the block yours (volumes)");
+    }
+    return {};
   }
 
   // The stack's storage root and the user's, where shared instances live (one when they are the

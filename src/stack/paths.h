@@ -72,6 +72,11 @@ std::vector<std::string> default_block_path(const Environment& env);
 // The directories of that path after $STACKIE_BLOCK_PATH: the catalog shipped with Stackie.
 std::vector<std::string> shipped_block_path();
 
+// This account's home as the system knows it (getpwuid; "" on Windows or when unknown), and
+// its runtime directory (/run/user/UID on Linux; "" elsewhere): what no environment can hide.
+std::string account_home_dir();
+std::string account_runtime_dir();
+
 // "linux", "macos" or "windows": the host, for `platforms:` and package hints.
 std::string host_os_name();
 

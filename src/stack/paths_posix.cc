@@ -1,4 +1,7 @@
 // stack/paths.h on Linux and macOS: the home is in $HOME, the daemon's socket under it.
+#include <pwd.h>
+#include <unistd.h>
+
 #include "stack/file_kind.h"
 #include "stack/paths.h"
 
@@ -21,6 +24,19 @@ Result<std::string> default_socket_path(const Environment& env) {
 
 std::string slashed_path(const std::string& path) {
   return path;
+}
+
+std::string account_home_dir() {
+  const struct passwd* account = ::getpwuid(::getuid());
+  return account && account->pw_dir ? account->pw_dir : "";
+}
+
+std::string account_runtime_dir() {
+#ifdef __linux__
+  return "/run/user/" + std::to_string(::getuid());
+#else
+  return "";
+#endif
 }
 
 std::string path_for_comparison(const std::string& path) {

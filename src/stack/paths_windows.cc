@@ -44,6 +44,14 @@ std::string slashed_path(const std::string& path) {
   return slashed;
 }
 
+std::string account_home_dir() {
+  return "";  // USERPROFILE, which users_places reads from the environment
+}
+
+std::string account_runtime_dir() {
+  return "";
+}
+
 std::string path_for_comparison(const std::string& path) {
   return case_folded(
       normalize_path(slashed_path(resolved_path(normalize_path(slashed_path(path))))));

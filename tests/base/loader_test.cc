@@ -9,6 +9,7 @@
 
 #include "resolved_lookup.h"
 #include "stack/command_check.h"
+#include "stack/paths.h"
 #include "stack/stack_file.h"
 #include "test_support.h"
 
@@ -1078,10 +1079,58 @@ TEST(Loader, ADefinitionIsGivenNoneOfTheUsersPlaces) {
     auto loaded = load_with_grant("read_only", given);
     EXPECT_TRUE(loaded.ok()) << given << ": " << loaded.error().message;
   }
-  // A HOME of "/" (a service account's) is no place: it would hold every path.
+  // The system's sockets (docker's, the bus's) and the user's drives.
+  for (const char* system_place : {"/run/docker.sock", "/var/run/docker.sock", "/run/dbus",
+                                   "/media/usb", "/var/tmp/x", "/dev/shm/x"}) {
+    auto loaded = load_with_grant("read_write", system_place);
+    ASSERT_FALSE(loaded.ok()) << system_place;
+    EXPECT_NE(loaded.error().message.find("a definition is given the system's paths"),
+              std::string::npos)
+        << loaded.error().message;
+  }
+  // A HOME of "/" (a service account's) is no place: it would hold every path. Nor does an
+  // environment without HOME (a restore's, the API's) hide the account's home.
   options.env["HOME"] = "/";
   auto system = load_with_grant("read_only", "/usr/share/zoneinfo");
   EXPECT_TRUE(system.ok()) << system.error().message;
+  options.env.erase("HOME");
+  const std::string account_home = account_home_dir();
+  ASSERT_FALSE(account_home.empty());
+  auto unnamed = load_with_grant("read_only", account_home + "/.ssh");
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_NE(unnamed.error().message.find("is in your home directory (" + account_home + ")"),
+            std::string::npos)
+      << unnamed.error().message;
+}
+
+// A definition's `programs:` search globs name directories, which are shown to the block:
+// `search: [/home/*/*]` showed a project (its .env) to someone else's definition.
+TEST(Loader, ADefinitionsProgramSearchFindsNothingInTheUsersPlaces) {
+  TempDir home;
+  LoadOptions options = hermetic_options(home);
+  options.env["HOME"] = home / "users/alice";
+  home.program("users/alice/proj/manage.py");
+  options.file = home.write(
+      "app/stackie.yml", "demo:\n  sources: [./defs]\n  blocks:\n    svc: {catalog: third.svc}\n");
+  home.write("app/defs/third.svc.yml",
+             "third.svc:\n  programs:\n"
+             "    peek: {names: [manage.py, sh], search: ['" +
+                 home / "users/*/*" +
+                 "']}\n"
+                 "  command: [peek]\n");
+  auto loaded = load_stack(options);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(
+      loaded.error().message.find(home / "app/defs/third.svc.yml:3:5: programs.peek found in '" +
+                                  home / "users/alice/proj" + "' is in your home directory"),
+      0u)
+      << loaded.error().message;
+  // Found on PATH (the user's choice), the same program is given.
+  options.env["PATH"] = home / "users/alice/proj" + ":/usr/bin:/bin";
+  home.write("app/defs/third.svc.yml",
+             "third.svc:\n  programs:\n    peek: {names: [manage.py]}\n  command: [peek]\n");
+  auto on_path = load_stack(options);
+  EXPECT_TRUE(on_path.ok()) << on_path.error().message;
 }
 
 TEST(Loader, VarsThatReferToThemselvesAreErrors) {

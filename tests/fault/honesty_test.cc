@@ -120,7 +120,7 @@ class InitTransaction : public Honesty {
   void SetUp() override {
     Honesty::SetUp();
     if (HasFatalFailure()) return;
-    std::string helper_dir = helper_.substr(0, helper_.rfind('/'));
+    helper_dir_ = helper_.substr(0, helper_.rfind('/'));
     std::string blocks = dir_ + "/blocks";
     ::mkdir(blocks.c_str(), 0700);
     std::ofstream(blocks + "/fault.initdb.yml")
@@ -128,9 +128,7 @@ class InitTransaction : public Honesty {
            "  paths:\n"
            "    data: {volume: data}\n"
            "  programs:\n"
-           "    blockhelper: {search: ['"
-        << helper_dir
-        << "']}\n"
+           "    blockhelper: {}\n"
            "  init:\n"
            "    - if:\n"
            "        not_exists: ${paths.data}/MARK\n"
@@ -156,8 +154,11 @@ class InitTransaction : public Honesty {
     return out;
   }
   std::vector<std::pair<std::string, std::string>> cli_env() {
-    return {{"STACKIE_BLOCK_PATH", dir_ + "/blocks"}, {"PATH", "/usr/bin:/bin"}};
+    // On PATH, not the definition's `search:`: the build tree may be in /tmp, which a
+    // definition's own search is not given (stack/users_places.h).
+    return {{"STACKIE_BLOCK_PATH", dir_ + "/blocks"}, {"PATH", helper_dir_ + ":/usr/bin:/bin"}};
   }
+  std::string helper_dir_;
   std::string file_;
 };
 
