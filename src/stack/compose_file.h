@@ -85,6 +85,7 @@ struct ComposeService {
   ComposeCommand stackie_command;
   std::optional<YamlNode> stackie_path;
   std::optional<YamlNode> stackie_network;
+  std::vector<YamlNode> stackie_secrets;  // x-stackie.secrets: StackBlockDecl::secrets
 };
 
 struct ComposeProject {

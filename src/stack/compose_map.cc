@@ -162,6 +162,7 @@ class Mapper {
     }
     STACKIE_TRY(map_lifecycle(service, block));
     block.profiles = service.profiles;  // compose's meaning is Stackie's (--profile)
+    block.secrets = service.stackie_secrets;
     return block;
   }
 

@@ -5,6 +5,7 @@
 
 #include "stack/compose_file.h"
 #include "stack/compose_values.h"
+#include "stack/stack_file.h"
 #include "stack/yaml_fields.h"
 
 namespace stackie {
@@ -261,7 +262,7 @@ class Parser {
 
   Status stackie_extension(const YamlNode& node, ComposeService& service) {
     STACKIE_TRY(expect_kind(node, YamlNode::Kind::map, "x-stackie"));
-    STACKIE_TRY(check_fields(node, {"command", "path", "network"}, "x-stackie"));
+    STACKIE_TRY(check_fields(node, {"command", "path", "network", "secrets"}, "x-stackie"));
     if (const YamlNode* v = node.find("command")) {
       STACKIE_TRY_ASSIGN(parsed, command(*v, "x-stackie.command"));
       service.stackie_command = std::move(parsed);
@@ -273,6 +274,11 @@ class Parser {
     if (const YamlNode* v = node.find("network")) {
       STACKIE_TRY(expect_kind(*v, YamlNode::Kind::scalar, "x-stackie.network"));
       service.stackie_network = *v;
+    }
+    if (const YamlNode* v = node.find("secrets")) {
+      STACKIE_TRY_ASSIGN(names, read_scalar_list(*v, "x-stackie.secrets"));
+      for (const auto& name : names) STACKIE_TRY(check_secret_name(name));
+      service.stackie_secrets = std::move(names);
     }
     return {};
   }

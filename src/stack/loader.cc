@@ -650,10 +650,18 @@ class BlockBuilder {
     const std::string& name = ref.parts.front();
     for (const auto& listed : decl_.secrets)
       if (listed.text == name) return {};
+    // A compose service says it in its extension (compose has no such field).
+    const std::string& declared_in = decl_.where.file;
+    const auto& compose_names = compose_file_names();
+    const bool compose =
+        std::find(compose_names.begin(), compose_names.end(),
+                  declared_in.substr(declared_in.rfind('/') + 1)) != compose_names.end();
+    const std::string list =
+        compose ? "the service's `x-stackie: {secrets: [...]}`" : "the block's 'secrets' list";
     return error_at(ref.where, "block '" + decl_.name + "': its definition reads secret '" + name +
-                                   "', which the stack does not give it; if it may have " +
-                                   "it, add " + name + " to the block's 'secrets' list (" +
-                                   format_location(decl_.where) + ")");
+                                   "', which the stack does not give it; if it may have it, add " +
+                                   name + " to " + list + " (" + format_location(decl_.where) +
+                                   ")");
   }
 
   Result<Expanded> resolve_reference(const Reference& ref) {

@@ -230,22 +230,6 @@ Status check_profile_name(const YamlNode& node) {
   return {};
 }
 
-// A name as `${secrets.NAME}` spells it: letters, digits, '_', '-' (a '.' would end it).
-Status check_secret_name(const YamlNode& node) {
-  const std::string& name = node.text;
-  if (name.empty()) return error_at(node.where, "empty secret name");
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    if (!ok)
-      return error_at(
-          node.at_offset(i),
-          "invalid secret name '" + name + "' (letters, digits, '_', '-', as in ${secrets.NAME})");
-  }
-  return {};
-}
-
 // `depends_on: {migrate: {condition: completed_successfully}, db: {condition: healthy}}`
 Status parse_depends_on_map(const YamlNode& node, StackBlockDecl& block) {
   for (const auto& [name, value] : node.entries) {
@@ -501,6 +485,22 @@ Result<StackBlockDecl> parse_stack_block(const YamlNode& key, const YamlNode& bo
 }
 
 }  // namespace
+
+// A name as `${secrets.NAME}` spells it: letters, digits, '_', '-' (a '.' would end it).
+Status check_secret_name(const YamlNode& node) {
+  const std::string& name = node.text;
+  if (name.empty()) return error_at(node.where, "empty secret name");
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok)
+      return error_at(
+          node.at_offset(i),
+          "invalid secret name '" + name + "' (letters, digits, '_', '-', as in ${secrets.NAME})");
+  }
+  return {};
+}
 
 Result<RestartPolicy> parse_restart(const YamlNode& node) {
   if (node.is_scalar()) {

@@ -135,5 +135,7 @@ Result<StackFile> parse_stack_file(const YamlNode& root, const std::string& abso
 Result<RestartPolicy> parse_restart(const YamlNode& node);
 // `env_file:` as a stack block or a compose service writes it (EnvFileDecl).
 Result<std::vector<EnvFileDecl>> parse_env_files(const YamlNode& node);
+// A name of a block's `secrets:` list (compose: `x-stackie: {secrets: [...]}`).
+Status check_secret_name(const YamlNode& node);
 
 }  // namespace stackie

@@ -101,6 +101,7 @@ class Writer {
                               : "- {path: " + quote(file.path.text) + ", required: false}");
     }
     if (!decl.profiles.empty()) line(3, "profiles: " + flow_list(decl.profiles));
+    if (!decl.secrets.empty()) line(3, "secrets: " + flow_list(decl.secrets));
     if (!decl.volumes.empty()) {
       line(3, "volumes:");
       for (const auto& volume : decl.volumes) {

@@ -385,6 +385,30 @@ TEST(ComposeCorpus, AnImageTheCatalogBlockCannotServeIsRefusedAtItsLine) {
       << "x-stackie makes it a block of its own, not " << own->blocks.at(0).definition_file;
 }
 
+// A catalog block from outside Stackie's catalog (the user's copy on STACKIE_BLOCK_PATH) reads
+// only the secrets listed: compose has no field for it, so the extension says it.
+TEST(ComposeCorpus, XStackieListsTheSecretsOfADefinitionFromElsewhere) {
+  TempDir dir;
+  dir.write("compose.yml", "services:\n  db:\n    image: postgres:16\n");
+  Corpus corpus("web");
+  corpus.options.cwd = dir.path();
+  corpus.options.env["POSTGRES_PASSWORD"] = "pw";
+  corpus.options.shipped_block_path = {};
+  auto unlisted = load_stack(corpus.options);
+  ASSERT_FALSE(unlisted.ok());
+  EXPECT_NE(unlisted.error().message.find(
+                "add POSTGRES_PASSWORD to the service's `x-stackie: {secrets: [...]}` (" +
+                dir / "compose.yml:2:3)"),
+            std::string::npos)
+      << unlisted.error().message;
+  dir.write("compose.yml",
+            "services:\n  db:\n    image: postgres:16\n"
+            "    x-stackie: {secrets: [POSTGRES_PASSWORD]}\n");
+  auto listed = load_stack(corpus.options);
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_EQ(env_of(block(*listed, "db"), "POSTGRES_PASSWORD"), "pw");
+}
+
 TEST(ComposeCorpus, DashFOnAComposeFileAndUnknownDependency) {
   TempDir dir;
   dir.write("docker-compose.yml", "services:\n  a:\n    command: sleep 1\n    depends_on: [b]\n");
