@@ -944,6 +944,15 @@ class BlockBuilder {
                                    "runtime paths there");
     }
     if (own) return {};
+    // A volume the stack gives read-only is not the definition's to write below.
+    if (written)
+      for (const auto& [name, host] : paths_) {
+        if (read_only_paths_.count(name) == 0 || host.empty()) continue;
+        const std::string volume = normalize_path(host);
+        if (path_below(volume, normal) || path_below(path_for_comparison(volume), resolved))
+          return error_at(where, std::string(what) + " '" + shown + "' is in volume '" + name +
+                                     "' (" + volume + "), which the stack gives read-only");
+      }
     for (const auto& place : users_places(options_.env, stack_.dir)) {
       const std::string dir_resolved = path_for_comparison(place.dir);
       const bool inside = path_below(place.dir, normal) || path_below(dir_resolved, resolved);

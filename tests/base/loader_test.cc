@@ -1088,6 +1088,18 @@ TEST(Loader, ADefinitionIsGivenNoneOfTheUsersPlaces) {
               std::string::npos)
         << loaded.error().message;
   }
+  // A volume the stack gives read-only, outside those places: not written through a grant.
+  options.file = home.write("app/stackie.yml",
+                            "demo:\n  sources: [./defs]\n  blocks:\n"
+                            "    svc: {catalog: third.svc, volumes: {ro: {host: /srv/data, "
+                            "read_only: true}}}\n");
+  auto ro = load_with_grant("read_write", "${paths.ro}/sub");
+  ASSERT_FALSE(ro.ok());
+  EXPECT_NE(ro.error().message.find("sandbox.read_write '/srv/data/sub' is in volume 'ro' "
+                                    "(/srv/data), which the stack gives read-only"),
+            std::string::npos)
+      << ro.error().message;
+  EXPECT_TRUE(load_with_grant("read_only", "${paths.ro}/sub").ok());
   // A HOME of "/" (a service account's) is no place: it would hold every path. Nor does an
   // environment without HOME (a restore's, the API's) hide the account's home.
   options.env["HOME"] = "/";
