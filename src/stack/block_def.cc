@@ -203,14 +203,16 @@ Result<std::vector<ProgramDecl>> parse_programs(const YamlNode& node, std::strin
 
 Status check_name(const YamlNode& key, std::string_view what) {
   const std::string& name = key.text;
-  bool ok = !name.empty() && name[0] != '.' && name[0] != '-';
+  // Not ending in '.' either: Windows drops a trailing dot, so "db." and "db" would be one
+  // directory (one sandbox's storage and /tmp for two blocks).
+  bool ok = !name.empty() && name[0] != '.' && name[0] != '-' && name.back() != '.';
   for (char c : name)
     ok = ok &&
          ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-');
   if (ok) return {};
   return error_at(key.where, "invalid " + std::string(what) + " '" + name +
                                  "': use only a-z, 0-9, '.', '_' and '-', not starting with "
-                                 "'.' or '-' (names become directory names)");
+                                 "'.' or '-' nor ending with '.' (names become directory names)");
 }
 
 std::string stop_signal_name(int signal) {

@@ -82,7 +82,7 @@ TEST(BlockDef, ErrorsArePositioned) {
       "b.yml:3:29: unknown field 'yum' in programs.x.packages");
   EXPECT_EQ(parse("acme.svc:\n  command: [x]\n  paths: {data: {volume: ../up}}\n").error().message,
             "b.yml:3:26: invalid volume name '../up': use only a-z, 0-9, '.', '_' and '-', not "
-            "starting with '.' or '-' (names become directory names)");
+            "starting with '.' or '-' nor ending with '.' (names become directory names)");
   EXPECT_EQ(parse("acme.svc:\n  command: [x]\n  serves: {web: {type: http}}\n").error().message,
             "b.yml:3:12: 'serves.web' needs a 'port'");
   EXPECT_EQ(parse("acme.svc:\n  command: [x]\n  health: {tcp: web, exec: [x]}\n").error().message,
