@@ -1,7 +1,9 @@
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 
 #include "stack/file_kind.h"
@@ -18,15 +20,40 @@ bool is_link(const std::string& path) {
   return ::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode);
 }
 
-std::optional<long long> status_change_ns(const std::string& path) {
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
-#ifdef __APPLE__
-  const struct timespec& changed = info.st_ctimespec;
+namespace {
+
+// The file system's handle of `path` itself (inode and generation on ext4, tmpfs, xfs), hex;
+// "" where there is none.
+std::string file_handle_hex(const std::string& path) {
+#ifdef __linux__
+  alignas(struct file_handle) unsigned char buffer[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+  auto* head = reinterpret_cast<struct file_handle*>(buffer);
+  head->handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, path.c_str(), head, &mount_id, 0) != 0) return "";
+  const unsigned char* bytes = buffer + offsetof(struct file_handle, f_handle);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = std::to_string(head->handle_type) + ":";
+  for (unsigned i = 0; i < head->handle_bytes && i < MAX_HANDLE_SZ; ++i) {
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 15];
+  }
+  return out;
 #else
-  const struct timespec& changed = info.st_ctim;
+  (void)path;
+  return "";
 #endif
-  return static_cast<long long>(changed.tv_sec) * 1000000000LL + changed.tv_nsec;
+}
+
+}  // namespace
+
+std::optional<FileIdentity> file_identity(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0)
+    return FileIdentity{static_cast<unsigned long long>(info.st_dev),
+                        static_cast<unsigned long long>(info.st_ino), file_handle_hex(path)};
+  if (errno == ENOENT) return std::nullopt;
+  return FileIdentity{};  // there, but not to be looked at (EACCES on the way)
 }
 
 bool is_missing(const std::string& path) {

@@ -24,18 +24,22 @@ bool is_link(const std::string& path) {
   return IsReparseTagNameSurrogate(found.dwReserved0);
 }
 
-std::optional<long long> status_change_ns(const std::string& path) {
+std::optional<FileIdentity> file_identity(const std::string& path) {
   HANDLE file =
       CreateFileW(widen(path).c_str(), FILE_READ_ATTRIBUTES,
                   FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
                   FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
-  if (file == INVALID_HANDLE_VALUE) return std::nullopt;
-  FILE_BASIC_INFO info{};
-  BOOL ok = GetFileInformationByHandleEx(file, FileBasicInfo, &info, sizeof info);
+  if (file == INVALID_HANDLE_VALUE) {
+    if (is_missing(path)) return std::nullopt;
+    return FileIdentity{};
+  }
+  BY_HANDLE_FILE_INFORMATION info{};
+  BOOL ok = GetFileInformationByHandle(file, &info);
   CloseHandle(file);
-  if (!ok) return std::nullopt;
-  // 100 ns ticks since 1601-01-01; the Unix epoch is 11644473600 s later.
-  return (info.ChangeTime.QuadPart - 116444736000000000LL) * 100;
+  if (!ok) return FileIdentity{};
+  return FileIdentity{
+      info.dwVolumeSerialNumber,
+      (static_cast<unsigned long long>(info.nFileIndexHigh) << 32) | info.nFileIndexLow};
 }
 
 bool is_missing(const std::string& path) {

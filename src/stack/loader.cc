@@ -1588,6 +1588,17 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
     if (is_missing(dir)) absent.push_back(dir);
   for (const auto& secrets_file : secrets.files())
     if (is_missing(secrets_file)) absent.push_back(secrets_file);
+  // A substack named by its directory is the first of stack_file_names() there: one of the
+  // names before it, made, would be taken instead (also when it was named as a file: then
+  // refused needlessly, which is the safe side).
+  for (const auto& substack : stack.substack_files) {
+    const std::string dir = directory_of(substack);
+    for (const auto& name : stack_file_names()) {
+      const std::string earlier = join_path(dir, name);
+      if (earlier == substack) break;
+      if (is_missing(earlier)) absent.push_back(earlier);
+    }
+  }
   for (const auto& decl : stack.blocks)
     for (const auto& env_file : decl.env_files) {
       const std::string& text = env_file.path.text;

@@ -295,8 +295,8 @@ void Daemon::note_writers_stopped(const std::string& file) {
   if (file.empty()) return;
   if (Status noted = neighbours_.writers_stopped(file); !noted.ok())
     log(DaemonLogLevel::warning, neighbours_.path() + ": " + noted.error().message +
-                                     " (a file made in the project after this down will be "
-                                     "refused until touched)");
+                                     " (what its blocks made is looked for at the next up "
+                                     "instead)");
 }
 
 void Daemon::down_blocks(const std::string& stack, const std::vector<std::string>& blocks,

@@ -3,7 +3,7 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/directories.h"
@@ -44,13 +44,6 @@ const char kAdvice[] =
     "give each stack a project directory of its own (a block's `path` or volume that holds "
     "another project is the cause)";
 
-// The wall clock, which file systems stamp status changes with.
-long long now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
@@ -61,7 +54,10 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
   limits.max_bytes = std::size_t{64} << 20;
   auto parsed = parse_json(*text, limits);
   if (!parsed.ok() || !parsed->is_object()) {
+    // Kept aside for a look, as state.json is: the next record would overwrite it.
+    const bool kept = std::rename(path_.c_str(), (path_ + ".bad").c_str()) == 0;
     load_error_ = path_ + ": " + (parsed.ok() ? "not an object" : parsed.error().message) +
+                  (kept ? " (moved to " + path_ + ".bad)" : std::string()) +
                   "; what other stacks' blocks can write is known again as each comes up";
     return;
   }
@@ -77,8 +73,17 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
       for (const auto& absent : value["absent"].as_array())
         entry.absent.push_back({absent["path"].string_or(""),
                                 {absent["dir"].string_or(""), absent["writer"].string_or("")}});
-    // A decimal string: nanoseconds since 1970 are more than a JSON number keeps exactly.
-    entry.writers_stopped_ns = std::atoll(value["writers_stopped_ns"].string_or("0").c_str());
+    entry.writers_running = value["writers_running"].bool_or(false);
+    if (value["planted"].is_array())
+      for (const auto& planted : value["planted"].as_array()) {
+        // Decimal strings: a device and an index may exceed what a JSON number keeps exactly.
+        FileIdentity identity{std::strtoull(planted["device"].string_or("0").c_str(), nullptr, 10),
+                              std::strtoull(planted["index"].string_or("0").c_str(), nullptr, 10),
+                              planted["handle"].string_or("")};
+        entry.planted.push_back({{planted["path"].string_or(""),
+                                  {planted["dir"].string_or(""), planted["writer"].string_or("")}},
+                                 identity});
+      }
     if (entry.stack.empty() || entry.file.empty()) continue;
     entries_[key] = std::move(entry);
   }
@@ -105,43 +110,58 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
   if (found == entries_.end()) return {};
   Entry& entry = found->second;
   const bool up = is_up_ && is_up_(entry.file);
-  if (!up && entry.writers_stopped_ns == 0) {
-    // Not up, and no stop was seen (an up that failed before it started anything): its blocks
-    // are not running now, so what is made from now on is not theirs.
-    entry.writers_stopped_ns = now_ns();
-    STACKIE_TRY(save());
+  if (entry.writers_running && !up) {
+    // Not up, and its blocks were not seen to stop (an up that failed before it started, a
+    // down that failed): they are not running now.
+    if (record_planted(entry)) STACKIE_TRY(save());
   }
-  for (const auto& absent : entry.absent) {
-    std::optional<long long> changed = status_change_ns(absent.path);
-    if (!changed || (entry.writers_stopped_ns != 0 && *changed > entry.writers_stopped_ns))
-      continue;
-    return Error{UV_EPERM,
-                 "stack '" + stack.name + "': " + absent.path +
-                     " did not exist at its last up and was made while block '" +
-                     absent.dir.writer + "' could write " + absent.dir.path +
-                     ": an up does not read what a block may have written. Read it; if it is "
-                     "yours, " +
-                     (up ? "`stackie down " + stack.name + "`, then " : std::string()) + "`touch " +
-                     absent.path + "` and up again; if not, remove it"};
-  }
+  auto refusal = [&](const AbsentDecisive& absent, const std::string& cure) {
+    return Error{UV_EPERM, "stack '" + stack.name + "': " + absent.path +
+                               " did not exist at its last up and was made while block '" +
+                               absent.dir.writer + "' could write " + absent.dir.path +
+                               ": an up does not read what a block may have written. " + cure};
+  };
+  auto anew = [](const std::string& path) {
+    return "write it anew (cp " + path + " " + path + ".new && mv " + path + ".new " + path + ")";
+  };
+  if (entry.writers_running)  // up: who made it cannot be told
+    for (const auto& absent : entry.absent)
+      if (file_identity(absent.path))
+        return refusal(absent, "`stackie down " + stack.name +
+                                   "` first; then read it, and if it is yours, " +
+                                   anew(absent.path) + " and up again; if not, remove it");
+  for (const auto& planted : entry.planted)
+    if (auto now = file_identity(planted.absent.path);
+        now && (*now == planted.identity || *now == FileIdentity{}))
+      return refusal(planted.absent, "Read it; if it is yours, " + anew(planted.absent.path) +
+                                         " and up again; if not, remove it");
   return {};
+}
+
+bool StackNeighbours::record_planted(Entry& entry) {
+  if (!entry.writers_running) return false;
+  entry.writers_running = false;
+  for (const auto& absent : entry.absent)
+    if (auto identity = file_identity(absent.path)) {
+      auto same = [&](const Entry::Planted& p) { return p.absent.path == absent.path; };
+      if (std::none_of(entry.planted.begin(), entry.planted.end(), same))
+        entry.planted.push_back({absent, *identity});
+    }
+  return true;
 }
 
 Status StackNeighbours::writers_stopped(const std::string& file) {
   auto found = entries_.find(key_of(file));
-  if (found == entries_.end()) return {};
-  found->second.writers_stopped_ns = now_ns();
+  if (found == entries_.end() || (is_up_ && is_up_(file))) return {};
+  if (!record_planted(found->second)) return {};
   return save();
 }
 
 void StackNeighbours::settle_stopped() {
   bool changed = false;
   for (auto& [key, entry] : entries_)
-    if (entry.writers_stopped_ns == 0 && !(is_up_ && is_up_(entry.file))) {
-      entry.writers_stopped_ns = now_ns();
-      changed = true;
-    }
-  if (changed) (void)save();  // a failure only costs a refusal the user can answer with touch
+    if (!(is_up_ && is_up_(entry.file))) changed = record_planted(entry) || changed;
+  if (changed) (void)save();  // unsaved, the next check records it again
 }
 
 Status StackNeighbours::check(const ResolvedStack& stack) {
@@ -190,9 +210,11 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
 }
 
 Status StackNeighbours::remember(const ResolvedStack& stack) {
-  // Its blocks may write from now on: writers_stopped_ns 0 until its `down`.
+  // Its blocks may write from now on, until its `down`. What they made before was refused by
+  // check() unless it is gone or made anew: nothing planted is left to remember.
   Entry entry{
-      stack.name, stack.file, stack.writable_dirs, stack.decisive_paths, stack.absent_decisive, 0};
+      stack.name, stack.file, stack.writable_dirs, stack.decisive_paths, stack.absent_decisive,
+      true,       {}};
   const std::string key = key_of(stack.file);
   entries_[key] = std::move(entry);
   // Forgotten: stacks whose file is gone (a deleted checkout).
@@ -208,6 +230,14 @@ Status StackNeighbours::save() const {
       writable.push_back(Json::object({{"path", dir.path}, {"writer", dir.writer}}));
     Json decisive = Json::array();
     for (const auto& path : kept.decisive) decisive.push_back(path);
+    Json planted = Json::array();
+    for (const auto& made : kept.planted)
+      planted.push_back(Json::object({{"path", made.absent.path},
+                                      {"dir", made.absent.dir.path},
+                                      {"writer", made.absent.dir.writer},
+                                      {"device", std::to_string(made.identity.device)},
+                                      {"index", std::to_string(made.identity.index)},
+                                      {"handle", made.identity.handle}}));
     Json absent = Json::array();
     for (const auto& path : kept.absent)
       absent.push_back(
@@ -217,7 +247,8 @@ Status StackNeighbours::save() const {
                                 {"writable", std::move(writable)},
                                 {"decisive", std::move(decisive)},
                                 {"absent", std::move(absent)},
-                                {"writers_stopped_ns", std::to_string(kept.writers_stopped_ns)}}));
+                                {"writers_running", kept.writers_running},
+                                {"planted", std::move(planted)}}));
   }
   return write_file_atomically(path_, to_json(all) + "\n");
 }

@@ -16,12 +16,15 @@
 //
 // Within one stack, what decides the next `up` and exists is shown read-only to the blocks
 // that could write it (the loader's overlays); what does not exist yet cannot be (a `.env`, a
-// companion secrets file, an optional env_file, a missing catalog directory): a block could
-// make it, and the next `up` would read it. So a record also holds those absent paths and when
-// the stack's blocks last stopped; one that exists at the next `up` is refused when its status
-// changed while the blocks could write there, and read when it changed after: the user made it
-// with the stack down, or read it and `touch`ed it after `down` (no process sets a status
-// change time to the past).
+// companion secrets file, an optional env_file, a stack file a substack directory would take
+// first, a missing catalog directory): a block could make it, and the next `up` would read it.
+// So a record also holds those absent paths, and whether the stack's blocks may be running.
+// When they stop (its `down`, or the daemon's start after they died with the last one), each
+// absent path that exists is recorded as that file (FileIdentity: not a timestamp, which the
+// removal of another name of the file moves); the next `up` is refused while that same file
+// is there. One made with the blocks stopped is the user's, and read; the user's answer to a
+// refusal is to read the file and write it anew (a new file), or remove it. While the blocks
+// run, any absent path that exists is refused: nobody can tell who made it.
 #pragma once
 
 #include <functional>
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "stack/file_kind.h"
 #include "stack/stack_model.h"
 
 namespace stackie {
@@ -46,11 +50,13 @@ class StackNeighbours {
 
   // An error naming the block, the directory and both stacks when `stack`'s blocks can write
   // where another known stack is decided, or another's blocks where `stack` is; or naming the
-  // file and the block when a path absent at its last `up` was made while its blocks ran. (A
-  // stack that is not up with no time its blocks stopped is given the present: see below.)
+  // file and the block when a path absent at its last `up` was made while its blocks could
+  // write there. (A stack that is not up whose blocks were not seen to stop is taken as
+  // stopped now, first: writers_stopped.)
   Status check(const ResolvedStack& stack);
-  // The blocks of the stack of `file` all stopped now (its `down`): a file made after this is
-  // not theirs. Written to the file.
+  // The blocks of the stack of `file` are gone (its `down`): records the absent paths that
+  // exist now as made by them. Nothing while the file's stack is still up (`up -p` under a
+  // second name). Written to the file.
   Status writers_stopped(const std::string& file);
   // At the daemon's start: the blocks of a stack that is not up died with the daemon before.
   void settle_stopped();
@@ -70,10 +76,17 @@ class StackNeighbours {
     std::vector<WritableDir> writable;
     std::vector<std::string> decisive;
     std::vector<AbsentDecisive> absent;
-    // When its blocks last all stopped, ns since the Unix epoch; 0 while they may run.
-    long long writers_stopped_ns = 0;
+    bool writers_running = false;  // from its `up` until its blocks are seen gone
+    // Absent paths that existed when the blocks stopped: that file (identity) is theirs.
+    struct Planted {
+      AbsentDecisive absent;
+      FileIdentity identity;
+    };
+    std::vector<Planted> planted;
   };
   Status check_appeared(const ResolvedStack& stack);
+  // Records what the blocks of `entry` made (writers_stopped); false when nothing changed.
+  static bool record_planted(Entry& entry);
   Status save() const;
   // The records of other stack files that still exist.
   std::vector<const Entry*> others(const ResolvedStack& stack) const;

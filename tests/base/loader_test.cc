@@ -622,6 +622,21 @@ TEST(Loader, SaysWhichDecisiveFilesAreAbsentWhereABlockCanWrite) {
   EXPECT_EQ(absent, (std::vector<std::string>{home / "app/.env", home / "app/local.env",
                                               home / "app/s.secrets.yml"}))
       << ".dev.vars exists (and is shown read-only); nothing below /srv is decisive";
+
+  // A substack found by its directory as stackie.yml: stackie-stack.yml there would be taken.
+  home.write("app/billing/stackie.yml", "billing:\n  blocks:\n    bill: {command: [sh, -c, x]}\n");
+  options.file = home.write("app/s.yml",
+                            "demo:\n  stacks: [./billing]\n  blocks:\n"
+                            "    a: {path: ., command: [sh, -c, x]}\n");
+  auto with_substack = load_stack(options);
+  ASSERT_TRUE(with_substack.ok()) << with_substack.error().message;
+  absent.clear();
+  for (const auto& path : with_substack->absent_decisive) absent.push_back(path.path);
+  for (const char* earlier : {"app/billing/stackie-stack.yml", "app/billing/stackie-stack.yaml"})
+    EXPECT_NE(std::find(absent.begin(), absent.end(), home / earlier), absent.end()) << earlier;
+  EXPECT_EQ(std::find(absent.begin(), absent.end(), home / "app/billing/stackie.yaml"),
+            absent.end())
+      << "a name after the one found is never taken";
 }
 
 // Issue 14: what a restore needs of the environment, and what is worth a warning.

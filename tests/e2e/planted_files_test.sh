@@ -4,7 +4,8 @@
 # secret in .dev.vars; `.env` comes before it and does not exist, so the read-only overlays
 # have nothing to cover. The sandboxed block `writer` (path: .) makes `.env`, giving MSG a value
 # of its own, which would reach the unsandboxed block `reader`. The next `up` is refused,
-# naming the file and the block; a `.env` the user makes with the stack down is read.
+# naming the file and the block, also after a chmod of it; a `.env` the user makes with the
+# stack down is read.
 set -u
 B=${STACKIE_BUILD_ROOT:?}/src
 S=$B/stackie
@@ -65,16 +66,22 @@ status=$?
 [ "$status" -ne 0 ]
 check "the next up is refused (exit $status)" 0 $?
 contains "naming the file, the block and the cure" "$(tr '\n' ' ' <"$T/up2.out")" \
-  "stack 'plant': $T/app/.env did not exist at its last up and was made while block 'writer' could write $T/app: an up does not read what a block may have written. Read it; if it is yours, \`touch $T/app/.env\` and up again; if not, remove it"
+  "stack 'plant': $T/app/.env did not exist at its last up and was made while block 'writer' could write $T/app: an up does not read what a block may have written. Read it; if it is yours, write it anew (cp $T/app/.env $T/app/.env.new && mv $T/app/.env.new $T/app/.env) and up again; if not, remove it"
 if run logs plant/reader 2>/dev/null | grep -q planted-by-the-block; then
   bad "the block's value reached the unsandboxed reader"
 else
   ok "the block's value reached nothing"
 fi
 
+# A chmod (which the loader's own warning asks for) does not make it the user's.
+chmod 600 .env
+run up >"$T/up2b.out" 2>&1
+status=$?
+[ "$status" -ne 0 ]
+check "a chmod of the planted file does not make it read (exit $status)" 0 $?
+
 # The user's own .env, made with the stack down: read.
 rm -f .env
-sleep 0.1
 echo 'MSG=the-users-env' >.env
 chmod 600 .env
 run up >"$T/up3.out" 2>&1

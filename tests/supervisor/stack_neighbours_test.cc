@@ -4,9 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "support/temp_dir.h"
 
@@ -61,6 +59,7 @@ TEST_F(Neighbours, AStackInsideWhatAnotherStacksBlockWritesIsRefused) {
   // A file that cannot be read is said (the daemon logs it), not taken for "no neighbours".
   dir_.write("neighbours.json", "{\"x\": ");
   EXPECT_NE(StackNeighbours(registry()).load_error().find(registry() + ": "), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(registry() + ".bad")) << "kept aside, not overwritten";
   EXPECT_EQ(StackNeighbours(dir_ / "missing.json").load_error(), "") << "missing is empty";
 }
 
@@ -147,8 +146,8 @@ TEST_F(Neighbours, ABlockFollowsNoLinkInAnotherStacksWritableDirectory) {
 
 // A `.env` the stack did not have at its last up, made while a block could write the project:
 // the next up would read it (a secret it chose, a volume it named). Made by the user with the
-// stack down, or touched after `down`, it is read.
-TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilTouchedAfterDown) {
+// stack down, or written anew by the user after reading it, it is read.
+TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
   bool up = true;
   StackNeighbours neighbours(registry());
   neighbours.set_up_check([&](const std::string&) { return up; });
@@ -158,44 +157,69 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilTouchedAfterDo
   ASSERT_TRUE(neighbours.remember(outer_).ok());
   EXPECT_TRUE(neighbours.check(outer_).ok()) << "still absent";
   dir_.write("outer/.env", "DATA_DIR=/home/user/.ssh\n");  // the block, while it runs
+  // A second name, which the block could have put where the user cleans up.
+  std::filesystem::create_hard_link(dot_env, dir_ / "outer/cache-entry");
+  const std::string cure = "write it anew (cp " + dot_env + " " + dot_env + ".new && mv " +
+                           dot_env + ".new " + dot_env + ")";
   auto refused = neighbours.check(outer_);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message,
             "stack 'outer': " + dot_env +
-                " did not exist at its last up and was made while block "
-                "'writer' could write " +
+                " did not exist at its last up and was made while block 'writer' could write " +
                 dir_ / "outer" +
-                ": an up does not read what a block may have written. Read it; if it is yours, "
-                "`stackie down outer`, then `touch " +
-                dot_env + "` and up again; if not, remove it");
-  // Down: what it made before is still refused (and by the next daemon, which reads the file).
+                ": an up does not read what a block may have written. `stackie down outer` "
+                "first; then read it, and if it is yours, " +
+                cure + " and up again; if not, remove it");
+  // Down: that file is recorded as the blocks' (and known to the next daemon, from the file).
   up = false;
   ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
   refused = neighbours.check(outer_);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("Read it; if it is yours, `touch " + dot_env + "`"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.error().message.find("a block may have written. Read it; if it is yours, " + cure),
+      std::string::npos)
       << refused.error().message;
   StackNeighbours next(registry());
   next.set_up_check([&](const std::string&) { return up; });
   EXPECT_FALSE(next.check(outer_).ok());
-  // Touched after the down (the file system's clock is coarser than the wall's: a moment later).
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  std::filesystem::last_write_time(dot_env, std::filesystem::file_time_type::clock::now());
+  // What moved a timestamp does not make it the user's: the other name removed, a chmod.
+  std::filesystem::remove(dir_ / "outer/cache-entry");
+  std::filesystem::permissions(
+      dot_env, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_FALSE(next.check(outer_).ok());
+  // Written anew by the user: another file, read.
+  std::filesystem::copy_file(dot_env, dot_env + ".new");
+  std::filesystem::rename(dot_env + ".new", dot_env);
   EXPECT_TRUE(next.check(outer_).ok());
-  // A daemon that died with the blocks running: at the next one's start they are stopped.
-  ASSERT_TRUE(next.remember(outer_).ok());  // up again (absent list as before)
+
+  // A daemon that died with the blocks running: at the next one's start they are stopped, and
+  // what they made is theirs; what the user makes after is read.
+  ASSERT_TRUE(next.remember(outer_).ok());  // up again
   std::filesystem::remove(dot_env);
   ASSERT_TRUE(next.remember(outer_).ok());
-  dir_.write("outer/.env", "X=1\n");  // before the daemon died
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const std::string secrets = dir_ / "outer/stackie.secrets.yml";
+  outer_.absent_decisive.push_back({secrets, {dir_ / "outer", "writer"}});
+  ASSERT_TRUE(next.remember(outer_).ok());
+  dir_.write("outer/.env", "X=1\n");  // the block, before the daemon died
   StackNeighbours restarted(registry());
   restarted.set_up_check([&](const std::string&) { return false; });
   restarted.settle_stopped();
-  EXPECT_FALSE(restarted.check(outer_).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  std::filesystem::last_write_time(dot_env, std::filesystem::file_time_type::clock::now());
-  EXPECT_TRUE(restarted.check(outer_).ok()) << "made (touched) after the blocks were gone";
+  dir_.write("outer/stackie.secrets.yml", "secrets: {}\n");  // the user, after
+  auto after_restart = restarted.check(outer_);
+  ASSERT_FALSE(after_restart.ok());
+  EXPECT_EQ(after_restart.error().message.find("stack 'outer': " + dot_env), 0u)
+      << after_restart.error().message;
+  std::filesystem::remove(dot_env);
+  EXPECT_TRUE(restarted.check(outer_).ok()) << "the secrets file was made with the blocks gone";
+
+  // `up -p`: the same file as a second stack; the down of one leaves the other's blocks
+  // running, so nothing is taken as stopped.
+  ASSERT_TRUE(restarted.remember(outer_).ok());
+  StackNeighbours two(registry());
+  two.set_up_check([&](const std::string&) { return true; });  // the other name is still up
+  ASSERT_TRUE(two.writers_stopped(outer_.file).ok());
+  dir_.write("outer/.env", "X=2\n");
+  EXPECT_FALSE(two.check(outer_).ok());
 }
 
 }  // namespace
