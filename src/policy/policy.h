@@ -57,6 +57,11 @@ struct SandboxPolicy {
   // on the way, since a block may have planted one where the next start binds from (a `./conf`
   // volume, a nested block's project). Their own paths are the user's and taken as given.
   std::vector<std::string> link_free_roots;
+  // Paths inside what the block may write that decide the next `up` and do not exist yet (a
+  // project's .env, a secrets file, .git): the block may not make them. Seatbelt denies their
+  // creation; the namespace and landlock backends cannot (a bind needs something there to cover),
+  // and there the daemon refuses one made at the next `up` (supervisor/stack_neighbours.h).
+  std::vector<std::string> no_create;
   // Names that resolve to the loopback inside (the sandbox's own /etc/hosts): the blocks this
   // one consumes, whose ports are forwarded there, so `db:5432` works as in compose.
   std::vector<std::string> host_names;

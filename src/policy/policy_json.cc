@@ -88,6 +88,8 @@ std::string policy_to_json(const SandboxPolicy& policy) {
   for (const auto& host : policy.host_names) hosts.push_back(host);
   Json link_free = Json::array();
   for (const auto& root : policy.link_free_roots) link_free.push_back(root);
+  Json no_create = Json::array();
+  for (const auto& path : policy.no_create) no_create.push_back(path);
   Json bind = Json::array();
   for (int port : policy.tcp_bind) bind.push_back(port);
   Json connect = Json::array();
@@ -106,6 +108,7 @@ std::string policy_to_json(const SandboxPolicy& policy) {
       {"host_tmp_dir", policy.host_tmp_dir},
       {"storage_root", policy.storage_root},
       {"link_free_roots", std::move(link_free)},
+      {"no_create", std::move(no_create)},
       {"host_names", std::move(hosts)},
       {"pass_fds", std::move(fds)},
       {"tcp_bind", std::move(bind)},
@@ -175,6 +178,13 @@ Result<SandboxPolicy> policy_from_json(std::string_view text) {
     for (const Json& item : roots->as_array()) {
       if (!item.is_string()) return field_error("link_free_roots", "an array of strings");
       policy.link_free_roots.push_back(item.as_string());
+    }
+  }
+  if (const Json* paths = json.find("no_create")) {
+    if (!paths->is_array()) return field_error("no_create", "an array of strings");
+    for (const Json& item : paths->as_array()) {
+      if (!item.is_string()) return field_error("no_create", "an array of strings");
+      policy.no_create.push_back(item.as_string());
     }
   }
   if (const Json* hosts = json.find("host_names")) {

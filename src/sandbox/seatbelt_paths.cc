@@ -76,6 +76,8 @@ Result<SandboxPolicy> seatbelt_resolve_paths(SandboxPolicy policy) {
     for (auto& bind : *binds)
       if (auto done = resolve(bind.source); !done) return done.error();
   if (auto done = resolve(policy.host_tmp_dir); !done) return done.error();
+  for (auto& path : policy.no_create)
+    if (auto done = resolve(path); !done) return done.error();
   return policy;
 }
 

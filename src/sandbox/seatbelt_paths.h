@@ -9,7 +9,8 @@
 
 namespace stackie {
 
-// The policy with every bind source and the host temp directory replaced by its real path. A
+// The policy with every bind source, the host temp directory and each no_create path replaced
+// by its real path. A
 // path in a directory a block can write (the storage root, a link_free_root) is reached from
 // that directory with no link followed, and its real path is that of the file reached: a link
 // the block planted there (a runtime directory swapped for a link to ~/.ssh, a project's

@@ -325,6 +325,12 @@ std::string seatbelt_profile(const SandboxPolicy& policy) {
       read_only_inside.push_back(path);
   w.rule("deny", "file-write*", "subpath", read_only_inside);
   w.rule("deny", "file-write-unlink file-write-create", "literal", read_write);
+  // What decides the next up and does not exist yet (a .env, .git): not made by the block,
+  // which Linux, with nothing to bind over, cannot prevent.
+  std::vector<std::string> no_create;
+  for (const auto& path : policy.no_create)
+    if (usable_path(path)) no_create.push_back(path);
+  w.rule("deny", "file-write-create", "literal", no_create);
   // No LaunchServices, no Apple Events.
   w.rule("deny", "mach-lookup", "global-name", strings(kLaunchServices));
   w.line("(deny appleevent-send)");

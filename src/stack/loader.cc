@@ -1095,6 +1095,19 @@ class BlockBuilder {
           policy.read_only.push_back(std::move(mount));
       }
     }
+    // What would decide the next up if it were made (a .env, the secrets file, .git): the
+    // block may not make it where the sandbox can say so (Seatbelt); elsewhere the daemon
+    // refuses one made, at the next up (supervisor/stack_neighbours.h).
+    std::vector<std::string> makeable = decisive;
+    for (const auto& file : secrets_.files()) makeable.push_back(normalize_path(file));
+    for (const auto& bind : written)
+      for (const auto& path : makeable) {
+        auto below = path_below(normalize_path(bind.source), path);
+        if (!below || below->empty() || !is_missing(path)) continue;
+        if (std::find(policy.no_create.begin(), policy.no_create.end(), path) ==
+            policy.no_create.end())
+          policy.no_create.push_back(path);
+      }
     return {};
   }
 

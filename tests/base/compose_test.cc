@@ -8,6 +8,7 @@
 #include "stack/compose_file.h"
 #include "stack/compose_values.h"
 #include "stack/loader.h"
+#include "stack/secrets.h"
 #include "stack/stack_file.h"
 #include "test_support.h"
 
@@ -498,6 +499,14 @@ TEST_P(ComposeConvert, TheStackFileLoadsToTheSameBlocks) {
                                   bind.source == from_compose->file;
                          }),
           block->policy.read_only.end());
+      // The companion secrets file is named after the stack file: <stem>.secrets.yml.
+      block->policy.no_create.erase(
+          std::remove_if(block->policy.no_create.begin(), block->policy.no_create.end(),
+                         [&](const std::string& path) {
+                           return path == companion_secrets_path(converted->file) ||
+                                  path == companion_secrets_path(from_compose->file);
+                         }),
+          block->policy.no_create.end());
     }
     EXPECT_EQ(got, expected) << expected.name << "\n" << *text;
   }

@@ -622,6 +622,13 @@ TEST(Loader, SaysWhichDecisiveFilesAreAbsentWhereABlockCanWrite) {
   EXPECT_EQ(absent, (std::vector<std::string>{home / "app/.env", home / "app/local.env",
                                               home / "app/s.secrets.yml"}))
       << ".dev.vars exists (and is shown read-only); nothing below /srv is decisive";
+  // Where the sandbox can say so (Seatbelt), the block may not make them.
+  const auto& no_create = stack->blocks.at(0).policy.no_create;
+  for (const char* missing : {"app/.env", "app/.git", "app/s.secrets.yml", "app/local.env"})
+    EXPECT_NE(std::find(no_create.begin(), no_create.end(), home / missing), no_create.end())
+        << missing;
+  EXPECT_EQ(std::find(no_create.begin(), no_create.end(), home / "app/.dev.vars"), no_create.end())
+      << "it exists: bound read-only";
 
   // A substack found by its directory as stackie.yml: stackie-stack.yml there would be taken.
   home.write("app/billing/stackie.yml", "billing:\n  blocks:\n    bill: {command: [sh, -c, x]}\n");

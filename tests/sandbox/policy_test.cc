@@ -18,6 +18,8 @@ SandboxPolicy sample_policy() {
   policy.host_tmp_dir = "/home/u/.stackie/storage/tmp/demo-postgres";
   policy.pass_fds = {3, 7};
   policy.host_names = {"db", "cache"};
+  policy.link_free_roots = {"/home/u/src"};
+  policy.no_create = {"/home/u/src/.env"};
   policy.limits = {512ull << 20, 100, 1500, 8ull << 20, true};
   return policy;
 }

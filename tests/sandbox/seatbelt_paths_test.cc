@@ -116,5 +116,20 @@ TEST_F(SeatbeltPaths, NothingIsReachedThroughProc) {
 }
 #endif
 
+// The paths a block may not make are named by the real path of the directory they would be
+// made in; a link planted on the way there is refused like any other.
+TEST_F(SeatbeltPaths, APathNotToBeMadeIsNamedThroughItsRealDirectory) {
+  ASSERT_EQ(::symlink(real_.c_str(), (real_ + "/alias").c_str()), 0);
+  SandboxPolicy policy = policy_;
+  policy.link_free_roots = {real_ + "/alias/project"};
+  policy.no_create = {real_ + "/alias/project/.env"};
+  auto resolved = seatbelt_resolve_paths(policy);
+  ASSERT_TRUE(resolved) << resolved.error().message;
+  EXPECT_EQ(resolved->no_create, std::vector<std::string>{real_ + "/project/.env"});
+  plant_link(real_ + "/project/conf", real_ + "/home");
+  policy.no_create = {real_ + "/alias/project/conf/.env"};
+  EXPECT_FALSE(seatbelt_resolve_paths(policy)) << "through conf, a link the block planted";
+}
+
 }  // namespace
 }  // namespace stackie

@@ -346,6 +346,22 @@ TEST(SeatbeltProfile, WhatIsReadOnlyInsideAWritableDirectoryStaysSoAndNoGrantedD
       << "the denials come after the grants, so they win";
 }
 
+// A .env, a secrets file or .git the project does not have: Linux has nothing to bind over
+// them, Seatbelt denies making them (a rename onto one is a create of it).
+TEST(SeatbeltProfile, WhatDecidesTheNextUpAndIsMissingCannotBeMade) {
+  SandboxPolicy policy = minimal_policy();
+  policy.read_write = {{"/Users/dev/src/api", ""}};
+  policy.no_create = {"/Users/dev/src/api/.env", "/Users/dev/src/api/.git", "relative/ignored"};
+  const std::string profile = seatbelt_profile(policy);
+  std::vector<Grant> grants = checked_grants(profile);
+  EXPECT_EQ(values_for(grants, "deny", "file-write-create", "literal"),
+            (std::set<std::string>{"/Users/dev/src/api", "/Users/dev/src/api/.env",
+                                   "/Users/dev/src/api/.git"}));
+  EXPECT_GT(profile.find("(literal \"/Users/dev/src/api/.env\")"),
+            profile.find("(allow file-read* file-write* file-map-executable"))
+      << "after the grants, so it wins";
+}
+
 TEST(SeatbeltProfile, WithoutSystemViewOnlyThePolicyPathsAreReadable) {
   std::vector<Grant> grants = checked_grants(seatbelt_profile(host_network_policy()));
   EXPECT_EQ(values_for(grants, "allow", "file-read*", "subpath"),
