@@ -113,7 +113,11 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
   if (entry.writers_running && !up) {
     // Not up, and its blocks were not seen to stop (an up that failed before it started, a
     // down that failed): they are not running now.
-    if (record_planted(entry)) STACKIE_TRY(save());
+    if (record_planted(entry))
+      if (Status saved = save(); !saved.ok())
+        return Error{saved.error().code, "stack '" + stack.name + "' not started: " + path_ +
+                                             " could not be written (" + saved.error().message +
+                                             ")"};
   }
   auto refusal = [&](const AbsentDecisive& absent, const std::string& cure) {
     return Error{UV_EPERM, "stack '" + stack.name + "': " + absent.path +
