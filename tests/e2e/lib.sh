@@ -34,6 +34,18 @@ stop_daemon() {
   return 0
 }
 
+# wait_log STACKIE STACK/BLOCK TEXT: the block's log once it holds TEXT (or what it holds after
+# 10 s), through the stackie binary STACKIE.
+wait_log() {
+  out=""
+  for _ in $(seq 1 50); do
+    out=$(timeout 60 "$1" logs "$2" 2>/dev/null)
+    printf '%s' "$out" | grep -q -- "$3" && break
+    sleep 0.2
+  done
+  printf '%s' "$out"
+}
+
 # npm_package NAME VERSION: NAME@VERSION from the npm registry, installed once per user and
 # version into a cache under /var/tmp (never the source tree) and shared by later runs; sets
 # NPM_DIR to the directory holding its node_modules/. Skips the whole script, saying which,

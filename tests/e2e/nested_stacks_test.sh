@@ -59,15 +59,6 @@ YML
 }
 hostile_writer outer inner/stackie.yml inner web rewritten >"$T/outer/stackie.yml"
 
-wait_log() {  # STACK/BLOCK TEXT: the block's log once it holds TEXT (or after 10 s)
-  out=""
-  for _ in $(seq 1 50); do
-    out=$(run logs "$1" 2>/dev/null)
-    printf '%s' "$out" | grep -q "$2" && break
-    sleep 0.2
-  done
-  printf '%s' "$out"
-}
 
 refused_up() {  # DIR CHECK CHECK_MESSAGE PATTERN: `up` in DIR fails, its message has PATTERN
   (cd "$1" && run up >"$T/up.out" 2>&1)
@@ -80,7 +71,7 @@ refused_up() {  # DIR CHECK CHECK_MESSAGE PATTERN: `up` in DIR fails, its messag
 
 (cd "$T/outer" && run up >"$T/up-outer.out" 2>&1)
 check "outer is up" 0 $?
-contains "its block rewrote inner's stack file" "$(wait_log outer/writer rewritten)" rewritten
+contains "its block rewrote inner's stack file" "$(wait_log "$S" outer/writer rewritten)" rewritten
 grep -q victim "$T/outer/inner/stackie.yml"
 check "inner's stack file is the block's now" 0 $?
 
@@ -105,7 +96,7 @@ stop_daemon "$S" 20
 rm -f "$STACKIE_HOME/neighbours.json"
 (cd "$T/outer/inner" && run up >"$T/up-inner2.out" 2>&1)
 check "inner alone is up" 0 $?
-contains "inner runs its own command" "$(wait_log inner/web inner-as-written)" inner-as-written
+contains "inner runs its own command" "$(wait_log "$S" inner/web inner-as-written)" inner-as-written
 stop_daemon "$S" 20
 refused_up "$T/outer" "the up of outer is refused after a daemon restart" \
   "naming what it would write" \
@@ -140,7 +131,7 @@ echo 'KEPT=1' >"$T/vol/.env"
 before=$(cat "$T/vol/stackie.yml")
 (cd "$T/vol" && run up >"$T/up-vol.out" 2>&1)
 check "a stack with its project as a volume is up" 0 $?
-out=$(wait_log vol/writer tried | tr '\n' ' ')
+out=$(wait_log "$S" vol/writer tried | tr '\n' ' ')
 contains "the block ran its attempts" "$out" tried
 if printf '%s' "$out" | grep -q "written\|renamed"; then
   bad "the block changed what decides the next up: $out"
@@ -175,10 +166,10 @@ srvw:
 YML
 (cd "$T/reader" && run up >/dev/null 2>&1)
 check "the reader stack is up" 0 $?
-contains "it reads its volume" "$(wait_log reader/r 'read:')" "read: data-as-written"
+contains "it reads its volume" "$(wait_log "$S" reader/r 'read:')" "read: data-as-written"
 (cd "$T/srvw" && run up >/dev/null 2>&1)
 check "a stack that writes above the reader's volume comes up after it" 0 $?
-contains "its block planted a link in place of the volume" "$(wait_log srvw/w planted)" planted
+contains "its block planted a link in place of the volume" "$(wait_log "$S" srvw/w planted)" planted
 run restart reader/r >"$T/restart.out" 2>&1
 out=$(cat "$T/restart.out"; run logs reader/r 2>&1)
 if printf '%s' "$out" | grep -q victim-secret-7321; then
@@ -193,7 +184,7 @@ mkdir -p "$T/plant"
 hostile_writer plant stackie-stack.yml plant writer planted >"$T/plant/stackie.yml"
 (cd "$T/plant" && run up >/dev/null 2>&1)
 check "the plant stack is up" 0 $?
-contains "its block planted a stack file of its own" "$(wait_log plant/writer planted)" planted
+contains "its block planted a stack file of its own" "$(wait_log "$S" plant/writer planted)" planted
 run down plant >/dev/null 2>&1
 refused_up "$T/plant" "the next up, which finds the planted file first, is refused" \
   "saying a block may have made it" \

@@ -21,15 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 run() { timeout 60 "$S" "$@"; }
-wait_log() {  # STACK/BLOCK TEXT: the block's log once it holds TEXT (or after 10 s)
-  out=""
-  for _ in $(seq 1 50); do
-    out=$(run logs "$1" 2>/dev/null)
-    printf '%s' "$out" | grep -q "$2" && break
-    sleep 0.2
-  done
-  printf '%s' "$out"
-}
 
 mkdir -p "$T/app"
 cd "$T/app" || exit 1
@@ -54,8 +45,8 @@ YML
 
 run up >"$T/up1.out" 2>&1
 check "plant is up" 0 $?
-contains "the reader has the user's value" "$(wait_log plant/reader msg=)" "msg=from-the-user"
-contains "the sandboxed block made .env" "$(wait_log plant/writer planted)" planted
+contains "the reader has the user's value" "$(wait_log "$S" plant/reader msg=)" "msg=from-the-user"
+contains "the sandboxed block made .env" "$(wait_log "$S" plant/writer planted)" planted
 [ -f .env ] && grep -q planted-by-the-block .env
 check ".env holds the block's value" 0 $?
 
@@ -87,7 +78,7 @@ chmod 600 .env
 run up >"$T/up3.out" 2>&1
 check "a .env made with the stack down is read" 0 $?
 note "$(tr '\n' ' ' <"$T/up3.out")"
-contains "the reader has it" "$(wait_log plant/reader the-users-env)" "msg=the-users-env"
+contains "the reader has it" "$(wait_log "$S" plant/reader the-users-env)" "msg=the-users-env"
 contains "and the block cannot rewrite it now (it exists: read-only)" \
   "$(run exec writer -- /bin/sh -c 'echo x >>.env 2>&1 || echo refused' 2>&1)" "refused\|Read-only"
 

@@ -58,28 +58,19 @@ links:
 YML
 cd "$T/app" || exit 1
 
-wait_log() {  # BLOCK TEXT: the block's log once it holds TEXT (or after 10 s)
-  out=""
-  for _ in $(seq 1 50); do
-    out=$(run logs "links/$1" 2>/dev/null)
-    printf '%s' "$out" | grep -q "$2" && break
-    sleep 0.2
-  done
-  printf '%s' "$out"
-}
 
 run up >"$T/up1.out" 2>&1
 check "first up" 0 $?
-contains "the reader read the project's conf" "$(wait_log reader 'read:' | tr '\n' ' ')" \
+contains "the reader read the project's conf" "$(wait_log "$S" links/reader 'read:' | tr '\n' ' ')" \
   "read: conf-as-written"
-contains "the nested block read its own project" "$(wait_log nested 'nested:' | tr '\n' ' ')" \
+contains "the nested block read its own project" "$(wait_log "$S" links/nested 'nested:' | tr '\n' ' ')" \
   "nested: nested-as-written"
 touch "$T/app/go"
-contains "the planter planted its links" "$(wait_log planter planted | tr '\n' ' ')" planted
+contains "the planter planted its links" "$(wait_log "$S" links/planter planted | tr '\n' ' ')" planted
 contains "the project's definitions (sources) are read-only to it" \
-  "$(wait_log planter 'defs:' | tr '\n' ' ')" "defs: read-only"
+  "$(wait_log "$S" links/planter 'defs:' | tr '\n' ' ')" "defs: read-only"
 contains "a directory on the way to nested definitions cannot be swapped" \
-  "$(wait_log planter 'nest:' | tr '\n' ' ')" "nest: kept"
+  "$(wait_log "$S" links/planter 'nest:' | tr '\n' ' ')" "nest: kept"
 equals "the nested definitions are the project's" "$(cat "$T/app/nest/defs/extra2.yml")" \
   "# more of them"
 [ -L "$T/app/conf" ] && [ -L "$T/app/nested" ]
