@@ -39,7 +39,8 @@ std::optional<FileIdentity> file_identity(const std::string& path) {
   if (!ok) return FileIdentity{};
   return FileIdentity{
       info.dwVolumeSerialNumber,
-      (static_cast<unsigned long long>(info.nFileIndexHigh) << 32) | info.nFileIndexLow};
+      (static_cast<unsigned long long>(info.nFileIndexHigh) << 32) | info.nFileIndexLow,
+      ""};  // the index holds NTFS's sequence number: no handle needed
 }
 
 bool is_missing(const std::string& path) {
