@@ -4,6 +4,7 @@
 #include "base/fs_path.h"
 #include "base/safe_open.h"
 #include "base/signal_name.h"
+#include "stack/paths.h"
 #include "stack/shared_mode.h"
 #include "supervisor/host_os.h"
 
@@ -101,9 +102,12 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
   daemon->supervisor_ = std::make_unique<Supervisor>(std::move(supervisor));
   if (!daemon->neighbours_.load_error().empty())
     daemon->log(DaemonLogLevel::warning, daemon->neighbours_.load_error());
+  // As the file system takes each path (as the records' keys are): `up -p A -f /link/x.yml`
+  // and `up -p B -f /real/x.yml` are one file, and the down of B must not stop A's blocks.
   daemon->neighbours_.set_up_check([d = daemon.get()](const std::string& file) {
+    const std::string wanted = path_for_comparison(file);
     return std::any_of(d->records_.begin(), d->records_.end(), [&](const StackRecord& record) {
-      return normalize_path(record.request.file) == normalize_path(file);
+      return path_for_comparison(record.request.file) == wanted;
     });
   });
   // The blocks of a stack that will not be restored died with the daemon before this one.

@@ -40,6 +40,15 @@ bool holds(const WritableDir& dir, const std::string& path) {
          (path_below(dir.path, path) || path_below(dir.path, path_for_comparison(path)));
 }
 
+// The planted file is still there: the same inode (and, where the file system gives one, the
+// same handle, whose generation tells a reused inode from it). The device is not compared: its
+// number may change across a reboot or a remount, and a needless refusal is the safe side.
+bool same_file(const FileIdentity& planted, const FileIdentity& now) {
+  if (!planted.handle.empty() && !now.handle.empty())
+    return planted.handle == now.handle && planted.index == now.index;
+  return planted.index == now.index;
+}
+
 const char kAdvice[] =
     "give each stack a project directory of its own (a block's `path` or volume that holds "
     "another project is the cause)";
@@ -73,7 +82,9 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
       for (const auto& absent : value["absent"].as_array())
         entry.absent.push_back({absent["path"].string_or(""),
                                 {absent["dir"].string_or(""), absent["writer"].string_or("")}});
-    entry.writers_running = value["writers_running"].bool_or(false);
+    // Missing in a record of an earlier release: its blocks may have run, so the absent paths
+    // that exist at the next stop or check are taken as theirs (at worst, one refusal more).
+    entry.writers_running = value["writers_running"].bool_or(true);
     if (value["planted"].is_array())
       for (const auto& planted : value["planted"].as_array()) {
         // Decimal strings: a device and an index may exceed what a JSON number keeps exactly.
@@ -134,11 +145,21 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
         return refusal(absent, "`stackie down " + stack.name +
                                    "` first; then read it, and if it is yours, " +
                                    anew(absent.path) + " and up again; if not, remove it");
-  for (const auto& planted : entry.planted)
-    if (auto now = file_identity(planted.absent.path);
-        now && (*now == planted.identity || *now == FileIdentity{}))
-      return refusal(planted.absent, "Read it; if it is yours, " + anew(planted.absent.path) +
-                                         " and up again; if not, remove it");
+  for (auto& planted : entry.planted) {
+    auto now = file_identity(planted.absent.path);
+    if (!now) continue;  // removed
+    const FileIdentity unknown{};
+    if (planted.identity == unknown && !(*now == unknown)) {
+      // Unreadable when the blocks stopped (a directory on the way made 000): what is there
+      // now is what they left, until written anew.
+      planted.identity = *now;
+      (void)save();  // unsaved, it stays unknown: refused again, never accepted
+    } else if (!(*now == unknown) && !same_file(planted.identity, *now)) {
+      continue;  // written anew
+    }
+    return refusal(planted.absent, "Read it; if it is yours, " + anew(planted.absent.path) +
+                                       " and up again; if not, remove it");
+  }
   return {};
 }
 

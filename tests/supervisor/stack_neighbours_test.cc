@@ -212,6 +212,19 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
   std::filesystem::remove(dot_env);
   EXPECT_TRUE(restarted.check(outer_).ok()) << "the secrets file was made with the blocks gone";
 
+  // A record of the release before, with no word on whether the blocks run: taken as running,
+  // so a .env that appeared is theirs.
+  dir_.write("neighbours.json",
+             "{\"" + outer_.file + "\": {\"stack\": \"outer\", \"file\": \"" + outer_.file +
+                 "\", \"writable\": [], \"decisive\": [], \"absent\": [{\"path\": \"" + dot_env +
+                 "\", \"dir\": \"" + dir_ / "outer" + "\", \"writer\": \"writer\"}]}}\n");
+  dir_.write("outer/.env", "X=old\n");
+  StackNeighbours upgraded(registry());
+  upgraded.set_up_check([&](const std::string&) { return false; });
+  upgraded.settle_stopped();
+  EXPECT_FALSE(upgraded.check(outer_).ok()) << "an older record's absent paths still count";
+  std::filesystem::remove(dot_env);
+
   // `up -p`: the same file as a second stack; the down of one leaves the other's blocks
   // running, so nothing is taken as stopped.
   ASSERT_TRUE(restarted.remember(outer_).ok());
