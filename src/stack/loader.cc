@@ -928,11 +928,18 @@ class BlockBuilder {
         if (path_below(magic, spelled))
           return error_at(where, std::string(what) + " '" + shown + "': " + magic +
                                      " is not given to a definition");
+    // Whether the path is in `dir` or holds it, as written or as the file system resolves both.
+    struct Relation {
+      bool inside, holds;
+    };
+    auto relation = [&](const std::string& dir) {
+      const std::string dir_resolved = path_for_comparison(dir);
+      return Relation{path_below(dir, normal) || path_below(dir_resolved, resolved),
+                      path_below(normal, dir) || path_below(resolved, dir_resolved)};
+    };
     bool own = false;
     for (const auto& root : storage_roots()) {
-      const std::string root_resolved = path_for_comparison(root);
-      const bool inside = path_below(root, normal) || path_below(root_resolved, resolved);
-      const bool holds = path_below(normal, root) || path_below(resolved, root_resolved);
+      const auto [inside, holds] = relation(root);
       if (inside && is_own_storage(normal, written)) {
         own = true;
         continue;
@@ -949,14 +956,12 @@ class BlockBuilder {
       for (const auto& [name, host] : paths_) {
         if (read_only_paths_.count(name) == 0 || host.empty()) continue;
         const std::string volume = normalize_path(host);
-        if (path_below(volume, normal) || path_below(path_for_comparison(volume), resolved))
+        if (relation(volume).inside)
           return error_at(where, std::string(what) + " '" + shown + "' is in volume '" + name +
                                      "' (" + volume + "), which the stack gives read-only");
       }
     for (const auto& place : users_places(options_.env, stack_.dir)) {
-      const std::string dir_resolved = path_for_comparison(place.dir);
-      const bool inside = path_below(place.dir, normal) || path_below(dir_resolved, resolved);
-      const bool holds = path_below(normal, place.dir) || path_below(resolved, dir_resolved);
+      const auto [inside, holds] = relation(place.dir);
       if (inside || holds)
         return error_at(where, std::string(what) + " '" + shown + "' " +
                                    (inside ? "is in" : "holds") + " " + place.what + " (" +
@@ -1638,8 +1643,7 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
   out.writable_dirs = std::move(roots);
   for (const auto& path : absent) {
     // As written, or with the links above it resolved (a project reached through a link).
-    const std::string through_links =
-        join_path(path_for_comparison(directory_of(path)), path.substr(path.rfind('/') + 1));
+    const std::string through_links = resolved_through_existing(path);
     for (const auto& dir : out.writable_dirs)
       if (path_below(dir.path, path) || path_below(dir.path, through_links)) {
         out.absent_decisive.push_back({path, dir});
