@@ -584,10 +584,10 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
     handle_list.push_back(copies[i].h);
   }
   SIZE_T attribute_size = 0;
-  InitializeProcThreadAttributeList(nullptr, 1, 0, &attribute_size);
+  InitializeProcThreadAttributeList(nullptr, 2, 0, &attribute_size);
   std::vector<BYTE> attribute_buffer(attribute_size);
   auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(attribute_buffer.data());
-  if (!InitializeProcThreadAttributeList(attributes, 1, 0, &attribute_size))
+  if (!InitializeProcThreadAttributeList(attributes, 2, 0, &attribute_size))
     return win32_error("InitializeProcThreadAttributeList");
   struct AttributeListOwner {
     LPPROC_THREAD_ATTRIBUTE_LIST list;
@@ -598,6 +598,14 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
                                  handle_list.data(), handle_list.size() * sizeof(HANDLE), nullptr,
                                  nullptr))
     return win32_error("UpdateProcThreadAttribute(HANDLE_LIST)");
+  // The block is in its job from its creation. Assigned after CreateProcess returned, it was in
+  // no job for a moment: the daemon's job lets a monitor's children break away, so a monitor
+  // terminated then (a health check cancelled by `down`) left a suspended process that nothing
+  // would ever end (a Wine run of windows-e2e saw one outlive `down` and the daemon).
+  HANDLE jobs[1] = {job.h};
+  if (!UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_JOB_LIST, jobs, sizeof jobs,
+                                 nullptr, nullptr))
+    return win32_error("UpdateProcThreadAttribute(JOB_LIST)");
 
   STARTUPINFOEXW startup{};
   startup.StartupInfo.cb = sizeof startup;
@@ -635,9 +643,17 @@ Result<std::unique_ptr<RestrictedProcess>> spawn_restricted(
   Handle process(info.hProcess), thread(info.hThread);
   for (Handle& copy : copies) copy.reset();  // the child has its own now
 
-  if (!AssignProcessToJobObject(job.h, process.h)) {
-    Error error = win32_error("AssignProcessToJobObject");
+  // A host that ignored the job list (an older Windows, Wine) gets the assignment now: the block
+  // never runs outside its job, only this brief window stays open there.
+  BOOL in_job = FALSE;
+  if (!IsProcessInJob(process.h, job.h, &in_job)) {
+    Error error = win32_error("IsProcessInJob");
     TerminateProcess(process.h, 1);  // still suspended: it never ran a single instruction
+    return error;
+  }
+  if (!in_job && !AssignProcessToJobObject(job.h, process.h)) {
+    Error error = win32_error("AssignProcessToJobObject");
+    TerminateProcess(process.h, 1);
     return error;
   }
   std::unique_ptr<RestrictedProcess> child(new RestrictedProcess());
