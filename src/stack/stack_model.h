@@ -184,6 +184,10 @@ struct ResolvedStack {
   std::vector<WritableDir> writable_dirs;
   std::vector<std::string> decisive_paths;
   std::vector<AbsentDecisive> absent_decisive;
+  // The decisive files and directories that exist, wherever they are (the stack file, its
+  // substacks, secrets and env files, sources): what this load read. The daemon compares them
+  // with the files blocks were seen to make (a planted .env moved along with its project).
+  std::vector<std::string> decisive_files;
   // Not errors, but worth the user's eye: "FILE:LINE:COL: warning: ..." (a secret on a
   // command line, a secrets file others can read).
   std::vector<std::string> warnings;

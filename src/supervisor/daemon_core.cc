@@ -104,11 +104,18 @@ Result<std::unique_ptr<Daemon>> Daemon::open(DaemonOptions options) {
     daemon->log(DaemonLogLevel::warning, daemon->neighbours_.load_error());
   // As the file system takes each path (as the records' keys are): `up -p A -f /link/x.yml`
   // and `up -p B -f /real/x.yml` are one file, and the down of B must not stop A's blocks.
+  // Up is recorded, or still run: a `down` forgets the stack at once, and its blocks may write
+  // until the supervisor lets go of it.
   daemon->neighbours_.set_up_check([d = daemon.get()](const std::string& file) {
     const std::string wanted = path_for_comparison(file);
-    return std::any_of(d->records_.begin(), d->records_.end(), [&](const StackRecord& record) {
-      return path_for_comparison(record.request.file) == wanted;
-    });
+    auto same = [&](const std::string& other) { return path_for_comparison(other) == wanted; };
+    for (const auto& record : d->records_)
+      if (same(record.request.file)) return true;
+    for (const auto& name : d->supervisor_->stacks())
+      if (const StackRunner* runner = d->supervisor_->stack(name);
+          runner && same(runner->spec().file))
+        return true;
+    return false;
   });
   // The blocks of a stack that will not be restored died with the daemon before this one.
   daemon->neighbours_.settle_stopped();

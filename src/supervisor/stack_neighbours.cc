@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 
 #include "base/directories.h"
 #include "base/fs_path.h"
@@ -49,13 +51,58 @@ bool same_file(const FileIdentity& planted, const FileIdentity& now) {
   return planted.index == now.index;
 }
 
+// The same file under another name or in another place: as same_file, and where a side has no
+// handle, on the same device too (a rename keeps it), since an inode number alone is reused
+// across file systems.
+bool same_file_elsewhere(const FileIdentity& planted, const FileIdentity& now) {
+  if (!planted.handle.empty() && !now.handle.empty()) return same_file(planted, now);
+  return planted.index == now.index && planted.device == now.device;
+}
+
+bool is_known(const FileIdentity& identity) {
+  return !(identity == FileIdentity{});
+}
+
+// How the user makes a file of theirs out of one a block may have made: a new inode.
+std::string write_anew(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    return "make it anew (cp -a " + path + " " + path + ".new && rm -r " + path + " && mv " + path +
+           ".new " + path + ")";
+  return "write it anew (cp " + path + " " + path + ".new && mv " + path + ".new " + path + ")";
+}
+
+// The name after the last '/'.
+std::string name_of(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+FileIdentity identity_or_unknown(const std::string& path) {
+  auto identity = file_identity(path);
+  return identity ? *identity : FileIdentity{};
+}
+
+Json identity_json(const FileIdentity& identity) {
+  // Decimal strings: a device and an index may exceed what a JSON number keeps exactly.
+  return Json::object({{"device", std::to_string(identity.device)},
+                       {"index", std::to_string(identity.index)},
+                       {"handle", identity.handle}});
+}
+
+FileIdentity identity_from(const Json& value) {
+  return {std::strtoull(value["device"].string_or("0").c_str(), nullptr, 10),
+          std::strtoull(value["index"].string_or("0").c_str(), nullptr, 10),
+          value["handle"].string_or("")};
+}
+
 const char kAdvice[] =
     "give each stack a project directory of its own (a block's `path` or volume that holds "
     "another project is the cause)";
 
 }  // namespace
 
-StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
+StackNeighbours::StackNeighbours(std::string path, size_t max_planted)
+    : path_(std::move(path)), max_planted_(max_planted) {
   auto text = read_text_file(path_);
   if (!text.ok()) return;
   // Larger than an IPC message may be: a record per stack file the user ever brought up.
@@ -79,22 +126,22 @@ StackNeighbours::StackNeighbours(std::string path) : path_(std::move(path)) {
       for (const auto& dir : value["writable"].as_array())
         entry.writable.push_back({dir["path"].string_or(""), dir["writer"].string_or("")});
     if (value["absent"].is_array())
-      for (const auto& absent : value["absent"].as_array())
+      for (const auto& absent : value["absent"].as_array()) {
         entry.absent.push_back({absent["path"].string_or(""),
                                 {absent["dir"].string_or(""), absent["writer"].string_or("")}});
+        entry.absent_dirs.push_back(identity_from(absent["in"]));
+      }
     // Missing in a record of an earlier release: its blocks may have run, so the absent paths
     // that exist at the next stop or check are taken as theirs (at worst, one refusal more).
     entry.writers_running = value["writers_running"].bool_or(true);
     if (value["planted"].is_array())
-      for (const auto& planted : value["planted"].as_array()) {
-        // Decimal strings: a device and an index may exceed what a JSON number keeps exactly.
-        FileIdentity identity{std::strtoull(planted["device"].string_or("0").c_str(), nullptr, 10),
-                              std::strtoull(planted["index"].string_or("0").c_str(), nullptr, 10),
-                              planted["handle"].string_or("")};
-        entry.planted.push_back({{planted["path"].string_or(""),
-                                  {planted["dir"].string_or(""), planted["writer"].string_or("")}},
-                                 identity});
-      }
+      for (const auto& planted : value["planted"].as_array())
+        entry.planted.push_back(
+            {{planted["path"].string_or(""),
+              {planted["dir"].string_or(""), planted["writer"].string_or("")}},
+             identity_from(planted),
+             std::strtoll(planted["seen_at"].string_or("0").c_str(), nullptr, 10),
+             identity_from(planted["moved_dir"])});
     if (entry.stack.empty() || entry.file.empty()) continue;
     entries_[key] = std::move(entry);
   }
@@ -136,16 +183,15 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
                                absent.dir.writer + "' could write " + absent.dir.path +
                                ": an up does not read what a block may have written. " + cure};
   };
-  auto anew = [](const std::string& path) {
-    return "write it anew (cp " + path + " " + path + ".new && mv " + path + ".new " + path + ")";
-  };
   if (entry.writers_running)  // up: who made it cannot be told
     for (const auto& absent : entry.absent)
       if (file_identity(absent.path))
         return refusal(absent, "`stackie down " + stack.name +
                                    "` first; then read it, and if it is yours, " +
-                                   anew(absent.path) + " and up again; if not, remove it");
+                                   write_anew(absent.path) + " and up again; if not, remove it");
   for (auto& planted : entry.planted) {
+    if (is_known(planted.moved_dir) && !is_known(planted.identity))
+      continue;  // its directory moved: check_planted_anywhere looks for it there
     auto now = file_identity(planted.absent.path);
     if (!now) continue;  // removed
     const FileIdentity unknown{};
@@ -157,7 +203,7 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
     } else if (!(*now == unknown) && !same_file(planted.identity, *now)) {
       continue;  // written anew
     }
-    return refusal(planted.absent, "Read it; if it is yours, " + anew(planted.absent.path) +
+    return refusal(planted.absent, "Read it; if it is yours, " + write_anew(planted.absent.path) +
                                        " and up again; if not, remove it");
   }
   return {};
@@ -166,12 +212,26 @@ Status StackNeighbours::check_appeared(const ResolvedStack& stack) {
 bool StackNeighbours::record_planted(Entry& entry) {
   if (!entry.writers_running) return false;
   entry.writers_running = false;
-  for (const auto& absent : entry.absent)
+  const long long now = static_cast<long long>(std::time(nullptr));
+  for (size_t i = 0; i < entry.absent.size(); ++i) {
+    const AbsentDecisive& absent = entry.absent[i];
+    Entry::Planted found{absent, {}, now, {}};
     if (auto identity = file_identity(absent.path)) {
-      auto same = [&](const Entry::Planted& p) { return p.absent.path == absent.path; };
-      if (std::none_of(entry.planted.begin(), entry.planted.end(), same))
-        entry.planted.push_back({absent, *identity});
+      found.identity = *identity;
+    } else {
+      // Not here; nor, perhaps, its directory, which moved while the blocks could write it.
+      const FileIdentity was = i < entry.absent_dirs.size() ? entry.absent_dirs[i] : FileIdentity{};
+      auto dir_now = file_identity(directory_of(absent.path));
+      if (!is_known(was) || (dir_now && same_file(was, *dir_now))) continue;
+      found.moved_dir = was;
     }
+    auto same = [&](const Entry::Planted& p) {
+      return p.absent.path == absent.path && p.identity == found.identity &&
+             p.moved_dir == found.moved_dir;
+    };
+    if (std::none_of(entry.planted.begin(), entry.planted.end(), same))
+      entry.planted.push_back(std::move(found));
+  }
   return true;
 }
 
@@ -189,8 +249,79 @@ void StackNeighbours::settle_stopped() {
   if (changed) (void)save();  // unsaved, the next check records it again
 }
 
+Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
+  auto refusal = [&](const std::string& path, const Entry& entry, const Entry::Planted& planted,
+                     const std::string& how) {
+    return Error{UV_EPERM, "stack '" + stack.name + "': " + path + " is " + how + " block '" +
+                               planted.absent.dir.writer + "' of stack '" + entry.stack +
+                               "' could write " + planted.absent.dir.path +
+                               ": an up does not read what a block may have written. Read it; "
+                               "if it is yours, " +
+                               write_anew(path) + " and up again; if not, remove it"};
+  };
+  for (const auto& path : stack.decisive_files) {
+    // The file itself, and what it leads to when it is a link (read through it).
+    std::vector<FileIdentity> names;
+    for (const std::string& name : {path, resolved_path(path)})
+      if (auto identity = file_identity(name); identity && is_known(*identity))
+        names.push_back(*identity);
+    if (names.empty()) continue;
+    const FileIdentity dir = identity_or_unknown(directory_of(resolved_path(path)));
+    for (auto& [key, entry] : entries_)
+      for (auto& planted : entry.planted) {
+        if (is_known(planted.identity)) {
+          for (const auto& identity : names)
+            if (same_file_elsewhere(planted.identity, identity))
+              return refusal(path, entry, planted,
+                             "the file that " + planted.absent.path + " was when");
+          continue;
+        }
+        // Its directory moved while the blocks could write it: this name in it is theirs.
+        if (!is_known(planted.moved_dir) || !is_known(dir) ||
+            name_of(planted.absent.path) != name_of(path) ||
+            !same_file_elsewhere(planted.moved_dir, dir))
+          continue;
+        planted.identity = names.back();
+        (void)save();  // unsaved, the next check finds it again by its directory
+        return refusal(
+            path, entry, planted,
+            "in the directory that was " + directory_of(planted.absent.path) + ", moved while");
+      }
+  }
+  return {};
+}
+
+void StackNeighbours::forget_oldest_planted() {
+  size_t total = 0;
+  // Those no longer at their place (gone, moved, or made anew there), oldest first.
+  std::vector<std::pair<long long, std::pair<Entry*, size_t>>> movable;
+  for (auto& [key, entry] : entries_)
+    for (size_t i = 0; i < entry.planted.size(); ++i, ++total) {
+      const Entry::Planted& planted = entry.planted[i];
+      auto now = file_identity(planted.absent.path);
+      const bool in_place = now && is_known(planted.identity) && same_file(planted.identity, *now);
+      if (!in_place) movable.push_back({planted.seen_at, {&entry, i}});
+    }
+  if (total <= max_planted_) return;
+  std::stable_sort(movable.begin(), movable.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const size_t excess = std::min(total - max_planted_, movable.size());
+  std::map<Entry*, std::vector<size_t>> forgotten;
+  for (size_t i = 0; i < excess; ++i)
+    forgotten[movable[i].second.first].push_back(movable[i].second.second);
+  for (auto& [entry, indexes] : forgotten) {
+    std::sort(indexes.rbegin(), indexes.rend());  // the last first, so the others stay put
+    for (size_t index : indexes)
+      entry->planted.erase(entry->planted.begin() + static_cast<std::ptrdiff_t>(index));
+  }
+}
+
 Status StackNeighbours::check(const ResolvedStack& stack) {
   STACKIE_TRY(check_appeared(stack));
+  // Stacks not up whose blocks were not seen to stop: what they made, recorded before it is
+  // looked for (a file renamed from there into this stack's project).
+  settle_stopped();
+  STACKIE_TRY(check_planted_anywhere(stack));
   for (const Entry* other : others(stack)) {
     for (const auto& dir : other->writable)
       for (const auto& decisive : stack.decisive_paths)
@@ -236,14 +367,33 @@ void StackNeighbours::confine(SandboxPolicy& policy) const {
 
 Status StackNeighbours::remember(const ResolvedStack& stack) {
   // Its blocks may write from now on, until its `down`. What they made before was refused by
-  // check() unless it is gone or made anew: nothing planted is left to remember.
-  Entry entry{
-      stack.name, stack.file, stack.writable_dirs, stack.decisive_paths, stack.absent_decisive,
-      true,       {}};
+  // check() unless it is gone from its place or made anew; gone may be moved, so it is kept.
   const std::string key = key_of(stack.file);
-  entries_[key] = std::move(entry);
-  // Forgotten: stacks whose file is gone (a deleted checkout).
-  std::erase_if(entries_, [this](const auto& item) { return !live(item.second); });
+  std::vector<Entry::Planted> planted;
+  // One whose file was unreadable at the stop (identity unknown) cannot be followed elsewhere;
+  // kept, it would be taken for whatever the user makes at its path later.
+  if (auto earlier = entries_.find(key); earlier != entries_.end())
+    for (auto& made : earlier->second.planted)
+      if (is_known(made.identity) || is_known(made.moved_dir)) planted.push_back(std::move(made));
+  std::vector<FileIdentity> absent_dirs;
+  for (const auto& absent : stack.absent_decisive)
+    absent_dirs.push_back(identity_or_unknown(directory_of(absent.path)));
+  entries_[key] = Entry{stack.name,
+                        stack.file,
+                        stack.writable_dirs,
+                        stack.decisive_paths,
+                        stack.absent_decisive,
+                        std::move(absent_dirs),
+                        true,
+                        std::move(planted)};
+  // Forgotten: stacks whose file is gone (a deleted checkout), but for the files their blocks
+  // made (first recorded, if their blocks were not seen to stop).
+  for (auto& [name, kept] : entries_)
+    if (!live(kept)) record_planted(kept);
+  forget_oldest_planted();
+  std::erase_if(entries_, [this](const auto& item) {
+    return !live(item.second) && item.second.planted.empty();
+  });
   return save();
 }
 
@@ -256,17 +406,23 @@ Status StackNeighbours::save() const {
     Json decisive = Json::array();
     for (const auto& path : kept.decisive) decisive.push_back(path);
     Json planted = Json::array();
-    for (const auto& made : kept.planted)
-      planted.push_back(Json::object({{"path", made.absent.path},
-                                      {"dir", made.absent.dir.path},
-                                      {"writer", made.absent.dir.writer},
-                                      {"device", std::to_string(made.identity.device)},
-                                      {"index", std::to_string(made.identity.index)},
-                                      {"handle", made.identity.handle}}));
+    for (const auto& made : kept.planted) {
+      Json record = identity_json(made.identity);
+      record.set("path", made.absent.path);
+      record.set("dir", made.absent.dir.path);
+      record.set("writer", made.absent.dir.writer);
+      record.set("seen_at", std::to_string(made.seen_at));
+      if (is_known(made.moved_dir)) record.set("moved_dir", identity_json(made.moved_dir));
+      planted.push_back(std::move(record));
+    }
     Json absent = Json::array();
-    for (const auto& path : kept.absent)
-      absent.push_back(
-          Json::object({{"path", path.path}, {"dir", path.dir.path}, {"writer", path.dir.writer}}));
+    for (size_t i = 0; i < kept.absent.size(); ++i) {
+      const AbsentDecisive& path = kept.absent[i];
+      Json record =
+          Json::object({{"path", path.path}, {"dir", path.dir.path}, {"writer", path.dir.writer}});
+      if (i < kept.absent_dirs.size()) record.set("in", identity_json(kept.absent_dirs[i]));
+      absent.push_back(std::move(record));
+    }
     all.set(name, Json::object({{"stack", kept.stack},
                                 {"file", kept.file},
                                 {"writable", std::move(writable)},

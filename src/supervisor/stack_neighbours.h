@@ -25,6 +25,16 @@
 // is there. One made with the blocks stopped is the user's, and read; the user's answer to a
 // refusal is to read the file and write it anew (a new file), or remove it. While the blocks
 // run, any absent path that exists is refused: nobody can tell who made it.
+//
+// Such a file keeps what it is when its name changes: a project moved with `mv`, or a file
+// renamed into another project, is the same inode (a copy is a new file, and is read). So every
+// `up` compares its decisive files (and what a link among them leads to) with the files blocks
+// of any stack were seen to make, and a record whose stack file is gone is kept while it holds
+// such files (the file may come back with a branch, or have moved with its project). A
+// directory that moved while the blocks could write it took what they made with it unseen: the
+// record then keeps the directory's identity and the name, and the file found under that name
+// in that directory, wherever it is, is taken as theirs until made anew. Beyond kMaxPlanted,
+// those no longer at their place that were seen longest ago are forgotten.
 #pragma once
 
 #include <functional>
@@ -40,7 +50,12 @@ namespace stackie {
 
 class StackNeighbours {
  public:
-  explicit StackNeighbours(std::string path);  // reads it; a missing or unreadable file is empty
+  // Files a block was seen to make, kept across records whose stack is gone: a bound on what a
+  // user who switches branches for years collects (each is a few hundred bytes).
+  static constexpr size_t kMaxPlanted = 256;
+
+  // Reads it; a missing or unreadable file is empty. `max_planted`: see forget_oldest_planted.
+  explicit StackNeighbours(std::string path, size_t max_planted = kMaxPlanted);
 
   // Whether the stack of this file is up now (the daemon's state): its record is kept even
   // while its file is missing (a branch switched, a file moved away), since its blocks run.
@@ -76,15 +91,27 @@ class StackNeighbours {
     std::vector<WritableDir> writable;
     std::vector<std::string> decisive;
     std::vector<AbsentDecisive> absent;
+    // The directory of each absent path as it was at the `up` (by index; empty in an older
+    // record): one that is another or gone when the blocks stop has moved.
+    std::vector<FileIdentity> absent_dirs;
     bool writers_running = false;  // from its `up` until its blocks are seen gone
     // Absent paths that existed when the blocks stopped: that file (identity) is theirs.
     struct Planted {
       AbsentDecisive absent;
-      FileIdentity identity;
+      FileIdentity identity;  // all zero: not known yet
+      long long seen_at = 0;  // seconds since the epoch: the oldest are forgotten first
+      // Set when its directory moved before the blocks stopped: the file of this name in this
+      // directory, wherever it is, is theirs (its identity is taken when first seen).
+      FileIdentity moved_dir;
     };
     std::vector<Planted> planted;
   };
   Status check_appeared(const ResolvedStack& stack);
+  // A decisive file of `stack` that is a file some stack's blocks made, under any name.
+  Status check_planted_anywhere(const ResolvedStack& stack);
+  // Keeps at most max_planted_ planted files in all: of those no longer at their place, the
+  // ones seen longest ago go first; one still at its place is never forgotten.
+  void forget_oldest_planted();
   // Records what the blocks of `entry` made (writers_stopped); false when nothing changed.
   static bool record_planted(Entry& entry);
   Status save() const;
@@ -95,6 +122,7 @@ class StackNeighbours {
   bool live(const Entry& entry) const;
 
   std::string path_;
+  size_t max_planted_;
   std::map<std::string, Entry> entries_;  // by stack file, resolved
   std::function<bool(const std::string& file)> is_up_;
   std::string load_error_;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "support/temp_dir.h"
 
@@ -153,6 +155,7 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
   neighbours.set_up_check([&](const std::string&) { return up; });
   const std::string dot_env = dir_ / "outer/.env";
   outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+  outer_.decisive_files = {outer_.file};
   ASSERT_TRUE(neighbours.check(outer_).ok());
   ASSERT_TRUE(neighbours.remember(outer_).ok());
   EXPECT_TRUE(neighbours.check(outer_).ok()) << "still absent";
@@ -233,6 +236,133 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
   ASSERT_TRUE(two.writers_stopped(outer_.file).ok());
   dir_.write("outer/.env", "X=2\n");
   EXPECT_FALSE(two.check(outer_).ok());
+}
+
+// A planted file keeps what it is when it moves: the project moved with `mv`, or the stack file
+// gone for a while (a branch switched) while another stack came up.
+TEST_F(Neighbours, AFileABlockMadeIsKnownWhereverItGoes) {
+  bool up = true;
+  StackNeighbours neighbours(registry());
+  neighbours.set_up_check([&](const std::string&) { return up; });
+  const std::string dot_env = dir_ / "outer/.env";
+  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+  ASSERT_TRUE(neighbours.check(outer_).ok());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  dir_.write("outer/.env", "DATA_DIR=/home/user/.ssh\n");  // the block
+  up = false;
+  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+
+  // A branch without the stack file; another stack comes up meanwhile; the branch is back.
+  const std::string stack_text = "# outer\n";
+  std::filesystem::remove(outer_.file);
+  ResolvedStack other = stack("other", dir_.write("other/stackie.yml", "# other\n"));
+  ASSERT_TRUE(neighbours.check(other).ok());
+  ASSERT_TRUE(neighbours.remember(other).ok());
+  dir_.write("outer/stackie.yml", stack_text);
+  outer_.decisive_files = {outer_.file, dot_env};
+  StackNeighbours after_switch(registry());
+  after_switch.set_up_check([&](const std::string&) { return up; });
+  EXPECT_FALSE(after_switch.check(outer_).ok()) << "the record went with the stack file";
+
+  // The project moved: another stack file, another record, the same .env.
+  std::filesystem::rename(dir_ / "outer", dir_ / "moved");
+  ResolvedStack moved = stack("outer", dir_ / "moved/stackie.yml");
+  const std::string moved_env = dir_ / "moved/.env";
+  moved.decisive_files = {moved.file, moved_env};
+  auto refused = after_switch.check(moved);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "stack 'outer': " + moved_env + " is the file that " + dot_env +
+                " was when block 'writer' of stack 'outer' could write " + dir_ / "outer" +
+                ": an up does not read what a block may have written. Read it; if it is yours, "
+                "write it anew (cp " +
+                moved_env + " " + moved_env + ".new && mv " + moved_env + ".new " + moved_env +
+                ") and up again; if not, remove it");
+
+  // A sibling project's .env is a link to it: read through the link, so refused there too.
+  ResolvedStack sibling = stack("sibling", dir_.write("sibling/stackie.yml", "# sibling\n"));
+  std::filesystem::create_symlink(moved_env, dir_ / "sibling/.env");
+  sibling.decisive_files = {sibling.file, dir_ / "sibling/.env"};
+  EXPECT_FALSE(after_switch.check(sibling).ok()) << "through a link";
+
+  // Written anew: read, here and through the link.
+  std::filesystem::copy_file(moved_env, moved_env + ".new");
+  std::filesystem::rename(moved_env + ".new", moved_env);
+  EXPECT_TRUE(after_switch.check(moved).ok());
+  EXPECT_TRUE(after_switch.check(sibling).ok());
+}
+
+// The project moved while its blocks ran: at their stop nothing is at the old place, and what
+// they made went with the directory. The directory's identity and the name find it.
+TEST_F(Neighbours, AFileMadeInAProjectMovedWhileItsBlocksRanIsFound) {
+  bool up = true;
+  StackNeighbours neighbours(registry());
+  neighbours.set_up_check([&](const std::string&) { return up; });
+  const std::string dot_env = dir_ / "outer/.env";
+  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+  ASSERT_TRUE(neighbours.check(outer_).ok());
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  std::filesystem::rename(dir_ / "outer", dir_ / "moved");  // the user, while the stack runs
+  dir_.write("moved/.env", "DATA_DIR=/home/user/.ssh\n");   // the block, after
+  up = false;
+  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+
+  StackNeighbours next(registry());
+  next.set_up_check([&](const std::string&) { return up; });
+  ResolvedStack moved = stack("outer", dir_ / "moved/stackie.yml");
+  const std::string moved_env = dir_ / "moved/.env";
+  moved.decisive_files = {moved.file, moved_env};
+  auto refused = next.check(moved);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message.find("stack 'outer': " + moved_env +
+                                         " is in the directory that was " + dir_ / "outer" +
+                                         ", moved while block 'writer'"),
+            0u)
+      << refused.error().message;
+  EXPECT_FALSE(next.check(moved).ok()) << "until made anew";
+  std::filesystem::copy_file(moved_env, moved_env + ".new");
+  std::filesystem::rename(moved_env + ".new", moved_env);
+  EXPECT_TRUE(next.check(moved).ok());
+}
+
+// Past the bound, what is no longer at its place goes first; a planted file still at its place
+// is never forgotten, however old.
+TEST_F(Neighbours, ThePlantedFilesStillInPlaceOutliveTheBound) {
+  bool up = true;
+  constexpr size_t kBound = 8;
+  StackNeighbours neighbours(registry(), kBound);
+  neighbours.set_up_check([&](const std::string&) { return up; });
+  const std::string dot_env = dir_ / "outer/.env";
+  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  dir_.write("outer/.env", "X=planted\n");
+  up = false;
+  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+  // More other projects than the bound, whose blocks each made a .env that was removed since.
+  for (size_t i = 0; i < 2 * kBound; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    ResolvedStack other = stack(name, dir_.write(name + "/stackie.yml", "# p\n"));
+    const std::string env = dir_ / (name + "/.env");
+    other.absent_decisive = {{env, {dir_ / name, "writer"}}};
+    up = true;
+    ASSERT_TRUE(neighbours.remember(other).ok());
+    dir_.write(name + "/.env", "X=1\n");
+    up = false;
+    ASSERT_TRUE(neighbours.writers_stopped(other.file).ok());
+    std::filesystem::remove(env);
+  }
+  ASSERT_TRUE(neighbours.remember(stack("last", dir_.write("last/stackie.yml", "# l\n"))).ok());
+  StackNeighbours next(registry(), kBound);
+  next.set_up_check([&](const std::string&) { return false; });
+  outer_.decisive_files = {outer_.file, dot_env};
+  EXPECT_FALSE(next.check(outer_).ok()) << "the oldest record, still in place, was forgotten";
+  std::ifstream file(registry());
+  const std::string kept((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  size_t planted = 0;
+  for (size_t at = kept.find("\"seen_at\""); at != std::string::npos;
+       at = kept.find("\"seen_at\"", at + 1))
+    ++planted;
+  EXPECT_EQ(planted, kBound) << "the bound holds";
 }
 
 }  // namespace
