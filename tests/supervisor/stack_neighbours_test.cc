@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "support/temp_dir.h"
 
@@ -31,6 +32,26 @@ class Neighbours : public ::testing::Test {
   }
 
   std::string registry() const { return dir_ / "neighbours.json"; }
+
+  // The registry as a daemon holds it, with `up_` for whether a stack is up.
+  std::unique_ptr<StackNeighbours> open(size_t bound = StackNeighbours::kMaxPlanted) {
+    auto neighbours = std::make_unique<StackNeighbours>(registry(), bound);
+    neighbours->set_up_check([this](const std::string&) { return up_; });
+    return neighbours;
+  }
+  // outer/.env, absent at outer's up: where its block may plant one.
+  std::string absent_dot_env() {
+    const std::string dot_env = dir_ / "outer/.env";
+    outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
+    return dot_env;
+  }
+  // What the user does with a refused file that is theirs: a new file under the same name.
+  static void write_anew(const std::string& path) {
+    std::filesystem::copy_file(path, path + ".new");
+    std::filesystem::rename(path + ".new", path);
+  }
+
+  bool up_ = true;
 
   testing::TempDir dir_{"neighbours"};
   ResolvedStack outer_, inner_;
@@ -241,35 +262,31 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
 // A planted file keeps what it is when it moves: the project moved with `mv`, or the stack file
 // gone for a while (a branch switched) while another stack came up.
 TEST_F(Neighbours, AFileABlockMadeIsKnownWhereverItGoes) {
-  bool up = true;
-  StackNeighbours neighbours(registry());
-  neighbours.set_up_check([&](const std::string&) { return up; });
-  const std::string dot_env = dir_ / "outer/.env";
-  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
-  ASSERT_TRUE(neighbours.check(outer_).ok());
-  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  auto neighbours = open();
+  const std::string dot_env = absent_dot_env();
+  ASSERT_TRUE(neighbours->check(outer_).ok());
+  ASSERT_TRUE(neighbours->remember(outer_).ok());
   dir_.write("outer/.env", "DATA_DIR=/home/user/.ssh\n");  // the block
-  up = false;
-  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+  up_ = false;
+  ASSERT_TRUE(neighbours->writers_stopped(outer_.file).ok());
 
   // A branch without the stack file; another stack comes up meanwhile; the branch is back.
   const std::string stack_text = "# outer\n";
   std::filesystem::remove(outer_.file);
   ResolvedStack other = stack("other", dir_.write("other/stackie.yml", "# other\n"));
-  ASSERT_TRUE(neighbours.check(other).ok());
-  ASSERT_TRUE(neighbours.remember(other).ok());
+  ASSERT_TRUE(neighbours->check(other).ok());
+  ASSERT_TRUE(neighbours->remember(other).ok());
   dir_.write("outer/stackie.yml", stack_text);
   outer_.decisive_files = {outer_.file, dot_env};
-  StackNeighbours after_switch(registry());
-  after_switch.set_up_check([&](const std::string&) { return up; });
-  EXPECT_FALSE(after_switch.check(outer_).ok()) << "the record went with the stack file";
+  auto after_switch = open();
+  EXPECT_FALSE(after_switch->check(outer_).ok()) << "the record went with the stack file";
 
   // The project moved: another stack file, another record, the same .env.
   std::filesystem::rename(dir_ / "outer", dir_ / "moved");
   ResolvedStack moved = stack("outer", dir_ / "moved/stackie.yml");
   const std::string moved_env = dir_ / "moved/.env";
   moved.decisive_files = {moved.file, moved_env};
-  auto refused = after_switch.check(moved);
+  auto refused = after_switch->check(moved);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message,
             "stack 'outer': " + moved_env + " is the file that " + dot_env +
@@ -283,79 +300,69 @@ TEST_F(Neighbours, AFileABlockMadeIsKnownWhereverItGoes) {
   ResolvedStack sibling = stack("sibling", dir_.write("sibling/stackie.yml", "# sibling\n"));
   std::filesystem::create_symlink(moved_env, dir_ / "sibling/.env");
   sibling.decisive_files = {sibling.file, dir_ / "sibling/.env"};
-  EXPECT_FALSE(after_switch.check(sibling).ok()) << "through a link";
+  EXPECT_FALSE(after_switch->check(sibling).ok()) << "through a link";
 
   // Written anew: read, here and through the link.
-  std::filesystem::copy_file(moved_env, moved_env + ".new");
-  std::filesystem::rename(moved_env + ".new", moved_env);
-  EXPECT_TRUE(after_switch.check(moved).ok());
-  EXPECT_TRUE(after_switch.check(sibling).ok());
+  write_anew(moved_env);
+  EXPECT_TRUE(after_switch->check(moved).ok());
+  EXPECT_TRUE(after_switch->check(sibling).ok());
 }
 
 // The project moved while its blocks ran: at their stop nothing is at the old place, and what
 // they made went with the directory. The directory's identity and the name find it.
 TEST_F(Neighbours, AFileMadeInAProjectMovedWhileItsBlocksRanIsFound) {
-  bool up = true;
-  StackNeighbours neighbours(registry());
-  neighbours.set_up_check([&](const std::string&) { return up; });
-  const std::string dot_env = dir_ / "outer/.env";
-  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
-  ASSERT_TRUE(neighbours.check(outer_).ok());
-  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  auto neighbours = open();
+  const std::string dot_env = absent_dot_env();
+  ASSERT_TRUE(neighbours->check(outer_).ok());
+  ASSERT_TRUE(neighbours->remember(outer_).ok());
   std::filesystem::rename(dir_ / "outer", dir_ / "moved");  // the user, while the stack runs
   dir_.write("moved/.env", "DATA_DIR=/home/user/.ssh\n");   // the block, after
-  up = false;
-  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+  up_ = false;
+  ASSERT_TRUE(neighbours->writers_stopped(outer_.file).ok());
 
-  StackNeighbours next(registry());
-  next.set_up_check([&](const std::string&) { return up; });
+  auto next = open();
   ResolvedStack moved = stack("outer", dir_ / "moved/stackie.yml");
   const std::string moved_env = dir_ / "moved/.env";
   moved.decisive_files = {moved.file, moved_env};
-  auto refused = next.check(moved);
+  auto refused = next->check(moved);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message.find("stack 'outer': " + moved_env +
                                          " is in the directory that was " + dir_ / "outer" +
                                          ", moved while block 'writer'"),
             0u)
       << refused.error().message;
-  EXPECT_FALSE(next.check(moved).ok()) << "until made anew";
-  std::filesystem::copy_file(moved_env, moved_env + ".new");
-  std::filesystem::rename(moved_env + ".new", moved_env);
-  EXPECT_TRUE(next.check(moved).ok());
+  EXPECT_FALSE(next->check(moved).ok()) << "until made anew";
+  write_anew(moved_env);
+  EXPECT_TRUE(next->check(moved).ok());
 }
 
 // Past the bound, what is no longer at its place goes first; a planted file still at its place
 // is never forgotten, however old.
 TEST_F(Neighbours, ThePlantedFilesStillInPlaceOutliveTheBound) {
-  bool up = true;
   constexpr size_t kBound = 8;
-  StackNeighbours neighbours(registry(), kBound);
-  neighbours.set_up_check([&](const std::string&) { return up; });
-  const std::string dot_env = dir_ / "outer/.env";
-  outer_.absent_decisive = {{dot_env, {dir_ / "outer", "writer"}}};
-  ASSERT_TRUE(neighbours.remember(outer_).ok());
+  auto neighbours = open(kBound);
+  const std::string dot_env = absent_dot_env();
+  ASSERT_TRUE(neighbours->remember(outer_).ok());
   dir_.write("outer/.env", "X=planted\n");
-  up = false;
-  ASSERT_TRUE(neighbours.writers_stopped(outer_.file).ok());
+  up_ = false;
+  ASSERT_TRUE(neighbours->writers_stopped(outer_.file).ok());
   // More other projects than the bound, whose blocks each made a .env that was removed since.
   for (size_t i = 0; i < 2 * kBound; ++i) {
     const std::string name = "p" + std::to_string(i);
     ResolvedStack other = stack(name, dir_.write(name + "/stackie.yml", "# p\n"));
     const std::string env = dir_ / (name + "/.env");
     other.absent_decisive = {{env, {dir_ / name, "writer"}}};
-    up = true;
-    ASSERT_TRUE(neighbours.remember(other).ok());
+    up_ = true;
+    ASSERT_TRUE(neighbours->remember(other).ok());
     dir_.write(name + "/.env", "X=1\n");
-    up = false;
-    ASSERT_TRUE(neighbours.writers_stopped(other.file).ok());
+    up_ = false;
+    ASSERT_TRUE(neighbours->writers_stopped(other.file).ok());
     std::filesystem::remove(env);
   }
-  ASSERT_TRUE(neighbours.remember(stack("last", dir_.write("last/stackie.yml", "# l\n"))).ok());
-  StackNeighbours next(registry(), kBound);
-  next.set_up_check([&](const std::string&) { return false; });
+  ASSERT_TRUE(neighbours->remember(stack("last", dir_.write("last/stackie.yml", "# l\n"))).ok());
+  auto next = open(kBound);
   outer_.decisive_files = {outer_.file, dot_env};
-  EXPECT_FALSE(next.check(outer_).ok()) << "the oldest record, still in place, was forgotten";
+  EXPECT_FALSE(next->check(outer_).ok()) << "the oldest record, still in place, was forgotten";
   std::ifstream file(registry());
   const std::string kept((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   size_t planted = 0;
