@@ -1651,14 +1651,9 @@ Result<ResolvedStack> load_stack(const LoadOptions& options) {
       }
   }
   out.decisive_paths.push_back(stack.dir);
-  const std::string real_dir = resolved_path(stack.dir);
   for (const auto& path : decisive) {
     out.decisive_files.push_back(path.path);
     if (!path_below(stack.dir, path.path)) out.decisive_paths.push_back(path.path);
-    // Read through a link (a .env shared with a sibling project): where it leads decides too.
-    const std::string target = resolved_path(path.path);
-    if (target != path.path && !path_below(stack.dir, target) && !path_below(real_dir, target))
-      out.decisive_paths.push_back(target);
   }
   for (const auto& warning : secrets.warnings()) out.warnings.push_back(warning);
   for (const char* name : {"PATH", "HOME"})

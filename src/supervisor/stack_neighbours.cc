@@ -63,13 +63,17 @@ bool is_known(const FileIdentity& identity) {
   return !(identity == FileIdentity{});
 }
 
-// How the user makes a file of theirs out of one a block may have made: a new inode.
+// How the user makes a file of theirs out of one a block may have made: a new inode. The
+// blocks are stopped when this is the cure, but they may have left PATH.new (a link to a file
+// of the user's, a second name they keep, a directory cp would copy into): it goes first.
 std::string write_anew(const std::string& path) {
+  const std::string fresh = path + ".new";
   std::error_code error;
   if (std::filesystem::is_directory(path, error))
-    return "make it anew (cp -a " + path + " " + path + ".new && rm -r " + path + " && mv " + path +
-           ".new " + path + ")";
-  return "write it anew (cp " + path + " " + path + ".new && mv " + path + ".new " + path + ")";
+    return "make it anew (rm -rf " + fresh + " && cp -a " + path + " " + fresh + " && rm -r " +
+           path + " && mv " + fresh + " " + path + ")";
+  return "write it anew (rm -rf " + fresh + " && cp " + path + " " + fresh + " && mv " + fresh +
+         " " + path + ")";
 }
 
 // The name after the last '/'.
@@ -80,6 +84,12 @@ std::string name_of(const std::string& path) {
 FileIdentity identity_or_unknown(const std::string& path) {
   auto identity = file_identity(path);
   return identity ? *identity : FileIdentity{};
+}
+
+// The directory `path` is in, as the file system takes it (a project reached through a link
+// is the directory the link leads to, which is what moves).
+FileIdentity directory_identity(const std::string& path) {
+  return identity_or_unknown(resolved_path(directory_of(path)));
 }
 
 Json identity_json(const FileIdentity& identity) {
@@ -215,22 +225,23 @@ bool StackNeighbours::record_planted(Entry& entry) {
   const long long now = static_cast<long long>(std::time(nullptr));
   for (size_t i = 0; i < entry.absent.size(); ++i) {
     const AbsentDecisive& absent = entry.absent[i];
-    Entry::Planted found{absent, {}, now, {}};
-    if (auto identity = file_identity(absent.path)) {
-      found.identity = *identity;
-    } else {
-      // Not here; nor, perhaps, its directory, which moved while the blocks could write it.
-      const FileIdentity was = i < entry.absent_dirs.size() ? entry.absent_dirs[i] : FileIdentity{};
-      auto dir_now = file_identity(directory_of(absent.path));
-      if (!is_known(was) || (dir_now && same_file(was, *dir_now))) continue;
-      found.moved_dir = was;
-    }
-    auto same = [&](const Entry::Planted& p) {
-      return p.absent.path == absent.path && p.identity == found.identity &&
-             p.moved_dir == found.moved_dir;
+    auto add = [&](Entry::Planted found) {
+      auto same = [&](const Entry::Planted& p) {
+        return p.absent.path == absent.path && p.identity == found.identity &&
+               p.moved_dir == found.moved_dir;
+      };
+      if (std::none_of(entry.planted.begin(), entry.planted.end(), same))
+        entry.planted.push_back(std::move(found));
     };
-    if (std::none_of(entry.planted.begin(), entry.planted.end(), same))
-      entry.planted.push_back(std::move(found));
+    // The directory first: one that moved (or was put in another's place) while the blocks
+    // could write it took what they made there with it, unseen; what is at the path now is
+    // taken as theirs too (the safe side).
+    const FileIdentity was = i < entry.absent_dirs.size() ? entry.absent_dirs[i] : FileIdentity{};
+    if (is_known(was)) {
+      const FileIdentity dir_now = directory_identity(absent.path);
+      if (!is_known(dir_now) || !same_file(was, dir_now)) add({absent, {}, now, was});
+    }
+    if (auto identity = file_identity(absent.path)) add({absent, *identity, now, {}});
   }
   return true;
 }
@@ -245,7 +256,8 @@ Status StackNeighbours::writers_stopped(const std::string& file) {
 void StackNeighbours::settle_stopped() {
   bool changed = false;
   for (auto& [key, entry] : entries_)
-    if (!(is_up_ && is_up_(entry.file))) changed = record_planted(entry) || changed;
+    if (entry.writers_running && !(is_up_ && is_up_(entry.file)))
+      changed = record_planted(entry) || changed;
   if (changed) (void)save();  // unsaved, the next check records it again
 }
 
@@ -266,43 +278,53 @@ Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
       if (auto identity = file_identity(name); identity && is_known(*identity))
         names.push_back(*identity);
     if (names.empty()) continue;
-    const FileIdentity dir = identity_or_unknown(directory_of(resolved_path(path)));
-    for (auto& [key, entry] : entries_)
-      for (auto& planted : entry.planted) {
-        if (is_known(planted.identity)) {
+    for (const auto& [key, entry] : entries_)
+      for (const auto& planted : entry.planted)
+        if (is_known(planted.identity))
           for (const auto& identity : names)
             if (same_file_elsewhere(planted.identity, identity))
               return refusal(path, entry, planted,
                              "the file that " + planted.absent.path + " was when");
-          continue;
+    // In a directory that moved while blocks could write it, under a name they could have
+    // made: theirs. Each such record takes this file, so that one written anew is read.
+    const std::string real = resolved_path(path);
+    const FileIdentity dir = directory_identity(real);
+    if (!is_known(dir)) continue;
+    const Entry* first_entry = nullptr;
+    const Entry::Planted* first = nullptr;
+    for (auto& [key, entry] : entries_)
+      for (auto& planted : entry.planted)
+        if (!is_known(planted.identity) && is_known(planted.moved_dir) &&
+            name_of(planted.absent.path) == name_of(real) &&
+            same_file_elsewhere(planted.moved_dir, dir)) {
+          planted.identity = names.back();
+          if (!first) first_entry = &entry, first = &planted;
         }
-        // Its directory moved while the blocks could write it: this name in it is theirs.
-        if (!is_known(planted.moved_dir) || !is_known(dir) ||
-            name_of(planted.absent.path) != name_of(path) ||
-            !same_file_elsewhere(planted.moved_dir, dir))
-          continue;
-        planted.identity = names.back();
-        (void)save();  // unsaved, the next check finds it again by its directory
-        return refusal(
-            path, entry, planted,
-            "in the directory that was " + directory_of(planted.absent.path) + ", moved while");
-      }
+    if (first) {
+      (void)save();  // unsaved, the next check finds it again by its directory
+      return refusal(
+          path, *first_entry, *first,
+          "in the directory that was " + directory_of(first->absent.path) + ", moved while");
+    }
   }
   return {};
 }
 
 void StackNeighbours::forget_oldest_planted() {
   size_t total = 0;
-  // Those no longer at their place (gone, moved, or made anew there), oldest first.
+  for (const auto& [key, entry] : entries_) total += entry.planted.size();
+  if (total <= max_planted_) return;
+  // Those no longer at their place (gone, moved, or made anew there), oldest first. One whose
+  // file could not be examined at the stop, or whose directory moved, counts as in place.
   std::vector<std::pair<long long, std::pair<Entry*, size_t>>> movable;
   for (auto& [key, entry] : entries_)
-    for (size_t i = 0; i < entry.planted.size(); ++i, ++total) {
+    for (size_t i = 0; i < entry.planted.size(); ++i) {
       const Entry::Planted& planted = entry.planted[i];
+      if (!is_known(planted.identity)) continue;
       auto now = file_identity(planted.absent.path);
-      const bool in_place = now && is_known(planted.identity) && same_file(planted.identity, *now);
-      if (!in_place) movable.push_back({planted.seen_at, {&entry, i}});
+      if (!now || !same_file(planted.identity, *now))
+        movable.push_back({planted.seen_at, {&entry, i}});
     }
-  if (total <= max_planted_) return;
   std::stable_sort(movable.begin(), movable.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   const size_t excess = std::min(total - max_planted_, movable.size());
@@ -377,7 +399,7 @@ Status StackNeighbours::remember(const ResolvedStack& stack) {
       if (is_known(made.identity) || is_known(made.moved_dir)) planted.push_back(std::move(made));
   std::vector<FileIdentity> absent_dirs;
   for (const auto& absent : stack.absent_decisive)
-    absent_dirs.push_back(identity_or_unknown(directory_of(absent.path)));
+    absent_dirs.push_back(directory_identity(absent.path));
   entries_[key] = Entry{stack.name,
                         stack.file,
                         stack.writable_dirs,

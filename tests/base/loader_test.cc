@@ -782,6 +782,11 @@ TEST(Loader, ACatalogDirectoryABlockCanWriteIsReadOnlyToIt) {
   // Below the project, which is recorded (stack_neighbours.h); one elsewhere is recorded itself.
   EXPECT_TRUE(std::any_of(stack->decisive_paths.begin(), stack->decisive_paths.end(),
                           [&](const std::string& path) { return path == home / "app"; }));
+  // And every decisive file the load read, wherever it is (compared with what blocks made).
+  for (const std::string read : {home / "app/s.yml", home / "app/catalog"})
+    EXPECT_NE(std::find(stack->decisive_files.begin(), stack->decisive_files.end(), read),
+              stack->decisive_files.end())
+        << read;
   home.write("elsewhere/other.svc.yml", "# none\n");
   options.block_path.push_back(home / "elsewhere");
   auto more = load_stack(options);
@@ -789,27 +794,6 @@ TEST(Loader, ACatalogDirectoryABlockCanWriteIsReadOnlyToIt) {
   EXPECT_TRUE(std::any_of(more->decisive_paths.begin(), more->decisive_paths.end(),
                           [&](const std::string& path) { return path == home / "elsewhere"; }))
       << "or another stack's block could write it unnoticed";
-}
-
-// A .env that is a link to a sibling project's: read through the link, so where it leads decides
-// how the stack runs, and is recorded (another stack's block that writes there is refused), as is
-// every decisive file the load read, for the daemon's comparison with files blocks made.
-TEST(Loader, WhereADecisiveLinkLeadsIsRecordedAsDeciding) {
-  TempDir home;
-  home.write("shared/.env", "X=1\n");
-  LoadOptions options = hermetic_options(home);
-  options.file =
-      home.write("app/s.yml", "demo:\n  blocks:\n    a:\n      command: [sh, -c, 'x']\n");
-  std::filesystem::create_symlink(home / "shared/.env", home / "app/.env");
-  auto stack = load_stack(options);
-  ASSERT_TRUE(stack.ok()) << stack.error().message;
-  auto has = [](const std::vector<std::string>& paths, const std::string& wanted) {
-    return std::find(paths.begin(), paths.end(), wanted) != paths.end();
-  };
-  EXPECT_TRUE(has(stack->decisive_paths, home / "shared/.env"))
-      << "a block of the sibling's stack could rewrite it unnoticed";
-  EXPECT_TRUE(has(stack->decisive_files, home / "app/.env"));
-  EXPECT_TRUE(has(stack->decisive_files, home / "app/s.yml"));
 }
 
 // Another block's env file decides how that block runs (LD_PRELOAD, PATH, its secrets): read-only

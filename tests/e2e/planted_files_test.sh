@@ -57,7 +57,7 @@ status=$?
 [ "$status" -ne 0 ]
 check "the next up is refused (exit $status)" 0 $?
 contains "naming the file, the block and the cure" "$(tr '\n' ' ' <"$T/up2.out")" \
-  "stack 'plant': $T/app/.env did not exist at its last up and was made while block 'writer' could write $T/app: an up does not read what a block may have written. Read it; if it is yours, write it anew (cp $T/app/.env $T/app/.env.new && mv $T/app/.env.new $T/app/.env) and up again; if not, remove it"
+  "stack 'plant': $T/app/.env did not exist at its last up and was made while block 'writer' could write $T/app: an up does not read what a block may have written. Read it; if it is yours, write it anew (rm -rf $T/app/.env.new && cp $T/app/.env $T/app/.env.new && mv $T/app/.env.new $T/app/.env) and up again; if not, remove it"
 if run logs plant/reader 2>/dev/null | grep -q planted-by-the-block; then
   bad "the block's value reached the unsandboxed reader"
 else

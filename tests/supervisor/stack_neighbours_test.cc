@@ -183,8 +183,9 @@ TEST_F(Neighbours, AFileMadeWhileTheBlocksCouldWriteIsRefusedUntilMadeAnew) {
   dir_.write("outer/.env", "DATA_DIR=/home/user/.ssh\n");  // the block, while it runs
   // A second name, which the block could have put where the user cleans up.
   std::filesystem::create_hard_link(dot_env, dir_ / "outer/cache-entry");
-  const std::string cure = "write it anew (cp " + dot_env + " " + dot_env + ".new && mv " +
-                           dot_env + ".new " + dot_env + ")";
+  // What the block may have left at the fresh name (a link, a second name) goes first.
+  const std::string cure = "write it anew (rm -rf " + dot_env + ".new && cp " + dot_env + " " +
+                           dot_env + ".new && mv " + dot_env + ".new " + dot_env + ")";
   auto refused = neighbours.check(outer_);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message,
@@ -292,9 +293,9 @@ TEST_F(Neighbours, AFileABlockMadeIsKnownWhereverItGoes) {
             "stack 'outer': " + moved_env + " is the file that " + dot_env +
                 " was when block 'writer' of stack 'outer' could write " + dir_ / "outer" +
                 ": an up does not read what a block may have written. Read it; if it is yours, "
-                "write it anew (cp " +
-                moved_env + " " + moved_env + ".new && mv " + moved_env + ".new " + moved_env +
-                ") and up again; if not, remove it");
+                "write it anew (rm -rf " +
+                moved_env + ".new && cp " + moved_env + " " + moved_env + ".new && mv " +
+                moved_env + ".new " + moved_env + ") and up again; if not, remove it");
 
   // A sibling project's .env is a link to it: read through the link, so refused there too.
   ResolvedStack sibling = stack("sibling", dir_.write("sibling/stackie.yml", "# sibling\n"));
@@ -334,6 +335,34 @@ TEST_F(Neighbours, AFileMadeInAProjectMovedWhileItsBlocksRanIsFound) {
   EXPECT_FALSE(next->check(moved).ok()) << "until made anew";
   write_anew(moved_env);
   EXPECT_TRUE(next->check(moved).ok());
+}
+
+// Another directory put in the project's place while its blocks ran (`mv app app-old && git
+// clone ... app`): the blocks wrote the old one, wherever it went, and what is at the place now
+// is taken as theirs too until written anew. A project reached through a link is followed to
+// the directory that moves.
+TEST_F(Neighbours, AProjectReplacedWhileItsBlocksRanIsFollowed) {
+  std::filesystem::create_directories(dir_ / "real");
+  std::filesystem::rename(dir_ / "outer", dir_ / "real/outer");
+  std::filesystem::create_directory_symlink(dir_ / "real/outer", dir_ / "outer");
+  auto neighbours = open();
+  const std::string dot_env = absent_dot_env();
+  ASSERT_TRUE(neighbours->remember(outer_).ok());
+  std::filesystem::rename(dir_ / "real/outer", dir_ / "real/old");  // the user, while it runs
+  dir_.write("real/outer/stackie.yml", "# outer, cloned again\n");
+  dir_.write("real/outer/.env", "X=mine\n");
+  dir_.write("real/old/.env", "X=planted\n");  // the block, in the directory it was given
+  up_ = false;
+  ASSERT_TRUE(neighbours->writers_stopped(outer_.file).ok());
+
+  auto next = open();
+  ResolvedStack old = stack("old", dir_ / "real/old/stackie.yml");
+  old.decisive_files = {old.file, dir_ / "real/old/.env"};
+  EXPECT_FALSE(next->check(old).ok()) << "the old directory's .env is the block's";
+  outer_.decisive_files = {outer_.file, dot_env};
+  EXPECT_FALSE(next->check(outer_).ok()) << "what is at the place is taken as theirs too";
+  write_anew(dir_ / "real/outer/.env");
+  EXPECT_TRUE(next->check(outer_).ok());
 }
 
 // Past the bound, what is no longer at its place goes first; a planted file still at its place
