@@ -81,6 +81,14 @@ std::string name_of(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
 }
 
+// For names compared on file systems that may not tell case apart (a false match costs one
+// refusal the user can cure; a miss would read what a block made).
+std::string lower_ascii(std::string text) {
+  for (char& c : text)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return text;
+}
+
 FileIdentity identity_or_unknown(const std::string& path) {
   auto identity = file_identity(path);
   return identity ? *identity : FileIdentity{};
@@ -287,16 +295,23 @@ Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
                              "the file that " + planted.absent.path + " was when");
     // In a directory that moved while blocks could write it, under a name they could have
     // made: theirs. Each such record takes this file, so that one written anew is read.
-    const std::string real = resolved_path(path);
-    const FileIdentity dir = directory_identity(real);
-    if (!is_known(dir)) continue;
+    // The path as named and as the file system resolves it (a link the block made there, a
+    // name in another case where case is not told apart): either may be the name it made.
+    std::vector<std::pair<FileIdentity, std::string>> places;
+    for (const std::string& name : {path, resolved_path(path)})
+      if (const FileIdentity dir = directory_identity(name); is_known(dir))
+        places.emplace_back(dir, lower_ascii(name_of(name)));
+    auto made_here = [&](const Entry::Planted& planted) {
+      return std::any_of(places.begin(), places.end(), [&](const auto& place) {
+        return place.second == lower_ascii(name_of(planted.absent.path)) &&
+               same_file_elsewhere(planted.moved_dir, place.first);
+      });
+    };
     const Entry* first_entry = nullptr;
     const Entry::Planted* first = nullptr;
     for (auto& [key, entry] : entries_)
       for (auto& planted : entry.planted)
-        if (!is_known(planted.identity) && is_known(planted.moved_dir) &&
-            name_of(planted.absent.path) == name_of(real) &&
-            same_file_elsewhere(planted.moved_dir, dir)) {
+        if (!is_known(planted.identity) && is_known(planted.moved_dir) && made_here(planted)) {
           planted.identity = names.back();
           if (!first) first_entry = &entry, first = &planted;
         }
@@ -314,13 +329,17 @@ void StackNeighbours::forget_oldest_planted() {
   size_t total = 0;
   for (const auto& [key, entry] : entries_) total += entry.planted.size();
   if (total <= max_planted_) return;
-  // Those no longer at their place (gone, moved, or made anew there), oldest first. One whose
-  // file could not be examined at the stop, or whose directory moved, counts as in place.
+  // Those no longer at their place (gone, moved, or made anew there), oldest first.
   std::vector<std::pair<long long, std::pair<Entry*, size_t>>> movable;
   for (auto& [key, entry] : entries_)
     for (size_t i = 0; i < entry.planted.size(); ++i) {
       const Entry::Planted& planted = entry.planted[i];
-      if (!is_known(planted.identity)) continue;
+      if (!is_known(planted.identity)) {
+        // A moved directory's record goes by age like a file no longer at its place (each
+        // replaced directory adds one); one that could not be examined stays.
+        if (is_known(planted.moved_dir)) movable.push_back({planted.seen_at, {&entry, i}});
+        continue;
+      }
       auto now = file_identity(planted.absent.path);
       if (!now || !same_file(planted.identity, *now))
         movable.push_back({planted.seen_at, {&entry, i}});

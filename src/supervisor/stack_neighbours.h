@@ -109,8 +109,9 @@ class StackNeighbours {
   Status check_appeared(const ResolvedStack& stack);
   // A decisive file of `stack` that is a file some stack's blocks made, under any name.
   Status check_planted_anywhere(const ResolvedStack& stack);
-  // Keeps at most max_planted_ planted files in all: of those no longer at their place, the
-  // ones seen longest ago go first; one still at its place is never forgotten.
+  // Keeps at most max_planted_ planted files in all: of those no longer at their place (and
+  // of moved directories' records), the ones seen longest ago go first; one still at its place
+  // is never forgotten.
   void forget_oldest_planted();
   // Records what the blocks of `entry` made (writers_stopped); false when nothing changed.
   static bool record_planted(Entry& entry);

@@ -317,7 +317,9 @@ TEST_F(Neighbours, AFileMadeInAProjectMovedWhileItsBlocksRanIsFound) {
   ASSERT_TRUE(neighbours->check(outer_).ok());
   ASSERT_TRUE(neighbours->remember(outer_).ok());
   std::filesystem::rename(dir_ / "outer", dir_ / "moved");  // the user, while the stack runs
-  dir_.write("moved/.env", "DATA_DIR=/home/user/.ssh\n");   // the block, after
+  // The block, after: .env a link to a file of another name (read through the link).
+  dir_.write("moved/payload", "DATA_DIR=/home/user/.ssh\n");
+  std::filesystem::create_symlink("payload", dir_ / "moved/.env");
   up_ = false;
   ASSERT_TRUE(neighbours->writers_stopped(outer_.file).ok());
 
@@ -387,6 +389,18 @@ TEST_F(Neighbours, ThePlantedFilesStillInPlaceOutliveTheBound) {
     up_ = false;
     ASSERT_TRUE(neighbours->writers_stopped(other.file).ok());
     std::filesystem::remove(env);
+  }
+  // And a project whose directory is put in its place anew at each run (each adds a record of
+  // a moved directory, which goes by age too).
+  ResolvedStack shifty = stack("shifty", dir_.write("shifty/stackie.yml", "# s\n"));
+  shifty.absent_decisive = {{dir_ / "shifty/.env", {dir_ / "shifty", "writer"}}};
+  for (size_t i = 0; i < 2 * kBound; ++i) {
+    up_ = true;
+    ASSERT_TRUE(neighbours->remember(shifty).ok());
+    std::filesystem::rename(dir_ / "shifty", dir_ / ("shifty-" + std::to_string(i)));
+    dir_.write("shifty/stackie.yml", "# s\n");
+    up_ = false;
+    ASSERT_TRUE(neighbours->writers_stopped(shifty.file).ok());
   }
   ASSERT_TRUE(neighbours->remember(stack("last", dir_.write("last/stackie.yml", "# l\n"))).ok());
   auto next = open(kBound);
