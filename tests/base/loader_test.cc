@@ -783,7 +783,7 @@ TEST(Loader, ACatalogDirectoryABlockCanWriteIsReadOnlyToIt) {
   EXPECT_TRUE(std::any_of(stack->decisive_paths.begin(), stack->decisive_paths.end(),
                           [&](const std::string& path) { return path == home / "app"; }));
   // And every decisive file the load read, wherever it is (compared with what blocks made).
-  for (const std::string read : {home / "app/s.yml", home / "app/catalog"})
+  for (const std::string& read : {home / "app/s.yml", home / "app/catalog"})
     EXPECT_NE(std::find(stack->decisive_files.begin(), stack->decisive_files.end(), read),
               stack->decisive_files.end())
         << read;
