@@ -294,9 +294,9 @@ Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
               return refusal(path, entry, planted,
                              "the file that " + planted.absent.path + " was when");
     // In a directory that moved while blocks could write it, under a name they could have
-    // made: theirs. Each such record takes this file, so that one written anew is read.
-    // The path as named and as the file system resolves it (a link the block made there, a
-    // name in another case where case is not told apart): either may be the name it made.
+    // made: theirs. The name is tried as given and as the file system resolves it (a link the
+    // block made there; a name in another case, where case is not told apart). Each matching
+    // record takes this file's identity, so that the file written anew is read.
     std::vector<std::pair<FileIdentity, std::string>> places;
     for (const std::string& name : {path, resolved_path(path)})
       if (const FileIdentity dir = directory_identity(name); is_known(dir))
@@ -411,8 +411,8 @@ Status StackNeighbours::remember(const ResolvedStack& stack) {
   // check() unless it is gone from its place or made anew; gone may be moved, so it is kept.
   const std::string key = key_of(stack.file);
   std::vector<Entry::Planted> planted;
-  // One whose file was unreadable at the stop (identity unknown) cannot be followed elsewhere;
-  // kept, it would be taken for whatever the user makes at its path later.
+  // One whose file was unreadable at the stop (identity unknown, no moved directory) cannot be
+  // followed elsewhere; kept, it would be taken for whatever the user makes at its path later.
   if (auto earlier = entries_.find(key); earlier != entries_.end())
     for (auto& made : earlier->second.planted)
       if (is_known(made.identity) || is_known(made.moved_dir)) planted.push_back(std::move(made));
