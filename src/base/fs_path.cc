@@ -19,6 +19,10 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
+std::string base_name(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
 std::string join_path(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
   if (b.empty()) return a;

@@ -37,6 +37,8 @@ std::string relocated_install_dir(const std::string& dir);
 std::string join_path(const std::string& a, const std::string& b);
 // The directory of the file `path` ("/a/b" -> "/a", "/a" -> "/"; "/" when it has no '/').
 std::string directory_of(const std::string& path);
+// The last component of `path` ("/a/b" -> "b"; `path` itself when it has no '/').
+std::string base_name(const std::string& path);
 // Lexically normalised absolute path: no ".", "..", "//" or trailing '/' (a drive prefix
 // such as "C:" is kept).
 std::string normalize_path(const std::string& absolute);

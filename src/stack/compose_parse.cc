@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/fs_path.h"
 #include "stack/compose_file.h"
 #include "stack/compose_values.h"
 #include "stack/stack_file.h"
@@ -15,10 +16,6 @@ namespace {
 constexpr const char* kNetworksNote =
     "'networks' is not needed: blocks reach each other through consumes, and inside each "
     "sandbox a service's name resolves to the port it serves (see stackie-compose(7))";
-
-std::string base_name(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
-}
 
 std::string parent_dir(const std::string& path) {
   size_t slash = path.rfind('/');

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/fs_path.h"
 #include "stack/env_file.h"
 #include "stack/yaml_fields.h"
 #include "stack/yaml_node.h"
@@ -17,11 +18,6 @@ namespace {
 std::string dir_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
-std::string base_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 bool exists(const std::string& path) {
@@ -45,7 +41,7 @@ Result<std::map<std::string, std::string>> parse_companion(const std::string& pa
 }  // namespace
 
 std::string companion_secrets_path(const std::string& stack_file) {
-  std::string base = base_of(stack_file);
+  std::string base = base_name(stack_file);
   for (std::string extension : {".yml", ".yaml"})
     if (base.size() > extension.size() &&
         base.compare(base.size() - extension.size(), extension.size(), extension) == 0) {
@@ -118,7 +114,7 @@ std::vector<std::string> SecretStore::existing_files() const {
 }
 
 std::string SecretStore::sources_description() const {
-  return "the environment, " + base_of(companion_.path) + ", .env, .dev.vars";
+  return "the environment, " + base_name(companion_.path) + ", .env, .dev.vars";
 }
 
 }  // namespace stackie

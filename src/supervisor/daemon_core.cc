@@ -37,11 +37,6 @@ Error shared_stack_error() {
                              "which)"};
 }
 
-// The last component of a path in the home directory: what is opened relative to it.
-std::string base_name(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
-}
-
 }  // namespace
 
 int read_pid_file(const std::string& path) {

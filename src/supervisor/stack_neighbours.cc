@@ -76,11 +76,6 @@ std::string write_anew(const std::string& path) {
          " " + path + ")";
 }
 
-// The name after the last '/'.
-std::string name_of(const std::string& path) {
-  return path.substr(path.find_last_of('/') + 1);
-}
-
 // For names compared on file systems that may not tell case apart (a false match costs one
 // refusal the user can cure; a miss would read what a block made).
 std::string lower_ascii(std::string text) {
@@ -281,8 +276,9 @@ Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
   };
   for (const auto& path : stack.decisive_files) {
     // The file itself, and what it leads to when it is a link (read through it).
+    const std::string real = resolved_path(path);
     std::vector<FileIdentity> names;
-    for (const std::string& name : {path, resolved_path(path)})
+    for (const std::string& name : {path, real})
       if (auto identity = file_identity(name); identity && is_known(*identity))
         names.push_back(*identity);
     if (names.empty()) continue;
@@ -298,12 +294,12 @@ Status StackNeighbours::check_planted_anywhere(const ResolvedStack& stack) {
     // block made there; a name in another case, where case is not told apart). Each matching
     // record takes this file's identity, so that the file written anew is read.
     std::vector<std::pair<FileIdentity, std::string>> places;
-    for (const std::string& name : {path, resolved_path(path)})
+    for (const std::string& name : {path, real})
       if (const FileIdentity dir = directory_identity(name); is_known(dir))
-        places.emplace_back(dir, lower_ascii(name_of(name)));
+        places.emplace_back(dir, lower_ascii(base_name(name)));
     auto made_here = [&](const Entry::Planted& planted) {
       return std::any_of(places.begin(), places.end(), [&](const auto& place) {
-        return place.second == lower_ascii(name_of(planted.absent.path)) &&
+        return place.second == lower_ascii(base_name(planted.absent.path)) &&
                same_file_elsewhere(planted.moved_dir, place.first);
       });
     };

@@ -51,8 +51,8 @@ show_processes() {  # show_processes ERE
 show_blocks() { show_processes 'e2e-(http|log)-block.exe'; }
 # A monitor the daemon was creating when it was killed can stay in Wine's process start for
 # good: one thread, its main never run, outside the daemon's job (libuv joins a child to it only
-# after CreateProcess returns, and Wine's takes tens of milliseconds; loaded runs found one in
-# ten). It holds no block: it never read its policy. On Windows that moment lasts microseconds
+# after CreateProcess returns, and Wine's takes tens of milliseconds; one loaded run in four to
+# eight found one). It holds no block: it never read its policy. On Windows that moment lasts microseconds
 # and such a monitor exits at its policy's end of file. So a monitor counts once it has a second
 # thread, which every monitor that started a block has (the wait for its exit); one that has
 # not is either about to (gone in the 15 s waited) or stuck there. All are shown.
