@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/sandbox_probe.h"
+#include "sandbox/linux_init_ahead.h"
 #include "sandbox/linux_landlock.h"
 #include "sandbox/linux_launch.h"
 #include "sandbox/linux_namespaces.h"
@@ -17,6 +18,7 @@ namespace {
 
 int run_lockbox(int argc, char** argv) {
   stackie::lockbox::Input input;
+  input.own_fd = stackie::linux_sandbox::init_ahead().sock;
   if (auto done = stackie::lockbox::read_input(argc, argv, input)) return *done;
   stackie::lockbox::Options& options = input.options;
   if (options.print_backend) {

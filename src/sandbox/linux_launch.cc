@@ -4,6 +4,9 @@
 //                          -> pid 1 (fork: builds the root, reaps, forwards signals)
 //                               -> block (clone CLONE_VM|CLONE_VFORK, locked down, execve)
 //
+// In a zygote's spare, pid 1 is forked before the request comes (fork_init_ahead,
+// linux_init_ahead.h) and is handed it where the monitor would fork.
+//
 // Death is total: the monitor dies with its caller (PR_SET_PDEATHSIG), pid 1 dies with the
 // monitor (PR_SET_PDEATHSIG), and when pid 1 dies the kernel kills the whole pid namespace,
 // setsid-daemonised grandchildren included. The daemon ends a sandbox with kTreeKillSignal,
@@ -17,14 +20,18 @@
 // 1's memory only until its execve.
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "sandbox/linux_init_ahead.h"
 #include "sandbox/linux_launch.h"
 #include "sandbox/linux_launch_common.h"
 #include "sandbox/linux_limits.h"
@@ -59,18 +66,22 @@ bool tree_kill_pending() {
   return sigismember(&pending, kTreeKillSignal) == 1;
 }
 
-// pid 1: finish the sandbox, start the block, then be its init.
-[[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
+// pid 1's first steps, right after its fork (on the spot, or ahead: fork_init_ahead).
+void init_prologue() {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  tree_kill_blocked(false);
-  if (request.net.fd >= 0) close(request.net.fd);  // the monitor's alone
-  // The monitor may have died before the line above; then the lifeline pipe is widowed.
-  pollfd check{lifeline, POLLIN, 0};
-  if (poll(&check, 1, 0) == 1 && (check.revents & (POLLHUP | POLLERR))) _exit(kExitSetupFailed);
   // pid 1 in its own session: the terminal's ^C reaches the monitor only, which forwards it
   // once (otherwise the block would get it twice).
   setsid();
   install_forwarding_handlers();
+}
+
+// pid 1, its request at hand: finish the sandbox, start the block, then be its init.
+[[noreturn]] void run_init(const LaunchRequest& request, int lifeline) {
+  tree_kill_blocked(false);
+  if (request.net.fd >= 0) close(request.net.fd);  // the monitor's alone
+  // The monitor may have died before PR_SET_PDEATHSIG; then the lifeline is widowed.
+  pollfd check{lifeline, POLLIN, 0};
+  if (poll(&check, 1, 0) == 1 && (check.revents & (POLLHUP | POLLERR))) _exit(kExitSetupFailed);
 
   mode_t caller_umask = umask(0);  // /dev/shm and /tmp get exactly the modes we ask for
   if (auto error = build_root_and_pivot(request.policy)) {
@@ -107,7 +118,104 @@ bool tree_kill_pending() {
   _exit(forward_until_exit(block, {.reap_all = true}));
 }
 
+// pid 1 forked ahead (linux_init_ahead.h), once its request came: what the monitor does before
+// it forks pid 1 on the spot, pid 1 now does for itself.
+[[noreturn]] void run_init_ahead(int sock) {
+  auto request = receive_hand_over(&sock);
+  if (!request) _exit(kExitSetupFailed);  // the monitor failed before, or is gone
+  // The mount namespace is a copy of the host's mounts as they are now, not when the spare was
+  // made (linux_namespaces.cc says why); the cgroup one is rooted where the monitor is.
+  if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) != 0) {
+    report(request->sink, setup_error("unshare", errno, "make the mount and cgroup namespaces"));
+    _exit(kExitSetupFailed);
+  }
+  if (auto error = apply_rlimits(request->policy.limits)) {
+    report(request->sink, *error);
+    _exit(kExitSetupFailed);
+  }
+  run_init(*request, sock);
+}
+
+// The monitor's part of the sandbox, before pid 1 runs: the cgroup, the namespaces (the mount
+// and cgroup ones are pid 1's own when it was forked ahead), the rlimits, the hostname and the
+// listeners of `network: localhost`.
+std::optional<SetupError> prepare_namespaces(const LaunchRequest& request, const InitAhead& ahead) {
+  // Into the block's cgroup before any namespace exists: the cgroup namespace made below is
+  // rooted there, and nothing of the sandbox ever runs outside it.
+  if (request.cgroup_fd >= 0) {
+    if (auto error = join_cgroup(request.cgroup_fd)) return error;
+  }
+  if (auto error = enter_new_namespaces(request.policy, /*mount_and_cgroup=*/ahead.pid < 0))
+    return error;
+  // After the user namespace exists (RLIMIT_NPROC then counts this sandbox's processes only),
+  // before pid 1 is forked (every process of the sandbox inherits them).
+  if (request.cgroup_fd < 0) {
+    if (auto error = apply_rlimits(request.policy.limits)) return error;
+  }
+  if (auto error = configure_namespaces(request.policy)) return error;
+  if (request.net.fd >= 0 && request.policy.network == NetworkMode::host)
+    return setup_error("listen", EINVAL, "--net-fd needs a network namespace (not --net host)");
+  return send_inside_listeners(request.net);
+}
+
+// pid 1 forked on the spot, with a pipe for its lifeline (the monitor's end stays open for its
+// whole life). -1 after a reported failure.
+pid_t fork_init(const LaunchRequest& request) {
+  int lifeline[2];
+  if (pipe2(lifeline, O_CLOEXEC) != 0) {
+    report(request.sink, setup_error("fork", errno, "lifeline pipe"));
+    return -1;
+  }
+  const pid_t init = fork();
+  if (init == 0) {
+    close(lifeline[1]);
+    init_prologue();
+    run_init(request, lifeline[0]);
+  }
+  close(lifeline[0]);
+  if (init < 0) report(request.sink, setup_error("fork", errno, "start pid 1"));
+  return init;
+}
+
+// A monitor that fails before it hands its request to pid 1 forked ahead ends that pid 1 too,
+// and waits for it: the daemon is told that the sandbox is gone (report_sandbox_gone) only once
+// nothing of it is left.
+void end_init_ahead(const InitAhead& ahead) {
+  if (ahead.pid < 0) return;
+  kill(ahead.pid, SIGKILL);
+  waitpid(ahead.pid, nullptr, 0);
+}
+
 }  // namespace
+
+void fork_init_ahead() {
+  if (init_ahead().pid >= 0) return;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return;
+  // The mask pid 1 gets from a monitor's fork: the tree kill and the forwarded signals blocked,
+  // from its first instruction (none of the zygote's own).
+  sigset_t mask = handled_signals();
+  sigaddset(&mask, kTreeKillSignal);
+  sigset_t saved;
+  sigprocmask(SIG_BLOCK, &mask, &saved);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    const int sock = pair[1];
+    // Nothing of the zygote's stays open: the block's stdio and fds come with the request.
+    if (sock > 0) close_range(0, static_cast<unsigned>(sock) - 1, 0);
+    close_range(static_cast<unsigned>(sock) + 1, ~0U, 0);
+    init_prologue();
+    run_init_ahead(sock);
+  }
+  sigprocmask(SIG_SETMASK, &saved, nullptr);
+  close(pair[1]);
+  if (pid < 0) {
+    close(pair[0]);
+    return;
+  }
+  init_ahead() = InitAhead{pid, pair[0]};
+}
 
 int run_sandboxed(const LaunchRequest& request) {
   // Taken, not fatal: the monitor of a sandbox stopped while it is being made exits 137, as one
@@ -124,55 +232,26 @@ int run_sandboxed(const LaunchRequest& request) {
     if (poll(&caller_alive, 1, 0) == 1 && (caller_alive.revents & POLLERR)) return kExitSetupFailed;
   }
 
-  // Into the block's cgroup before any namespace exists: the cgroup namespace made below is
-  // rooted there, and nothing of the sandbox ever runs outside it.
-  if (request.cgroup_fd >= 0) {
-    if (auto error = join_cgroup(request.cgroup_fd)) {
-      report(request.sink, *error);
-      return kExitSetupFailed;
-    }
-  }
-  if (auto error = enter_new_namespaces(request.policy)) {
+  const InitAhead ahead = init_ahead();
+  if (auto error = prepare_namespaces(request, ahead)) {
     report(request.sink, *error);
+    end_init_ahead(ahead);
     return kExitSetupFailed;
   }
-  // After the user namespace exists (RLIMIT_NPROC then counts this sandbox's processes only),
-  // before pid 1 is forked (every process of the sandbox inherits them).
-  if (request.cgroup_fd < 0) {
-    if (auto error = apply_rlimits(request.policy.limits)) {
-      report(request.sink, *error);
-      return kExitSetupFailed;
-    }
-  }
-  if (auto error = configure_namespaces(request.policy)) {
-    report(request.sink, *error);
-    return kExitSetupFailed;
-  }
-  if (request.net.fd >= 0 && request.policy.network == NetworkMode::host) {
-    report(request.sink,
-           setup_error("listen", EINVAL, "--net-fd needs a network namespace (not --net host)"));
-    return kExitSetupFailed;
-  }
-  if (auto error = send_inside_listeners(request.net)) {
-    report(request.sink, *error);
-    return kExitSetupFailed;
-  }
-  // Blocked before the fork so no forwarded signal is lost in between; pid 1 inherits the mask.
+  // Blocked before pid 1 runs so no forwarded signal is lost in between; pid 1 has the mask.
   block_handled_signals();
-  if (tree_kill_pending()) return 128 + SIGKILL;
-  int lifeline[2];
-  if (pipe2(lifeline, O_CLOEXEC) != 0) {
-    report(request.sink, setup_error("fork", errno, "lifeline pipe"));
-    return kExitSetupFailed;
+  if (tree_kill_pending()) {
+    end_init_ahead(ahead);
+    return 128 + SIGKILL;
   }
-  pid_t init = fork();
-  if (init == 0) {
-    close(lifeline[1]);
-    run_init(request, lifeline[0]);
-  }
-  close(lifeline[0]);
-  if (init < 0) {
-    report(request.sink, setup_error("fork", errno, "start pid 1"));
+  pid_t init = ahead.pid;
+  if (init >= 0) {
+    if (auto error = hand_over(ahead, request)) {
+      report(request.sink, *error);
+      end_init_ahead(ahead);
+      return kExitSetupFailed;
+    }
+  } else if (init = fork_init(request); init < 0) {
     return kExitSetupFailed;
   }
   // The monitor keeps only the lifeline; pid 1 reports from here on.

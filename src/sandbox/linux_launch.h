@@ -32,6 +32,11 @@ struct LaunchRequest {
 // starts the block with clone(CLONE_VM|CLONE_VFORK).
 int run_sandboxed(const LaunchRequest& request);
 
+// In a zygote's spare whose pid namespace is made ahead (pid_namespace_made_ahead): forks that
+// namespace's pid 1 now, to wait for the request that run_sandboxed hands it (linux_init_ahead.h).
+// Nothing is forked when that fails; run_sandboxed then forks pid 1 itself.
+void fork_init_ahead();
+
 // The landlock backend (linux_launch_landlock.cc): the monitor is this process, a subreaper;
 // the block is its landlocked child. No namespace is made.
 int run_landlocked(const LaunchRequest& request);

@@ -92,7 +92,7 @@ constexpr int kAheadFlags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC | CLONE_
 
 }  // namespace
 
-std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
+std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy, bool mount_and_cgroup) {
   const bool own_network = policy.network != NetworkMode::host;
   const bool root_inside = policy.identity == Identity::root;
   if (made_ahead) {
@@ -103,7 +103,7 @@ std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy) {
       return setup_error("unshare", EINVAL,
                          "the zygote's spare made the namespaces of another kind of sandbox "
                          "(network or identity)");
-    if (unshare(CLONE_NEWNS | CLONE_NEWCGROUP) != 0)
+    if (mount_and_cgroup && unshare(CLONE_NEWNS | CLONE_NEWCGROUP) != 0)
       return setup_error("unshare", errno, "make the mount and cgroup namespaces");
     return std::nullopt;
   }
@@ -147,6 +147,10 @@ void make_namespaces_ahead(bool own_network, bool root_inside) {
 
 bool namespaces_made_ahead() {
   return made_ahead.has_value();
+}
+
+bool pid_namespace_made_ahead() {
+  return made_ahead && !made_ahead->error;  // kAheadFlags has CLONE_NEWPID
 }
 
 }  // namespace stackie::linux_sandbox

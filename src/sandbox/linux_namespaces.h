@@ -12,9 +12,11 @@ namespace stackie::linux_sandbox {
 
 // unshare(user, mount, pid, ipc, uts, cgroup, and net unless network host) and the maps. When
 // the user namespace is refused, the error carries the diagnosis (cause and fix). After
-// make_namespaces_ahead, only the cgroup namespace is made, and a policy of another kind than
-// the one made ahead is refused: the process cannot leave the namespaces it is in.
-std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy);
+// make_namespaces_ahead, only the mount and cgroup namespaces are made (none when
+// `mount_and_cgroup` is false: pid 1 forked ahead makes its own), and a policy of another kind
+// than the one made ahead is refused: the process cannot leave the namespaces it is in.
+std::optional<SetupError> enter_new_namespaces(const SandboxPolicy& policy,
+                                               bool mount_and_cgroup = true);
 
 // The hostname of a sandbox named `name` (its sandbox id; "stackie" without one): the name
 // itself, or for a name over 64 bytes its start and a hash of the whole.
@@ -34,5 +36,8 @@ void make_namespaces_ahead(bool own_network, bool root_inside);
 // This process is in namespaces make_namespaces_ahead made: only the namespace lockbox's
 // run_sandboxed may go on in it.
 bool namespaces_made_ahead();
+// ... and they were all made, a pid namespace among them, with no error: its pid 1 may be
+// forked ahead too (fork_init_ahead, linux_launch.h).
+bool pid_namespace_made_ahead();
 
 }  // namespace stackie::linux_sandbox

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sandbox/linux_init_ahead.h"
 #include "sandbox/linux_namespaces.h"
 #include "sandbox/zygote_protocol.h"
 
@@ -157,8 +158,23 @@ std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
   return argv;
 }
 
+// Closes every fd from `from` up but `keep` (-1: none).
+void close_from(int from, int keep) {
+  auto close_between = [](int first, int last) {  // inclusive; last -1: to the end
+    if (last >= 0 && last < first) return;
+    const unsigned top = last < 0 ? ~0U : static_cast<unsigned>(last);
+    if (syscall(SYS_close_range, static_cast<unsigned>(first), top, 0) != 0) {
+      for (int fd = first; fd < 1024 && (last < 0 || fd <= last); ++fd) close(fd);
+    }
+  };
+  if (keep < from) return close_between(from, -1);
+  close_between(from, keep - 1);
+  close_between(keep + 1, -1);
+}
+
 // In the forked child: become what an exec'd lockbox would be at its first instruction, as far
-// as it can tell: the request's fds as 0, 1, 2, ..., nothing else open, no signal blocked.
+// as it can tell: the request's fds as 0, 1, 2, ..., nothing else open but the socket to a pid 1
+// forked ahead (init_ahead(), which the lockbox does not let an option name), no signal blocked.
 [[noreturn]] void become_monitor(int sock, int signal_fd, const sigset_t& original_mask,
                                  const std::vector<int>& fds, std::vector<char*>& argv,
                                  LockboxMain run) {
@@ -166,7 +182,13 @@ std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
   if (signal_fd >= 0) close(signal_fd);
   sigprocmask(SIG_SETMASK, &original_mask, nullptr);
   const int count = static_cast<int>(fds.size());
-  // Out of the way of 0..count-1 first, so that no dup2 below overwrites a later source.
+  InitAhead& init = init_ahead();
+  // Out of the way of 0..count-1 first, so that no dup2 below overwrites a later source, or
+  // pid 1's socket.
+  if (init.sock >= 0 && init.sock < count) {
+    init.sock = fcntl(init.sock, F_DUPFD_CLOEXEC, count);
+    if (init.sock < 0) _exit(125);
+  }
   std::vector<int> moved;
   for (int fd : fds) {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, count + 3);
@@ -175,9 +197,7 @@ std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
   }
   for (int i = 0; i < count; ++i)
     if (dup2(moved[static_cast<size_t>(i)], i) < 0) _exit(125);  // dup2 clears close-on-exec
-  if (syscall(SYS_close_range, static_cast<unsigned>(count), ~0U, 0) != 0) {
-    for (int fd = count; fd < 1024; ++fd) close(fd);
-  }
+  close_from(count, init.sock);
   _exit(run(static_cast<int>(argv.size()) - 1, argv.data()));
 }
 
@@ -235,9 +255,11 @@ Spare fork_spare(Zygote& z, uint32_t ahead) {
     close(z.signal_fd);
     // Whatever fails here is kept and reported by the monitor for its request
     // (enter_new_namespaces), as an exec'd lockbox would report it.
-    if (ahead & zygote::kAheadNamespaces)
+    if (ahead & zygote::kAheadNamespaces) {
       make_namespaces_ahead((ahead & zygote::kAheadOwnNetwork) != 0,
                             (ahead & zygote::kAheadRootInside) != 0);
+      if (pid_namespace_made_ahead()) fork_init_ahead();
+    }
     Received request = receive(pair[1]);  // the zygote's end of file: it is gone, so are we
     if (request.eof || request.truncated) _exit(0);
     std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());

@@ -14,6 +14,9 @@ namespace stackie::lockbox {
 struct Input {
   Options options;  // options.policy is the one to apply (from the fd or the flags)
   ErrorSink sink;
+  // Set before read_input: an fd of the lockbox's own (a zygote monitor's socket to its pid 1
+  // forked ahead, linux_init_ahead.h), which no option may name: it reads as not open.
+  int own_fd = -1;
 };
 
 // nullopt: `input` is ready to launch. A value: the exit code (0 after --help and friends,
