@@ -30,6 +30,16 @@ std::string narrow_path(std::wstring_view path) {
   return out;
 }
 
+std::string path_from_final_name(std::wstring_view name) {
+  constexpr std::wstring_view kLocal = L"\\\\?\\", kShare = L"\\\\?\\UNC\\";
+  if (name.substr(0, kShare.size()) == kShare) {
+    name.remove_prefix(kShare.size());
+    return "//" + narrow_path(name);
+  }
+  if (name.substr(0, kLocal.size()) == kLocal) name.remove_prefix(kLocal.size());
+  return narrow_path(name);
+}
+
 Error windows_error(std::string_view what) {
   return windows_error(what, GetLastError());
 }

@@ -49,8 +49,8 @@ bool is_missing(const std::string& path) {
   return code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND;
 }
 
-// The final path of the opened file (every junction and symlink followed), in Stackie's form:
-// '/' separators, without the "\\?\" prefix GetFinalPathNameByHandle puts in front.
+// The final path of the opened file (every junction and symlink followed), in Stackie's form
+// (base/windows_text.h path_from_final_name).
 std::string resolved_path(const std::string& path) {
   HANDLE handle = CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE, nullptr,
                               OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
@@ -60,9 +60,7 @@ std::string resolved_path(const std::string& path) {
                                       FILE_NAME_NORMALIZED);
   CloseHandle(handle);
   if (n == 0 || n >= sizeof buffer / sizeof buffer[0]) return path;
-  std::wstring_view text(buffer, n);
-  if (text.substr(0, 4) == L"\\\\?\\") text.remove_prefix(4);
-  return narrow_path(text);
+  return path_from_final_name(std::wstring_view(buffer, n));
 }
 
 }  // namespace stackie

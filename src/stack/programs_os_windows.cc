@@ -44,9 +44,7 @@ std::string real_path(const std::string& path) {
                                       FILE_NAME_NORMALIZED);
   CloseHandle(file);
   if (n == 0 || n >= buffer.size()) return path;
-  std::string out = narrow_path(std::wstring_view(buffer.data(), n));
-  if (out.rfind("//?/", 0) == 0) out.erase(0, 4);  // the \\?\ prefix
-  return out;
+  return path_from_final_name(std::wstring_view(buffer.data(), n));
 }
 
 char search_path_separator() {

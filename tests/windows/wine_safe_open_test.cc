@@ -267,6 +267,16 @@ TEST(WineSafeOpen, JunctionRefused) {
   expect_directory_link_refused("junction", true);
 }
 
+// Not safe_open's, but base's too (base/windows_text.h): the final paths that the loader's
+// checks compare (stack/file_kind_windows.cc resolved_path) keep a share absolute. Dropping
+// "\\?\" alone made "\\?\UNC\srv\share\p" the relative "UNC/srv/share/p".
+TEST(WindowsText, AFinalPathOnAShareStaysAbsolute) {
+  EXPECT_EQ(path_from_final_name(L"\\\\?\\C:\\Users\\dev\\app"), "C:/Users/dev/app");
+  EXPECT_EQ(path_from_final_name(L"\\\\?\\UNC\\srv\\share\\app\\.env"), "//srv/share/app/.env");
+  EXPECT_EQ(path_from_final_name(L"C:\\plain"), "C:/plain");
+  EXPECT_EQ(path_from_final_name(L"\\\\?\\UNCLE\\x"), "UNCLE/x");
+}
+
 }  // namespace
 }  // namespace stackie
 
