@@ -456,8 +456,21 @@ TEST_F(LockboxTest, TheZygotesSpareForksTheNextBlocksPidOneWhileItWaits) {
   for (const std::string& line : read_lines("/proc/" + std::to_string(blocks[0]) + "/limits"))
     if (line.rfind("Max processes", 0) == 0) nproc = line;
   EXPECT_NE(nproc.find(" 77 "), std::string::npos) << "the block's " << nproc;
+  // The next spare's pid 1, waiting, dies with it when the zygote retires with its last block.
+  int next_init = -1;
+  EXPECT_TRUE(run_until(
+      [&] {
+        for (int pid : forked_by(zygote))
+          if (pid != monitor && pid != spare && children_of(pid).size() == 1)
+            next_init = children_of(pid)[0];
+        return next_init > 0;
+      },
+      5000))
+      << "no next spare with a pid 1 forked ahead";
   ASSERT_TRUE(down("t").ok());
   ASSERT_TRUE(down("s").ok());
+  EXPECT_TRUE(run_until([&] { return !testing_support::process_alive(next_init); }, 5000))
+      << "pid 1 forked ahead (" << next_init << ") outlived its zygote";
 }
 
 // A spare made for one kind of sandbox (its own network or the host's, uid 0 inside or the
