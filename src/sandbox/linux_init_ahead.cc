@@ -187,17 +187,25 @@ std::optional<LaunchRequest> receive_hand_over(int* sock) {
   std::vector<int> targets;
   for (uint32_t i = 0; i < header.fd_count; ++i) targets.push_back(static_cast<int>(reader.u32()));
   const uint32_t argc = reader.u32();
-  if (argc > body.size()) return give_up();  // each argument takes at least its size's 4 bytes
+  if (argc > body.size() / 4) return give_up();  // each argument takes its size's 4 bytes
   std::vector<std::string> command(argc);
   for (std::string& arg : command) arg = reader.string();
   const std::string json = reader.string();
   if (!reader.ok || reader.at != body.size() || command.empty()) return give_up();
   for (int target : targets)
     if (target < 0) return give_up();
-  auto policy = policy_from_json(json);
-  if (!policy.ok() || !place(fds, targets, sock)) return give_up();
+  if (!place(fds, targets, sock)) return give_up();
+  const ErrorSink sink{error_fd};
   if (error_fd >= 0 && fcntl(error_fd, F_SETFD, FD_CLOEXEC) != 0) return give_up();
-  LaunchRequest request{std::move(*policy), std::move(command), ErrorSink{error_fd}, {}, -1};
+  // From here on the monitor has let go of the error fd: what fails is said there.
+  auto policy = policy_from_json(json);
+  if (!policy.ok()) {
+    report(sink,
+           setup_error("policy", 0,
+                       "pid 1 (forked ahead) cannot read the policy: " + policy.error().message));
+    return give_up();
+  }
+  LaunchRequest request{std::move(*policy), std::move(command), sink, {}, -1};
   return request;
 }
 

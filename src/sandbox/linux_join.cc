@@ -86,9 +86,19 @@ std::optional<SetupError> open_pidfd(pid_t pid, int* pidfd) {
   return setup_error("join", errno, "pidfd_open " + std::to_string(pid));
 }
 
+// Whether `pid`'s root is ours (false when it cannot be seen). A sandbox's processes have the
+// root pivot_root made; one in a sandbox's namespaces with the host's root is a pid 1 that has
+// not built it yet (forked ahead and waiting, or building), and a process that joined it would
+// hand the block the host's files: the block may open /proc/JOINER/root.
+bool root_is_ours(pid_t pid) {
+  struct stat theirs, ours;
+  return stat(("/proc/" + std::to_string(pid) + "/root").c_str(), &theirs) == 0 &&
+         stat("/", &ours) == 0 && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+}
+
 // PID inside a sandbox: itself. PID a monitor: its child that is pid 1 of a nested pid ns.
 // Either way the sandbox must be complete: pid 1 has started the block (which happens only
-// after pivot_root), so a joiner never sees a half-built root.
+// after pivot_root), or PID has a root of its own, so a joiner never sees a half-built root.
 std::optional<SetupError> resolve_target(pid_t pid, Target* target) {
   int given = -1;
   if (auto error = open_pidfd(pid, &given)) return error;
@@ -98,9 +108,16 @@ std::optional<SetupError> resolve_target(pid_t pid, Target* target) {
     return setup_error("join", ESRCH, "no process " + std::to_string(pid));
   }
   if (own.size() > ns_pids(getpid()).size()) {
+    const bool built = !root_is_ours(pid);
     if (!alive(given)) {
       close(given);
       return setup_error("join", ESRCH, "process " + std::to_string(pid) + " exited");
+    }
+    if (!built) {
+      close(given);
+      return setup_error("join", EAGAIN,
+                         "process " + std::to_string(pid) +
+                             " is in a sandbox that is not built yet (its root is the host's)");
     }
     *target = {pid, given};
     return std::nullopt;

@@ -148,8 +148,9 @@ std::optional<SetupError> prepare_namespaces(const LaunchRequest& request, const
   if (auto error = enter_new_namespaces(request.policy, /*mount_and_cgroup=*/ahead.pid < 0))
     return error;
   // After the user namespace exists (RLIMIT_NPROC then counts this sandbox's processes only),
-  // before pid 1 is forked (every process of the sandbox inherits them).
-  if (request.cgroup_fd < 0) {
+  // before pid 1 is forked (every process of the sandbox inherits them; pid 1 forked ahead
+  // sets its own).
+  if (request.cgroup_fd < 0 && ahead.pid < 0) {
     if (auto error = apply_rlimits(request.policy.limits)) return error;
   }
   if (auto error = configure_namespaces(request.policy)) return error;
@@ -221,18 +222,24 @@ int run_sandboxed(const LaunchRequest& request) {
   // Taken, not fatal: the monitor of a sandbox stopped while it is being made exits 137, as one
   // stopped later does (a default action would say "killed by SIGPWR").
   tree_kill_blocked(true);
+  const InitAhead ahead = init_ahead();
   pid_t caller = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != caller) return kExitSetupFailed;  // the caller is already gone
+  if (getppid() != caller) {  // the caller is already gone
+    end_init_ahead(ahead);
+    return kExitSetupFailed;
+  }
   // A caller that died before getppid() above (between its exec of us and here: longer under
   // ASan) left us re-parented already, and PDEATHSIG will never fire. The daemon holds the only
   // reading end of the error pipe: POLLERR on our end means it is gone.
   if (request.sink.error_fd >= 0) {
     pollfd caller_alive{request.sink.error_fd, POLLOUT, 0};
-    if (poll(&caller_alive, 1, 0) == 1 && (caller_alive.revents & POLLERR)) return kExitSetupFailed;
+    if (poll(&caller_alive, 1, 0) == 1 && (caller_alive.revents & POLLERR)) {
+      end_init_ahead(ahead);
+      return kExitSetupFailed;
+    }
   }
 
-  const InitAhead ahead = init_ahead();
   if (auto error = prepare_namespaces(request, ahead)) {
     report(request.sink, *error);
     end_init_ahead(ahead);

@@ -241,6 +241,19 @@ void drop(Spare& spare) {
   spare = Spare{};
 }
 
+// In a spare: waits until the zygote sends something (a request, or its end of file); false
+// when pid 1 forked ahead (`init_sock`, which pid 1 never writes to) is gone first.
+bool wait_for_request(int sock, int init_sock) {
+  pollfd ready[2] = {{sock, POLLIN, 0}, {init_sock, POLLIN, 0}};
+  for (;;) {
+    const int count = poll(ready, init_sock >= 0 ? 2 : 1, -1);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return true;  // let receive say what is wrong
+    if (init_sock >= 0 && ready[1].revents != 0) return false;
+    return true;
+  }
+}
+
 Spare fork_spare(Zygote& z, uint32_t ahead) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return {};
@@ -260,6 +273,9 @@ Spare fork_spare(Zygote& z, uint32_t ahead) {
                             (ahead & zygote::kAheadRootInside) != 0);
       if (pid_namespace_made_ahead()) fork_init_ahead();
     }
+    // A pid 1 forked ahead that dies (killed, say) leaves a pid namespace no process can be
+    // forked into: this spare goes, and the zygote forks a monitor on the spot instead.
+    if (!wait_for_request(pair[1], init_ahead().sock)) _exit(0);
     Received request = receive(pair[1]);  // the zygote's end of file: it is gone, so are we
     if (request.eof || request.truncated) _exit(0);
     std::vector<char*> argv = parse_argv(request.bytes, request.fds.size());
@@ -430,8 +446,17 @@ int serve_zygote(int sock, LockboxMain run) {
     }
     if (ready[1].revents & POLLIN) {
       reap(z);
-      // A monitor's exit, reported: the next spare now, before the daemon's next request.
-      if (spare.pid < 0) spare = fork_spare(z, ahead);
+      if (spare.pid >= 0 && z.monitors.count(spare.pid) == 0) {
+        // A spare that exited before its request (its pid 1 forked ahead died): no use, and
+        // none forked again until the next request, so that this cannot become a loop.
+        close(spare.pidfd);
+        close(spare.sock);
+        spare = Spare{};
+        spare_wanted = false;
+      } else if (spare.pid < 0) {
+        // A monitor's exit, reported: the next spare now, before the daemon's next request.
+        spare = fork_spare(z, ahead);
+      }
     }
     if (ready[0].revents & POLLIN) {
       Received request = receive(sock);
