@@ -98,16 +98,7 @@ bool read_exactly(int sock, char* out, size_t size, std::vector<int>& fds) {
     message.msg_controllen = sizeof control;
     ssize_t n = recvmsg(sock, &message, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&message); n > 0 && c != nullptr;
-         c = CMSG_NXTHDR(&message, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        fds.push_back(fd);
-      }
-    }
+    if (n > 0) zygote::take_passed_fds(message, fds);
     if (n <= 0 || (message.msg_flags & MSG_CTRUNC)) return false;
     out += n;
     size -= static_cast<size_t>(n);

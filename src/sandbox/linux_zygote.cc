@@ -106,15 +106,7 @@ Received receive(int sock) {
     return out;
   }
   out.bytes.resize(static_cast<size_t>(n));
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      out.fds.push_back(fd);
-    }
-  }
+  zygote::take_passed_fds(message, out.fds);
   out.truncated = (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
   return out;
 }

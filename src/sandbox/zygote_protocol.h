@@ -43,6 +43,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace stackie::zygote {
 
@@ -103,6 +104,19 @@ struct ZygoteReply {
   int32_t pid = 0;
   int32_t value = 0;  // failed: errno; exited: the wait status
 };
+
+// Appends the fds a received message carried in SCM_RIGHTS to `fds`.
+inline void take_passed_fds(msghdr& message, std::vector<int>& fds) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.push_back(fd);
+    }
+  }
+}
 
 // Sends one datagram of `size` bytes with `fds` (at most kMaxFds) in SCM_RIGHTS, no control
 // message when there are none, retrying on EINTR; sendmsg's result, errno set on -1. Both sides

@@ -20,6 +20,7 @@
 #include "policy/policy.h"
 #include "sandbox/linux_init_ahead.h"
 #include "sandbox/lockbox_input.h"
+#include "sandbox/zygote_protocol.h"
 
 namespace stackie::linux_sandbox {
 namespace {
@@ -192,21 +193,9 @@ TEST(InitAhead, ABrokenOffOrMalformedHandOverGivesPidOneNothing) {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return "no socketpair";
     std::vector<int> passed;
     for (int i = 0; i < fd_count; ++i) passed.push_back(file_holding("passed"));
-    iovec io{const_cast<char*>(bytes.data()), bytes.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 3)] = {};
-    msghdr message{};
-    message.msg_iov = &io;
-    message.msg_iovlen = 1;
-    if (fd_count > 0) {
-      message.msg_control = control;
-      message.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
-      cmsghdr* c = CMSG_FIRSTHDR(&message);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
-      std::memcpy(CMSG_DATA(c), passed.data(), sizeof(int) * fd_count);
-    }
-    if (!bytes.empty() && sendmsg(pair[0], &message, 0) != static_cast<ssize_t>(bytes.size()))
+    if (!bytes.empty() &&
+        zygote::send_datagram(pair[0], bytes.data(), bytes.size(), passed.data(), passed.size()) !=
+            static_cast<ssize_t>(bytes.size()))
       return "not sent";
     for (int fd : passed) close(fd);
     close(pair[0]);  // the end of file

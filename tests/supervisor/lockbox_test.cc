@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "loop_fixture.h"
 #include "sandbox/zygote_protocol.h"
@@ -414,6 +415,18 @@ std::vector<int> children_of(int pid) {
   return children;
 }
 
+// A spare of `zygote` (none of `not_these`) that has forked its pid 1 ahead, and that pid 1;
+// {-1, -1} when there is none yet.
+std::pair<int, int> spare_and_its_pid_one(int zygote, const std::vector<int>& not_these) {
+  for (int pid : forked_by(zygote)) {
+    const std::vector<int> children = children_of(pid);
+    if (children.size() == 1 &&
+        std::find(not_these.begin(), not_these.end(), pid) == not_these.end())
+      return {pid, children[0]};
+  }
+  return {-1, -1};
+}
+
 // The spare also forks the next block's pid 1 while it waits (sandbox/linux_init_ahead.h; issue
 // 25: pid 1's fork, first touches and prologue were about 1 ms of a spawn). The block's pid 1 is
 // that process; the mount namespace it builds the root in is made when the request comes, not
@@ -426,19 +439,10 @@ TEST_F(LockboxTest, TheZygotesSpareForksTheNextBlocksPidOneWhileItWaits) {
   const int monitor = row("first").pid;
   const int zygote = std::stoi(status_field(monitor, "PPid"));
   int spare = -1, init = -1;
-  EXPECT_TRUE(run_until(
-      [&] {
-        for (int pid : forked_by(zygote)) {
-          const std::vector<int> children = children_of(pid);
-          if (pid == monitor || children.size() != 1) continue;
-          spare = pid;
-          init = children[0];
-          return true;
-        }
-        return false;
-      },
-      5000))
-      << "no spare with a pid 1 forked ahead";
+  EXPECT_TRUE(run_until([&] {
+    std::tie(spare, init) = spare_and_its_pid_one(zygote, {monitor});
+    return spare > 0;
+  })) << "no spare with a pid 1 forked ahead";
   ASSERT_GT(init, 0);
   const std::string nspid = status_field(init, "NSpid");
   EXPECT_EQ(nspid.substr(nspid.find_last_of(" \t") + 1), "1") << "NSpid:" << nspid;
@@ -468,15 +472,10 @@ TEST_F(LockboxTest, TheZygotesSpareForksTheNextBlocksPidOneWhileItWaits) {
       << "the block's " << nproc << "; ours " << ours.rlim_cur;
   // The next spare's pid 1, waiting, dies with it when the zygote retires with its last block.
   int next_init = -1;
-  EXPECT_TRUE(run_until(
-      [&] {
-        for (int pid : forked_by(zygote))
-          if (pid != monitor && pid != spare && children_of(pid).size() == 1)
-            next_init = children_of(pid)[0];
-        return next_init > 0;
-      },
-      5000))
-      << "no next spare with a pid 1 forked ahead";
+  EXPECT_TRUE(run_until([&] {
+    next_init = spare_and_its_pid_one(zygote, {monitor, spare}).second;
+    return next_init > 0;
+  })) << "no next spare with a pid 1 forked ahead";
   ASSERT_TRUE(down("t").ok());
   ASSERT_TRUE(down("s").ok());
   EXPECT_TRUE(run_until([&] { return !testing_support::process_alive(next_init); }, 5000))
@@ -493,18 +492,10 @@ TEST_F(LockboxTest, AZygotesWaitingPidOneIsNotJoinedAndItsDeathCostsNoBlock) {
   const int monitor = row("first").pid;
   const int zygote = std::stoi(status_field(monitor, "PPid"));
   int spare = -1, init = -1;
-  ASSERT_TRUE(run_until(
-      [&] {
-        for (int pid : forked_by(zygote))
-          if (pid != monitor && children_of(pid).size() == 1) {
-            spare = pid;
-            init = children_of(pid)[0];
-            return true;
-          }
-        return false;
-      },
-      5000))
-      << "no spare with a pid 1 forked ahead";
+  ASSERT_TRUE(run_until([&] {
+    std::tie(spare, init) = spare_and_its_pid_one(zygote, {monitor});
+    return spare > 0;
+  })) << "no spare with a pid 1 forked ahead";
   const std::string command =
       lockbox_path_ + " --join " + std::to_string(init) + " -- /bin/true 2>&1";
   FILE* joined = ::popen(command.c_str(), "r");
