@@ -271,6 +271,10 @@ TEST(InitAhead, NoOptionOfTheLockboxMayNameTheSocketToPidOne) {
   EXPECT_NE(read_with_own("--policy-fd", true).find("exit 125"), std::string::npos);
   EXPECT_NE(read_with_own("--pass-fd", true).find("exit 125"), std::string::npos);
   EXPECT_NE(read_with_own("--error-fd", true).find("exit 125"), std::string::npos);
+  EXPECT_EQ(read_with_own("--net-fd", false), "taken");
+  EXPECT_NE(read_with_own("--net-fd", true).find("exit 125"), std::string::npos);
+  EXPECT_EQ(read_with_own("--cgroup-fd", false), "taken");
+  EXPECT_NE(read_with_own("--cgroup-fd", true).find("exit 125"), std::string::npos);
 }
 
 }  // namespace
