@@ -458,6 +458,17 @@ TEST_F(LockboxTest, TheZygotesSpareForksTheNextBlocksPidOneWhileItWaits) {
   EXPECT_NE(namespace_of(init, "mnt"), our_mounts);
   const std::vector<int> blocks = children_of(init);
   ASSERT_EQ(blocks.size(), 1u);
+  // As a block started by a pid 1 forked on the spot: its stdio and nothing else, no signal
+  // blocked (pid 1 blocks the forwarded ones from its fork on; the block's mask is reset).
+  std::vector<std::string> fds;
+  if (DIR* listed = ::opendir(("/proc/" + std::to_string(blocks[0]) + "/fd").c_str())) {
+    while (dirent* entry = ::readdir(listed))
+      if (entry->d_name[0] != '.') fds.push_back(entry->d_name);
+    ::closedir(listed);
+  }
+  std::sort(fds.begin(), fds.end());
+  EXPECT_EQ(fds, (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(status_field(blocks[0], "SigBlk"), "\t0000000000000000");
   std::string nproc;
   for (const std::string& line : read_lines("/proc/" + std::to_string(blocks[0]) + "/limits"))
     if (line.rfind("Max processes", 0) == 0) nproc = line;
