@@ -9,6 +9,16 @@ namespace {
 
 using CrashLoopTest = DaemonHarness;
 
+// The daemon's CPU over the whole loop, at most: eleven spawns and their logs take a few hundred
+// ms in a plain build (0.64-0.76 s measured), about four times that under ASan+UBSan (3.01 s in
+// one CI run, over the 3.0 this bound used to be there too); busy polling would cost tens of
+// seconds in either.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kMaxDaemonCpuSeconds = 10.0;
+#else
+constexpr double kMaxDaemonCpuSeconds = 3.0;
+#endif
+
 TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
   pid_t daemon = start_daemon();
   ipc::Client client = connect();
@@ -52,9 +62,8 @@ TEST_F(CrashLoopTest, RestartsFollowTheBackoffThenTheBlockFailsWithItsReason) {
     EXPECT_GE(gap, delay) << "restart " << i << " came before its backoff of " << delay << " ms";
     delay = std::min(delay * 2, 30000L);
   }
-  // The daemon sleeps between attempts: a few hundred ms for eleven spawns is plenty even
-  // under the sanitizers; busy polling would cost tens of seconds here.
-  EXPECT_LT(cpu, 3.0) << "daemon CPU seconds during the crash loop";
+  // The daemon sleeps between attempts.
+  EXPECT_LT(cpu, kMaxDaemonCpuSeconds) << "daemon CPU seconds during the crash loop";
   std::printf(
       "[ figures  ] crash loop: gaps between starts (ms):%s; failed after %.1f s, "
       "daemon CPU %.2f s (%.2f%%); reason: %s\n",
