@@ -49,9 +49,8 @@ bool read_all(int fd, std::string* out) {
   }
 }
 
-// Close-on-exec, so that the block never inherits it; fails when `fd` is not open.
-// An fd the caller named, kept from the block (close-on-exec); false when it is not open, or is
-// the lockbox's own (Input::own_fd), as if it were not.
+// An fd the caller named, made close-on-exec so that the block never inherits it; false when
+// it is not open, or is the lockbox's own (Input::own_fd), as if it were not.
 bool keep_from_block(int fd, int own_fd) {
   if (fd == own_fd) {
     errno = EBADF;
