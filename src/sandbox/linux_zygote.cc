@@ -150,23 +150,10 @@ std::vector<char*> parse_argv(std::vector<char>& bytes, size_t fd_count) {
   return argv;
 }
 
-// Closes every fd from `from` up but `keep` (-1: none).
-void close_from(int from, int keep) {
-  auto close_between = [](int first, int last) {  // inclusive; last -1: to the end
-    if (last >= 0 && last < first) return;
-    const unsigned top = last < 0 ? ~0U : static_cast<unsigned>(last);
-    if (syscall(SYS_close_range, static_cast<unsigned>(first), top, 0) != 0) {
-      for (int fd = first; fd < 1024 && (last < 0 || fd <= last); ++fd) close(fd);
-    }
-  };
-  if (keep < from) return close_between(from, -1);
-  close_between(from, keep - 1);
-  close_between(keep + 1, -1);
-}
-
 // In the forked child: become what an exec'd lockbox would be at its first instruction, as far
 // as it can tell: the request's fds as 0, 1, 2, ..., nothing else open but the socket to a pid 1
-// forked ahead (init_ahead(), which the lockbox does not let an option name), no signal blocked.
+// forked ahead, right after them (init_ahead(), which the lockbox does not let an option name),
+// no signal blocked.
 [[noreturn]] void become_monitor(int sock, int signal_fd, const sigset_t& original_mask,
                                  const std::vector<int>& fds, std::vector<char*>& argv,
                                  LockboxMain run) {
@@ -175,21 +162,26 @@ void close_from(int from, int keep) {
   sigprocmask(SIG_SETMASK, &original_mask, nullptr);
   const int count = static_cast<int>(fds.size());
   InitAhead& init = init_ahead();
-  // Out of the way of 0..count-1 first, so that no dup2 below overwrites a later source, or
-  // pid 1's socket.
-  if (init.sock >= 0 && init.sock < count) {
-    init.sock = fcntl(init.sock, F_DUPFD_CLOEXEC, count);
-    if (init.sock < 0) _exit(125);
-  }
-  std::vector<int> moved;
-  for (int fd : fds) {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, count + 3);
+  // Out of the way of 0..count first (pid 1's socket too), so that no dup below overwrites a
+  // later source.
+  auto move_up = [count](int fd) {
+    const int high = fcntl(fd, F_DUPFD_CLOEXEC, count + 3);
     if (high < 0) _exit(125);
-    moved.push_back(high);
-  }
+    return high;
+  };
+  if (init.sock >= 0) init.sock = move_up(init.sock);
+  std::vector<int> moved;
+  for (int fd : fds) moved.push_back(move_up(fd));
   for (int i = 0; i < count; ++i)
     if (dup2(moved[static_cast<size_t>(i)], i) < 0) _exit(125);  // dup2 clears close-on-exec
-  close_from(count, init.sock);
+  int first_closed = count;
+  if (init.sock >= 0) {
+    if (dup3(init.sock, count, O_CLOEXEC) < 0) _exit(125);
+    init.sock = first_closed++;
+  }
+  if (syscall(SYS_close_range, static_cast<unsigned>(first_closed), ~0U, 0) != 0) {
+    for (int fd = first_closed; fd < 1024; ++fd) close(fd);
+  }
   _exit(run(static_cast<int>(argv.size()) - 1, argv.data()));
 }
 
